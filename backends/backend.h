@@ -1,0 +1,68 @@
+/*
+ * The backend interface: byte ranges, buffers, flags and errno.  A backend
+ * knows nothing of SCSI; the core maps its errors to sense data.
+ *
+ * Calls are synchronous and thread-safe for disjoint or overlapping ranges
+ * (they run on worker threads, several at once).  Every call returns 0 (or a
+ * byte count where stated) on success and a negative errno on failure.
+ */
+#ifndef SBCEMU_BACKEND_H
+#define SBCEMU_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BE_WRITE_FUA 0x1          /* data is durable when write() returns */
+#define BE_ZERO_MAY_DISCARD 0x1   /* write_zeroes may deallocate the range */
+
+/* Allocation status of a byte range (for GET LBA STATUS). */
+enum be_extent_kind {
+	BE_EXTENT_ALLOCATED,
+	BE_EXTENT_HOLE, /* deallocated; reads return zeros */
+};
+
+struct backend;
+
+struct backend_ops {
+	const char *name;
+	void (*close)(struct backend *be);
+	int (*read)(struct backend *be, void *buf, size_t len, uint64_t offset);
+	int (*write)(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags);
+	/* Makes every completed write durable (fdatasync). */
+	int (*flush)(struct backend *be);
+	/* Deallocates a range; later reads of it return zeros. */
+	int (*discard)(struct backend *be, uint64_t offset, uint64_t len);
+	int (*write_zeroes)(struct backend *be, uint64_t offset, uint64_t len, unsigned flags);
+	/*
+	 * Finds the extent that starts at offset: sets *kind and *len (bytes, at
+	 * most max_len).  Returns -EOPNOTSUPP if the backend cannot tell.
+	 */
+	int (*extent)(struct backend *be, uint64_t offset, uint64_t max_len,
+		      enum be_extent_kind *kind, uint64_t *len);
+	/* Changes the size (FORMAT UNIT, capacity changes). */
+	int (*resize)(struct backend *be, uint64_t size);
+};
+
+struct backend {
+	const struct backend_ops *ops;
+	uint64_t size;        /* bytes */
+	bool can_discard;     /* discard really deallocates */
+	bool read_only;
+};
+
+/*
+ * Opens (creating and sizing if needed) a regular file, or opens a block
+ * device, as a backend.  size 0 means "use the existing size".
+ */
+struct backend *be_file_open(const char *path, uint64_t size, bool read_only, char *err, size_t errlen);
+/* An in-memory backend, for tests. */
+struct backend *be_mem_open(uint64_t size);
+
+static inline void be_close(struct backend *be)
+{
+	if (be)
+		be->ops->close(be);
+}
+
+#endif

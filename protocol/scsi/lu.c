@@ -1,0 +1,209 @@
+/*
+ * SCSI target devices, logical units and I_T nexuses.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "task_set.h"
+
+uint64_t scsi_lun_encode(uint32_t lun)
+{
+	/* SAM-5 4.7.4: peripheral device addressing below 256, flat space addressing above. */
+	if (lun < 256)
+		return (uint64_t)lun << 48;
+	return ((uint64_t)(0x4000 | (lun & 0x3fff))) << 48;
+}
+
+bool scsi_lun_decode(uint64_t sam_lun, uint32_t *lun)
+{
+	uint16_t first = (uint16_t)(sam_lun >> 48);
+
+	if (sam_lun & 0x0000ffffffffffffull)
+		return false;
+	switch (first >> 14) {
+	case 0: /* peripheral device addressing, bus 0 */
+		if (first & 0x3f00)
+			return false;
+		*lun = first & 0xff;
+		return true;
+	case 1: /* flat space addressing */
+		*lun = first & 0x3fff;
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *executor)
+{
+	struct scsi_device *dev = calloc(1, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	snprintf(dev->name, sizeof(dev->name), "%s", name);
+	dev->executor = executor ? executor : &scsi_executor_inline;
+	return dev;
+}
+
+const char *scsi_device_name(const struct scsi_device *dev)
+{
+	return dev->name;
+}
+
+static void lu_destroy(struct scsi_lu *lu)
+{
+	spc_pr_fini(lu);
+	spc_mode_fini(lu);
+	be_close(lu->backend);
+	pthread_rwlock_destroy(&lu->io_lock);
+	free(lu);
+}
+
+void scsi_device_destroy(struct scsi_device *dev)
+{
+	if (!dev)
+		return;
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+		if (dev->lus[i])
+			lu_destroy(dev->lus[i]);
+	free(dev);
+}
+
+struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t sam_lun)
+{
+	uint32_t lun;
+
+	if (!scsi_lun_decode(sam_lun, &lun) || lun >= SCSI_MAX_LUNS)
+		return NULL;
+	return dev->lus[lun];
+}
+
+struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_params *params,
+			       struct backend *backend, char *err, size_t errlen)
+{
+	struct scsi_lu *lu;
+
+	if (params->lun >= SCSI_MAX_LUNS) {
+		snprintf(err, errlen, "LUN %u is out of range (0..%u)", params->lun, SCSI_MAX_LUNS - 1);
+		return NULL;
+	}
+	if (dev->lus[params->lun]) {
+		snprintf(err, errlen, "LUN %u is defined twice", params->lun);
+		return NULL;
+	}
+	if (params->logical_block_size != 512 && params->logical_block_size != 4096) {
+		snprintf(err, errlen, "logical block size %u is not 512 or 4096", params->logical_block_size);
+		return NULL;
+	}
+	lu = calloc(1, sizeof(*lu));
+	if (!lu) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	lu->dev = dev;
+	lu->params = *params;
+	snprintf(lu->state_dir, sizeof(lu->state_dir), "%s", params->state_dir ? params->state_dir : ".");
+	lu->params.state_dir = lu->state_dir;
+	lu->backend = backend;
+	lu->lun = params->lun;
+	lu->kind = params->kind;
+	lu->block_size = params->logical_block_size;
+	lu->num_blocks = params->num_blocks ? params->num_blocks : backend->size / lu->block_size;
+	pthread_rwlock_init(&lu->io_lock, NULL);
+	lu->mode_current.dpofua = true;
+	lu->mode_current.wce = true;
+	if (spc_mode_init(lu) != 0 || spc_pr_init(lu) != 0) {
+		snprintf(err, errlen, "cannot load the saved state of LUN %u from %s", params->lun, lu->state_dir);
+		spc_pr_fini(lu);
+		spc_mode_fini(lu);
+		pthread_rwlock_destroy(&lu->io_lock);
+		free(lu);
+		return NULL;
+	}
+	dev->lus[lu->lun] = lu;
+	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next)
+		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+			if (dev->lus[i])
+				scsi_ua_establish(n, i, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
+	return lu;
+}
+
+struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const char *initiator_port_name,
+				     const uint8_t *transport_id, size_t transport_id_len,
+				     const char *target_port_name, uint16_t relative_target_port)
+{
+	struct scsi_nexus *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->dev = dev;
+	snprintf(n->initiator_port_name, sizeof(n->initiator_port_name), "%s", initiator_port_name);
+	if (transport_id_len > sizeof(n->transport_id))
+		transport_id_len = sizeof(n->transport_id);
+	memcpy(n->transport_id, transport_id, transport_id_len);
+	n->transport_id_len = transport_id_len;
+	snprintf(n->target_port_name, sizeof(n->target_port_name), "%s", target_port_name);
+	n->relative_target_port = relative_target_port;
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+		n->ua_pending[i] = 1u << SCSI_UA_POWER_ON_RESET;
+	n->outstanding = 1; /* the creator's reference, dropped by scsi_nexus_destroy */
+	n->next = dev->nexuses;
+	dev->nexuses = n;
+	return n;
+}
+
+void scsi_nexus_get(struct scsi_nexus *nexus)
+{
+	nexus->outstanding++;
+}
+
+void scsi_nexus_put(struct scsi_nexus *nexus)
+{
+	struct scsi_nexus **pp;
+
+	if (--nexus->outstanding > 0)
+		return;
+	for (pp = &nexus->dev->nexuses; *pp; pp = &(*pp)->next) {
+		if (*pp == nexus) {
+			*pp = nexus->next;
+			break;
+		}
+	}
+	free(nexus);
+}
+
+static void nexus_destroy_done(void *arg, enum scsi_tmf_response response)
+{
+	(void)arg;
+	(void)response;
+}
+
+void scsi_nexus_destroy(struct scsi_nexus *nexus)
+{
+	struct scsi_device *dev = nexus->dev;
+
+	nexus->destroying = true;
+	scsi_nexus_get(nexus);
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
+		struct scsi_lu *lu = dev->lus[i];
+		struct scsi_cmd *cmd, *next;
+
+		if (!lu)
+			continue;
+		for (cmd = lu->ts_head; cmd; cmd = next) {
+			next = cmd->ts_next;
+			if (cmd->nexus == nexus && !cmd->aborted) {
+				cmd->aborted = true;
+				if (cmd->state == SCSI_CMD_STATE_WAIT_TASK_SET ||
+				    cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT)
+					scsi_cmd_complete(cmd);
+			}
+		}
+		spc_pr_nexus_lost(lu, nexus);
+	}
+	(void)nexus_destroy_done;
+	scsi_nexus_put(nexus); /* the reference taken above */
+	scsi_nexus_put(nexus); /* the creator's reference */
+}

@@ -1,0 +1,329 @@
+/*
+ * sbcemu SCSI core: the public API for transports (iSCSI, TCMU) and the daemon.
+ *
+ * The core emulates SCSI target devices (SAM-5 "SCSI target device": a set of
+ * logical units reached through target ports) made of SBC-4 logical units.
+ * It knows nothing of iSCSI PDUs or TCMU ring entries: a transport embeds a
+ * struct scsi_cmd in its own task object, fills the identity, CDB and transfer
+ * fields, calls scsi_cmd_submit(), supplies Data-Out when asked, and receives
+ * the finished command through its scsi_transport_ops.
+ *
+ * Threading: every function here runs on the one event-loop thread that owns
+ * the devices.  Backend I/O runs on worker threads through the scsi_executor
+ * the daemon installs; its completions come back to the loop thread.
+ */
+#ifndef SBCEMU_SCSI_H
+#define SBCEMU_SCSI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scsi_sense.h"
+
+struct backend;
+struct scsi_cmd;
+struct scsi_device;
+struct scsi_lu;
+struct scsi_nexus;
+struct scsi_op;
+struct scsi_tmf_wait;
+
+#define SCSI_MAX_CDB_LEN 32
+#define SCSI_SENSE_BUFFER_MAX 252
+#define SCSI_MAX_LUNS 256
+
+/*
+ * What a parse or exec function returns.  SCSI_OK and SCSI_FAILED mean the
+ * command is finished (status GOOD, or the status/sense already stored with
+ * scsi_cmd_fail()/scsi_cmd_set_status()); SCSI_PENDING means the handler
+ * completes it later through scsi_cmd_complete() (usually via
+ * scsi_cmd_run_io()).
+ */
+enum scsi_result {
+	SCSI_OK = 0,
+	SCSI_PENDING = 1,
+	SCSI_FAILED = 2,
+};
+
+/* SAM-5 status codes. */
+enum scsi_status {
+	SCSI_STATUS_GOOD = 0x00,
+	SCSI_STATUS_CHECK_CONDITION = 0x02,
+	SCSI_STATUS_CONDITION_MET = 0x04,
+	SCSI_STATUS_BUSY = 0x08,
+	SCSI_STATUS_RESERVATION_CONFLICT = 0x18,
+	SCSI_STATUS_TASK_SET_FULL = 0x28,
+	SCSI_STATUS_ACA_ACTIVE = 0x30,
+	SCSI_STATUS_TASK_ABORTED = 0x40,
+};
+
+/* SAM-5 task attributes. */
+enum scsi_task_attr {
+	SCSI_TASK_SIMPLE,
+	SCSI_TASK_ORDERED,
+	SCSI_TASK_HEAD_OF_QUEUE,
+	SCSI_TASK_ACA,
+};
+
+/* Direction of the data transfer as the transport announced it. */
+enum scsi_data_dir {
+	SCSI_DIR_NONE,
+	SCSI_DIR_TO_DEVICE,   /* Data-Out (write) */
+	SCSI_DIR_FROM_DEVICE, /* Data-In (read) */
+	SCSI_DIR_BIDI,
+};
+
+enum scsi_cmd_state {
+	SCSI_CMD_STATE_NEW,
+	SCSI_CMD_STATE_WAIT_TASK_SET, /* parsed; held back by task attributes */
+	SCSI_CMD_STATE_WAIT_DATA_OUT, /* transport is collecting Data-Out */
+	SCSI_CMD_STATE_RUNNING,       /* executing (possibly on a worker) */
+	SCSI_CMD_STATE_DONE,
+};
+
+/* Logical unit kinds (bit mask, so opcode rows can name the kinds they serve). */
+enum scsi_lu_kind {
+	SCSI_LU_CONVENTIONAL = 1u << 0,
+	SCSI_LU_ZBC_HM = 1u << 1,
+	SCSI_LU_ZBC_HA = 1u << 2,
+	SCSI_LU_ADMIN = 1u << 3, /* administrative LU of a conglomerate */
+};
+
+/* Unit attention conditions, kept per I_T nexus and LU (SAM-5 5.14). */
+enum scsi_ua {
+	SCSI_UA_POWER_ON_RESET,             /* 29/00 */
+	SCSI_UA_BUS_DEVICE_RESET,           /* 29/03: LOGICAL UNIT RESET */
+	SCSI_UA_I_T_NEXUS_LOSS,             /* 29/07 */
+	SCSI_UA_MODE_PARAMETERS_CHANGED,    /* 2A/01 */
+	SCSI_UA_RESERVATIONS_PREEMPTED,     /* 2A/03 */
+	SCSI_UA_RESERVATIONS_RELEASED,      /* 2A/04 */
+	SCSI_UA_REGISTRATIONS_PREEMPTED,    /* 2A/05 */
+	SCSI_UA_CAPACITY_DATA_HAS_CHANGED,  /* 2A/09 */
+	SCSI_UA_REPORTED_LUNS_DATA_CHANGED, /* 3F/0E */
+	SCSI_UA_INQUIRY_DATA_CHANGED,       /* 3F/03 */
+	SCSI_UA_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, /* 2F/00 */
+	SCSI_UA_COUNT
+};
+
+/* Task management functions (SAM-5 7). */
+enum scsi_tmf_function {
+	SCSI_TMF_ABORT_TASK,
+	SCSI_TMF_ABORT_TASK_SET,
+	SCSI_TMF_CLEAR_TASK_SET,
+	SCSI_TMF_LOGICAL_UNIT_RESET,
+	SCSI_TMF_I_T_NEXUS_RESET,
+	SCSI_TMF_TARGET_RESET, /* iSCSI TARGET WARM RESET */
+	SCSI_TMF_TARGET_COLD_RESET,
+};
+
+/* Task management service responses (SAM-5 7.1). */
+enum scsi_tmf_response {
+	SCSI_TMF_FUNCTION_COMPLETE,
+	SCSI_TMF_FUNCTION_SUCCEEDED,
+	SCSI_TMF_FUNCTION_REJECTED,
+	SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER,
+	SCSI_TMF_SERVICE_DELIVERY_FAILURE,
+};
+
+/*
+ * What a transport provides.  All callbacks run on the loop thread.
+ */
+struct scsi_transport_ops {
+	/*
+	 * The command needs cmd->data_length bytes of Data-Out.  The transport
+	 * collects them into a buffer it owns, sets cmd->data_out and
+	 * cmd->data_out_len, then calls scsi_cmd_data_out_ready(cmd).  If the
+	 * transport already holds them all at submit time it may set data_out
+	 * before scsi_cmd_submit(); the core then does not call need_data_out.
+	 */
+	void (*need_data_out)(struct scsi_cmd *cmd);
+	/*
+	 * The command is finished: status, sense, data_in and residual are final.
+	 * The transport sends them and then calls scsi_cmd_release(cmd).
+	 */
+	void (*complete)(struct scsi_cmd *cmd);
+	/*
+	 * The command was aborted by a task management function or a reset: no
+	 * status is to be sent.  The transport calls scsi_cmd_release(cmd).
+	 */
+	void (*aborted)(struct scsi_cmd *cmd);
+	/* Longest sense data the transport can carry (252 for iSCSI, 96 for TCMU). */
+	uint32_t max_sense_len;
+};
+
+enum scsi_residual_kind {
+	SCSI_RESIDUAL_NONE,
+	SCSI_RESIDUAL_UNDERFLOW,
+	SCSI_RESIDUAL_OVERFLOW,
+};
+
+/*
+ * A job that runs backend I/O on a worker thread.  work() runs on a worker and
+ * may touch only the backend and the buffers of its command; done() runs on
+ * the loop thread afterwards.
+ */
+struct scsi_io_job {
+	struct scsi_io_job *next; /* for the executor's queues */
+	void (*work)(struct scsi_io_job *job);
+	void (*done)(struct scsi_io_job *job);
+};
+
+/* Installed by the daemon; a synchronous one (work then done) serves unit tests. */
+struct scsi_executor {
+	void (*submit)(struct scsi_executor *ex, struct scsi_io_job *job);
+};
+
+/* Executes work() then done() on the caller's thread. */
+extern struct scsi_executor scsi_executor_inline;
+
+/*
+ * The transport-neutral command.  Fields marked [transport] are written by the
+ * transport before scsi_cmd_submit(); [core] fields are written by the core.
+ */
+struct scsi_cmd {
+	/* identity [transport] */
+	struct scsi_nexus *nexus;
+	uint64_t lun; /* SAM 8-byte LUN, as a 64-bit big-endian value */
+	uint64_t tag; /* opaque to the core: iSCSI ITT, TCMU cmd_id */
+	const struct scsi_transport_ops *transport;
+
+	/* CDB [transport] */
+	uint8_t cdb[SCSI_MAX_CDB_LEN];
+	uint8_t cdb_len; /* bytes the transport received (16 for iSCSI without AHS) */
+	enum scsi_task_attr task_attr;
+	uint8_t command_priority;
+
+	/* transfer [transport] */
+	enum scsi_data_dir dir;
+	uint32_t expected_length;     /* iSCSI Expected Data Transfer Length */
+	uint8_t *data_out;            /* owned by the transport */
+	uint32_t data_out_len;
+	uint8_t *prot_out;            /* protection information beside data_out (PI issue) */
+	uint32_t prot_out_len;
+
+	/* parsed from the CDB [core] */
+	struct scsi_lu *lu;
+	const struct scsi_op *op;
+	uint64_t lba;
+	uint32_t nblocks;
+	uint32_t data_length;          /* Data-Out bytes the command requires */
+	uint32_t allocation_length;
+	bool fua;
+	bool dpo;
+	uint8_t protect;               /* RDPROTECT / WRPROTECT / VRPROTECT */
+	uint8_t group_number;
+
+	/* result [core] */
+	uint8_t *data_in;              /* owned by the core, freed by scsi_cmd_release */
+	uint32_t data_in_len;          /* bytes the device server transfers */
+	uint32_t data_in_cap;
+	uint8_t *prot_in;              /* protection information beside data_in */
+	uint32_t prot_in_len;
+	uint8_t status;                /* enum scsi_status */
+	struct scsi_sense_info sense_info;
+	uint8_t sense[SCSI_SENSE_BUFFER_MAX];
+	uint32_t sense_len;
+	enum scsi_residual_kind residual_kind;
+	uint32_t residual;
+
+	/* plumbing [core] */
+	enum scsi_cmd_state state;
+	bool aborted;
+	struct scsi_cmd *ts_prev, *ts_next; /* the LU's task set */
+	struct scsi_io_job io_job;
+	void (*io_work)(struct scsi_cmd *cmd);
+	enum scsi_result (*io_after)(struct scsi_cmd *cmd);
+	struct scsi_tmf_wait *tmf_wait;          /* the TMF waiting for this command to end */
+	void *handler_state;               /* private to the executing handler */
+	void (*handler_state_free)(void *state);
+	uint64_t start_ns;
+};
+
+/* ---- configuration of a logical unit (filled by config/, read by the core) ---- */
+
+struct scsi_lu_params {
+	enum scsi_lu_kind kind;
+	uint32_t lun;
+	uint32_t logical_block_size;  /* 512 or 4096 */
+	uint8_t lbppbe;               /* LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
+	uint64_t num_blocks;          /* capacity in logical blocks */
+	char vendor[9];               /* T10 VENDOR IDENTIFICATION, space padded on the wire */
+	char product[17];
+	char revision[5];
+	char serial[33];
+	uint64_t naa;                 /* NAA IEEE Registered (type 6) high 64 bits; 0 = derive */
+	bool thin_provisioning;       /* LBPME: UNMAP punches holes; unmapped reads zero */
+	bool write_protect;
+	bool removable;
+	uint32_t max_transfer_length; /* blocks; Block Limits VPD */
+	uint32_t optimal_transfer_length;
+	uint32_t max_unmap_lba_count;
+	uint32_t max_unmap_descriptors;
+	uint32_t max_compare_and_write; /* blocks; 0 disables COMPARE AND WRITE */
+	uint64_t max_write_same_length;
+	const char *state_dir;        /* where mode pages and PR state persist */
+};
+
+/* ---- devices, logical units and nexuses ---- */
+
+/*
+ * A SCSI target device: the logical units one iSCSI target (or one TCMU
+ * device) exposes.  name is used in designators and persistent state paths.
+ */
+struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *executor);
+void scsi_device_destroy(struct scsi_device *dev);
+const char *scsi_device_name(const struct scsi_device *dev);
+
+/*
+ * Adds a logical unit served by an open backend (the LU takes ownership of it).
+ * Returns NULL and writes a message into err on failure.
+ */
+struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_params *params,
+			       struct backend *backend, char *err, size_t errlen);
+struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t lun);
+
+/*
+ * I_T nexus.  initiator_port_name is the SCSI initiator port name (for iSCSI
+ * "<initiator name>,i,0x<ISID>"); transport_id is its TransportID (SPC-4
+ * 7.6.4) used by persistent reservations; relative_target_port is the
+ * RELATIVE TARGET PORT IDENTIFIER (iSCSI: the target portal group tag).
+ * Creating a nexus establishes POWER ON/RESET unit attentions for it.
+ */
+struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const char *initiator_port_name,
+				     const uint8_t *transport_id, size_t transport_id_len,
+				     const char *target_port_name, uint16_t relative_target_port);
+/* Aborts the nexus's outstanding commands (their aborted() callbacks run) and frees it once none remain. */
+void scsi_nexus_destroy(struct scsi_nexus *nexus);
+
+/* ---- command life cycle ---- */
+
+/* Initialises the core fields; call before filling the transport fields. */
+void scsi_cmd_init(struct scsi_cmd *cmd, const struct scsi_transport_ops *transport,
+		   struct scsi_nexus *nexus);
+/*
+ * Submits a command.  The core parses and gates it, asks for Data-Out if it
+ * needs any, executes it and finally calls transport->complete() (possibly
+ * before this function returns).
+ */
+void scsi_cmd_submit(struct scsi_cmd *cmd);
+/* Data-Out is in cmd->data_out (cmd->data_out_len bytes). */
+void scsi_cmd_data_out_ready(struct scsi_cmd *cmd);
+/* Frees what the core allocated for the command (data_in, handler state). */
+void scsi_cmd_release(struct scsi_cmd *cmd);
+
+/*
+ * Task management.  done(arg, response) is called once every command the
+ * function terminates has been terminated (possibly before return).
+ * referenced is the command named by ABORT TASK (NULL if the transport does
+ * not know it: the function then completes with FUNCTION COMPLETE).
+ */
+void scsi_tmf(struct scsi_nexus *nexus, uint64_t lun, enum scsi_tmf_function function,
+	      struct scsi_cmd *referenced, void (*done)(void *arg, enum scsi_tmf_response response),
+	      void *arg);
+
+/* Encodes SAM LUN <-> flat LUN numbers (SAM-5 4.7: peripheral and flat addressing). */
+uint64_t scsi_lun_encode(uint32_t lun);
+bool scsi_lun_decode(uint64_t sam_lun, uint32_t *lun);
+
+#endif

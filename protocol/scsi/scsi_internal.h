@@ -1,0 +1,285 @@
+/*
+ * Declarations shared between the files of the SCSI core only.  Transports
+ * and the daemon use scsi.h.
+ */
+#ifndef SBCEMU_SCSI_INTERNAL_H
+#define SBCEMU_SCSI_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+
+#include "scsi.h"
+#include "scsi_proto.h"
+#include "scsi_wire.h"
+#include "../../backends/backend.h"
+
+/* ---- handler results ---- */
+
+typedef enum scsi_result (*scsi_parse_fn)(struct scsi_cmd *cmd);
+typedef enum scsi_result (*scsi_exec_fn)(struct scsi_cmd *cmd);
+typedef bool (*scsi_enabled_fn)(const struct scsi_lu *lu);
+
+/* ---- the opcode table (op_table.c) ---- */
+
+/* Where a command's service action lives in its CDB. */
+enum scsi_sa_location {
+	SCSI_SA_NONE,
+	SCSI_SA_BYTE1,     /* byte 1 bits 4:0 (MAINTENANCE IN, SERVICE ACTION IN(16), PR, SANITIZE) */
+	SCSI_SA_BYTES8_9,  /* variable-length CDBs (7Fh) */
+};
+
+/* Reservation conflict classes (SPC-4 5.13.1, table 52; SPC-2 reservations). */
+enum scsi_pr_class {
+	SCSI_PR_ALLOWED,    /* never conflicts (INQUIRY, REPORT LUNS, PR IN/OUT, ...) */
+	SCSI_PR_READ,       /* conflicts with Exclusive Access types */
+	SCSI_PR_WRITE,      /* conflicts with Write Exclusive and Exclusive Access types */
+	SCSI_PR_CONFLICT,   /* conflicts with any reservation held by another I_T nexus */
+};
+
+#define OP_DATA_IN          (1u << 0)  /* transfers Data-In */
+#define OP_DATA_OUT         (1u << 1)  /* transfers Data-Out */
+#define OP_MEDIUM_ACCESS    (1u << 2)  /* NOT READY while stopped */
+#define OP_SKIP_UA          (1u << 3)  /* not stopped by a pending unit attention */
+#define OP_HEAD_OF_QUEUE    (1u << 4)  /* implicit HEAD OF QUEUE (SAM-5 8.6) */
+#define OP_WRITES_MEDIUM    (1u << 5)  /* refused with DATA PROTECT when write protected */
+#define OP_NO_LU_OK         (1u << 6)  /* runs for a LUN that has no LU (cmd->lu == NULL) */
+#define OP_IN_PROGRESS_OK   (1u << 7)  /* allowed while a sanitize or format runs */
+
+struct scsi_op {
+	const char *name;               /* as the standard writes it: "WRITE SAME(16)" */
+	uint8_t opcode;
+	uint16_t service_action;
+	enum scsi_sa_location sa_location;
+	uint8_t cdb_len;
+	uint8_t usage[SCSI_MAX_CDB_LEN]; /* CDB USAGE DATA (SPC-4 6.35.3): also the reserved-bit mask */
+	uint32_t flags;
+	enum scsi_pr_class pr_class;
+	uint32_t lu_kinds;              /* enum scsi_lu_kind mask */
+	scsi_parse_fn parse;            /* may be NULL: nothing to decode */
+	scsi_exec_fn exec;
+	scsi_enabled_fn enabled;        /* may be NULL: always enabled */
+	uint32_t nominal_timeout;       /* seconds, RSOC command timeouts descriptor */
+	uint32_t recommended_timeout;
+};
+
+extern const struct scsi_op scsi_op_table[];
+extern const size_t scsi_op_table_len;
+
+/*
+ * Looks up (opcode, service action) in cdb.  Returns the row, or NULL with
+ * *sense set (INVALID COMMAND OPERATION CODE, or INVALID FIELD IN CDB on the
+ * service action field).  Rows not enabled for lu (or not serving its kind)
+ * are invisible.
+ */
+const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cdb,
+				     struct scsi_sense_info *sense);
+/* True if the row is served by lu (kind matches and enabled() agrees). */
+bool scsi_op_supported(const struct scsi_op *op, const struct scsi_lu *lu);
+/* The row for (opcode, sa) regardless of LU, or NULL. */
+const struct scsi_op *scsi_op_find(uint8_t opcode, uint16_t service_action);
+
+/* ---- logical units, devices, nexuses ---- */
+
+/*
+ * The mode parameter values other parts of the core read.  spc_mode.c owns
+ * the pages and keeps this in step with the current values.
+ */
+struct scsi_mode_current {
+	bool d_sense;     /* Control: descriptor format sense */
+	bool swp;         /* Control: software write protect */
+	bool tas;         /* Control: task aborted status */
+	uint8_t qerr;
+	bool wce;         /* Caching: write cache enable */
+	bool rcd;         /* Caching: read cache disable */
+	bool dpofua;      /* device-specific parameter: DPO and FUA supported */
+};
+
+struct spc_mode_state;  /* spc_mode.c */
+struct spc_pr_state;    /* spc_pr.c */
+
+/* A long-running operation reported through sense progress (sanitize, format). */
+struct scsi_lu_progress {
+	bool active;
+	uint16_t asc_ascq;     /* ASC_SANITIZE_IN_PROGRESS_NR or ..._FORMAT_IN_PROGRESS */
+	uint16_t fraction;     /* progress indication, 0..65535 */
+};
+
+struct scsi_lu {
+	struct scsi_device *dev;
+	struct scsi_lu_params params;
+	char state_dir[PATH_MAX];
+	struct backend *backend;
+	uint32_t lun;
+	enum scsi_lu_kind kind;
+	uint32_t block_size;
+	uint64_t num_blocks;
+
+	/* state */
+	bool stopped;                  /* START STOP UNIT START = 0 */
+	unsigned prevent_count;        /* PREVENT ALLOW MEDIUM REMOVAL holders */
+	struct scsi_lu_progress progress;
+	bool sanitize_failed;          /* SBC-4 4.11.4: medium access fails until EXIT FAILURE MODE */
+	struct scsi_mode_current mode_current;
+	struct spc_mode_state *mode;
+	struct spc_pr_state *pr;
+	struct scsi_nexus *spc2_reservation_holder; /* RESERVE(6)/(10) */
+
+	/*
+	 * Serialises COMPARE AND WRITE (and later atomic writes) against other
+	 * I/O on worker threads: ordinary I/O takes it shared, CAW exclusive.
+	 */
+	pthread_rwlock_t io_lock;
+
+	/* task set: every command of this LU between submit and complete */
+	struct scsi_cmd *ts_head, *ts_tail;
+};
+
+struct scsi_device {
+	char name[224];
+	struct scsi_executor *executor;
+	struct scsi_lu *lus[SCSI_MAX_LUNS];
+	struct scsi_nexus *nexuses;
+};
+
+struct scsi_nexus {
+	struct scsi_device *dev;
+	struct scsi_nexus *next;
+	char initiator_port_name[256];
+	uint8_t transport_id[256];
+	size_t transport_id_len;
+	char target_port_name[256];
+	uint16_t relative_target_port;
+	uint32_t ua_pending[SCSI_MAX_LUNS]; /* bit (1 << enum scsi_ua) */
+	unsigned outstanding;               /* commands submitted and not released */
+	bool destroying;
+};
+
+/* ---- command helpers for handlers ---- */
+
+/* Stores CHECK CONDITION with s; returns SCSI_FAILED. */
+enum scsi_result scsi_cmd_fail(struct scsi_cmd *cmd, struct scsi_sense_info s);
+/* Stores a status other than GOOD or CHECK CONDITION; returns SCSI_FAILED (or SCSI_OK for CONDITION MET). */
+enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status status);
+/* Allocates a zeroed Data-In buffer of len bytes; data_in_len = len.  NULL on ENOMEM. */
+uint8_t *scsi_cmd_alloc_data_in(struct scsi_cmd *cmd, size_t len);
+/* Limits the Data-In transfer to the ALLOCATION LENGTH (SPC-4 4.2.5.6). */
+void scsi_cmd_limit_data_in(struct scsi_cmd *cmd, uint32_t allocation_length);
+/*
+ * Runs work(cmd) on a worker thread, then after(cmd) (if not NULL) on the
+ * loop thread; after returns SCSI_PENDING if it started more work, else the
+ * command completes.  work may only touch the backend and cmd's buffers and
+ * reports errors with scsi_cmd_fail.  Returns SCSI_PENDING.
+ */
+enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+				 enum scsi_result (*after)(struct scsi_cmd *cmd));
+/* Finishes a command whose handler returned SCSI_PENDING. */
+void scsi_cmd_complete(struct scsi_cmd *cmd);
+/* The one errno -> sense mapping for backend failures. */
+struct scsi_sense_info scsi_sense_from_errno(int err, bool writing);
+/* Byte offset of an LBA. */
+static inline uint64_t scsi_lu_offset(const struct scsi_lu *lu, uint64_t lba)
+{
+	return lba * lu->block_size;
+}
+/* True if [lba, lba + nblocks) is past the capacity (no overflow). */
+static inline bool scsi_lu_range_bad(const struct scsi_lu *lu, uint64_t lba, uint64_t nblocks)
+{
+	return lba > lu->num_blocks || nblocks > lu->num_blocks - lba;
+}
+
+/* ---- unit attentions (ua.c) ---- */
+
+/* Establishes ua for lu on every nexus of its device except 'except' (may be NULL). */
+void scsi_ua_establish_all(struct scsi_lu *lu, enum scsi_ua ua, const struct scsi_nexus *except);
+void scsi_ua_establish(struct scsi_nexus *nexus, uint32_t lun, enum scsi_ua ua);
+/* Takes the highest-priority pending UA for (nexus, lun) into *s and clears it. */
+bool scsi_ua_take(struct scsi_nexus *nexus, uint32_t lun, struct scsi_sense_info *s);
+/* Clears every pending UA of (nexus, lun) (REQUEST SENSE may report only one). */
+bool scsi_ua_pending(const struct scsi_nexus *nexus, uint32_t lun);
+
+/* ---- cross-module hooks ---- */
+
+/* spc_mode.c: create/free the mode page state (loads saved pages from state_dir). */
+int spc_mode_init(struct scsi_lu *lu);
+void spc_mode_fini(struct scsi_lu *lu);
+/* spc_pr.c: create/free reservation state (loads APTPL state from state_dir). */
+int spc_pr_init(struct scsi_lu *lu);
+void spc_pr_fini(struct scsi_lu *lu);
+/* spc_pr.c: true if cmd conflicts with a persistent or SPC-2 reservation. */
+bool spc_reservation_conflict(const struct scsi_cmd *cmd);
+/* spc_pr.c: an I_T nexus is gone (drops SPC-2 reservations it held). */
+void spc_pr_nexus_lost(struct scsi_lu *lu, const struct scsi_nexus *nexus);
+/* spc_pr.c / spc_reserve.c: LOGICAL UNIT RESET side effects on reservations. */
+void spc_pr_lu_reset(struct scsi_lu *lu);
+
+/* ---- command handlers, by the standard that defines them ---- */
+
+/* SPC: spc_inquiry.c, spc_vpd.c */
+enum scsi_result spc_inquiry_exec(struct scsi_cmd *cmd);
+/* spc_misc.c */
+enum scsi_result spc_test_unit_ready_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_prevent_allow_medium_removal_exec(struct scsi_cmd *cmd);
+/* spc_request_sense.c */
+enum scsi_result spc_request_sense_exec(struct scsi_cmd *cmd);
+/* spc_mode.c */
+enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_mode_select_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd);
+/* spc_report_luns.c */
+enum scsi_result spc_report_luns_exec(struct scsi_cmd *cmd);
+/* spc_rsoc.c */
+enum scsi_result spc_report_supported_operation_codes_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_report_supported_tmf_exec(struct scsi_cmd *cmd);
+/* spc_reserve.c */
+enum scsi_result spc_reserve_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_release_exec(struct scsi_cmd *cmd);
+/* spc_pr.c */
+enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_persistent_reserve_out_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd);
+
+/* SBC: sbc_start_stop.c */
+enum scsi_result sbc_start_stop_unit_exec(struct scsi_cmd *cmd);
+/* sbc_rw.c: READ/WRITE(6/10/12/16), WRITE AND VERIFY, ORWRITE */
+enum scsi_result sbc_read_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_read_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_and_verify_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_orwrite_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_orwrite_exec(struct scsi_cmd *cmd);
+/* sbc_verify.c */
+enum scsi_result sbc_verify_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_verify_exec(struct scsi_cmd *cmd);
+/* sbc_compare_and_write.c */
+enum scsi_result sbc_compare_and_write_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_compare_and_write_exec(struct scsi_cmd *cmd);
+bool sbc_compare_and_write_enabled(const struct scsi_lu *lu);
+/* sbc_capacity.c */
+enum scsi_result sbc_read_capacity_10_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_read_capacity_16_exec(struct scsi_cmd *cmd);
+/* sbc_cache.c: SYNCHRONIZE CACHE, PRE-FETCH */
+enum scsi_result sbc_synchronize_cache_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_synchronize_cache_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_pre_fetch_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_pre_fetch_exec(struct scsi_cmd *cmd);
+/* sbc_defect.c */
+enum scsi_result sbc_read_defect_data_exec(struct scsi_cmd *cmd);
+/* sbc_write_same.c */
+enum scsi_result sbc_write_same_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd);
+/* sbc_unmap.c */
+enum scsi_result sbc_unmap_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_unmap_exec(struct scsi_cmd *cmd);
+bool sbc_thin_provisioning_enabled(const struct scsi_lu *lu);
+/* sbc_lba_status.c */
+enum scsi_result sbc_get_lba_status_exec(struct scsi_cmd *cmd);
+/* sbc_format.c */
+enum scsi_result sbc_format_unit_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_format_unit_exec(struct scsi_cmd *cmd);
+/* sbc_sanitize.c */
+enum scsi_result sbc_sanitize_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_sanitize_exec(struct scsi_cmd *cmd);
+
+#endif
