@@ -334,10 +334,14 @@ void scsi_cmd_data_out_ready(struct scsi_cmd *cmd)
 	}
 	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && cmd->data_out_len < cmd->data_length) {
 		/*
-		 * The initiator sent less Data-Out than the CDB requires (its
-		 * expected data transfer length was too small).
+		 * The transport's expected data transfer length is shorter than
+		 * the CDB's transfer (an overflow).  FCP-4 9.4.2 b) (which iSCSI
+		 * targets follow, and libiscsi's residual tests accept): transfer
+		 * nothing to the medium and report INVALID FIELD IN COMMAND
+		 * INFORMATION UNIT; the residual says how much was missing.
 		 */
-		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB));
+		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST,
+					      ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT));
 		scsi_cmd_complete(cmd);
 		return;
 	}

@@ -174,10 +174,9 @@ void scsi_nexus_put(struct scsi_nexus *nexus)
 	free(nexus);
 }
 
-static void nexus_destroy_done(void *arg, enum scsi_tmf_response response)
+static bool match_nexus(const struct scsi_cmd *cmd, const void *nexus)
 {
-	(void)arg;
-	(void)response;
+	return cmd->nexus == nexus;
 }
 
 void scsi_nexus_destroy(struct scsi_nexus *nexus)
@@ -187,23 +186,11 @@ void scsi_nexus_destroy(struct scsi_nexus *nexus)
 	nexus->destroying = true;
 	scsi_nexus_get(nexus);
 	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
-		struct scsi_lu *lu = dev->lus[i];
-		struct scsi_cmd *cmd, *next;
-
-		if (!lu)
+		if (!dev->lus[i])
 			continue;
-		for (cmd = lu->ts_head; cmd; cmd = next) {
-			next = cmd->ts_next;
-			if (cmd->nexus == nexus && !cmd->aborted) {
-				cmd->aborted = true;
-				if (cmd->state == SCSI_CMD_STATE_WAIT_TASK_SET ||
-				    cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT)
-					scsi_cmd_complete(cmd);
-			}
-		}
-		spc_pr_nexus_lost(lu, nexus);
+		scsi_task_set_abort(dev->lus[i], match_nexus, nexus, NULL);
+		spc_pr_nexus_lost(dev->lus[i], nexus);
 	}
-	(void)nexus_destroy_done;
 	scsi_nexus_put(nexus); /* the reference taken above */
 	scsi_nexus_put(nexus); /* the creator's reference */
 }

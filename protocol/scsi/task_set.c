@@ -77,7 +77,7 @@ void scsi_task_set_run(struct scsi_lu *lu)
 		again = false;
 		for (cmd = lu->ts_head; cmd; cmd = next) {
 			next = cmd->ts_next;
-			if (cmd->state != SCSI_CMD_STATE_WAIT_TASK_SET || !may_start(cmd))
+			if (cmd->state != SCSI_CMD_STATE_WAIT_TASK_SET || cmd->aborted || !may_start(cmd))
 				continue;
 			scsi_cmd_start(cmd);
 			again = true;
@@ -95,35 +95,54 @@ void scsi_tmf_wait_put(struct scsi_tmf_wait *w)
 }
 
 /*
- * Marks cmd aborted.  A command that is not running on a worker ends at once
- * (its transport's aborted() runs); a running one ends when its I/O returns.
- * While collecting Data-Out, the transport is told through aborted() too and
- * must stop asking for data.
+ * Aborts every command of lu that match(cmd, arg) selects.  First all of them
+ * are marked (so none can start meanwhile), then those not running on a
+ * worker end at once through their transport's aborted(); a running one ends
+ * when its I/O returns.  A command collecting Data-Out ends at once too: the
+ * transport drops its R2T state in aborted().  Completing a command may
+ * complete others (the task set runs), so the list is rescanned each time.
  */
-static void abort_cmd(struct scsi_lu *lu, struct scsi_cmd *cmd, struct scsi_tmf_wait *w)
+void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd *cmd, const void *arg),
+			 const void *arg, struct scsi_tmf_wait *w)
 {
-	if (cmd->aborted)
-		return;
-	cmd->aborted = true;
-	if (w) {
-		w->pending++;
-		cmd->tmf_wait = w;
+	struct scsi_cmd *cmd;
+	bool again = true;
+
+	for (cmd = lu->ts_head; cmd; cmd = cmd->ts_next) {
+		if (cmd->aborted || !match(cmd, arg))
+			continue;
+		cmd->aborted = true;
+		if (w) {
+			w->pending++;
+			cmd->tmf_wait = w;
+		}
 	}
-	if (cmd->state == SCSI_CMD_STATE_WAIT_TASK_SET || cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT) {
-		scsi_task_set_remove(lu, cmd);
-		scsi_cmd_complete(cmd);
+	while (again) {
+		again = false;
+		for (cmd = lu->ts_head; cmd; cmd = cmd->ts_next) {
+			if (cmd->aborted && (cmd->state == SCSI_CMD_STATE_WAIT_TASK_SET ||
+					     cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT)) {
+				scsi_cmd_complete(cmd);
+				again = true;
+				break;
+			}
+		}
 	}
+}
+
+static bool match_nexus(const struct scsi_cmd *cmd, const void *nexus)
+{
+	return !nexus || cmd->nexus == nexus;
+}
+
+static bool match_cmd(const struct scsi_cmd *cmd, const void *which)
+{
+	return cmd == which;
 }
 
 static void abort_matching(struct scsi_lu *lu, const struct scsi_nexus *only, struct scsi_tmf_wait *w)
 {
-	struct scsi_cmd *cmd, *next;
-
-	for (cmd = lu->ts_head; cmd; cmd = next) {
-		next = cmd->ts_next;
-		if (!only || cmd->nexus == only)
-			abort_cmd(lu, cmd, w);
-	}
+	scsi_task_set_abort(lu, match_nexus, only, w);
 }
 
 static void lu_reset(struct scsi_lu *lu, struct scsi_tmf_wait *w)
@@ -156,7 +175,7 @@ void scsi_tmf(struct scsi_nexus *nexus, uint64_t lun, enum scsi_tmf_function fun
 		if (!lu)
 			w->response = SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER;
 		else if (referenced && referenced->lu == lu && referenced->state != SCSI_CMD_STATE_DONE)
-			abort_cmd(lu, referenced, w);
+			scsi_task_set_abort(lu, match_cmd, referenced, w);
 		break;
 	case SCSI_TMF_ABORT_TASK_SET:
 		if (!lu)

@@ -19,6 +19,9 @@ void scsi_task_set_remove(struct scsi_lu *lu, struct scsi_cmd *cmd);
 /* Starts every waiting command that its task attribute allows to start. */
 void scsi_task_set_run(struct scsi_lu *lu);
 void scsi_tmf_wait_put(struct scsi_tmf_wait *w);
+/* Aborts the commands of lu selected by match (see task_set.c); w (may be NULL) waits for them. */
+void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd *cmd, const void *arg),
+			 const void *arg, struct scsi_tmf_wait *w);
 
 /* cmd.c */
 void scsi_cmd_start(struct scsi_cmd *cmd);

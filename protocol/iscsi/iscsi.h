@@ -1,0 +1,88 @@
+/*
+ * sbcemu iSCSI target (RFC 7143): the public API the daemon uses.
+ *
+ * The server runs on a libev loop supplied by the daemon; every call here is
+ * made on that loop's thread.  It owns portals (listening sockets),
+ * connections and sessions, and maps each session to an I_T nexus of the
+ * SCSI core's device for the target the initiator logged into.
+ */
+#ifndef SBCEMU_ISCSI_H
+#define SBCEMU_ISCSI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ev_loop;
+struct scsi_device;
+struct iscsi_server;
+
+/* CHAP credentials: user name and secret (RFC 7143 12.1.3; secrets of 12..255 bytes recommended). */
+struct iscsi_chap_credentials {
+	const char *user;   /* NULL: not configured */
+	const char *secret;
+};
+
+/* One initiator allowed to log into a target (an ACL entry). */
+struct iscsi_acl_entry {
+	const char *initiator_name;            /* iSCSI name, or "*" for any */
+	struct iscsi_chap_credentials chap;    /* overrides the target's one-way CHAP if user != NULL */
+	struct iscsi_chap_credentials mutual;  /* overrides the target's mutual CHAP if user != NULL */
+};
+
+struct iscsi_target_params {
+	const char *name;                      /* IQN / EUI / NAA name */
+	const char *alias;                     /* TargetAlias, may be NULL */
+	uint16_t tpgt;                         /* target portal group tag (relative target port id) */
+	struct scsi_device *device;            /* the LUs behind this target (owned by the caller) */
+	struct iscsi_chap_credentials chap;    /* one-way CHAP: the initiator proves itself */
+	struct iscsi_chap_credentials mutual;  /* mutual CHAP: the target proves itself */
+	const struct iscsi_acl_entry *acl;     /* NULL or empty: any initiator may log in */
+	size_t acl_len;
+};
+
+/* Operational limits and defaults the target offers in negotiation (RFC 7143 13). */
+struct iscsi_server_params {
+	uint32_t max_recv_data_segment_length; /* default 262144 */
+	uint32_t max_burst_length;             /* default 1048576 */
+	uint32_t first_burst_length;           /* default 262144 */
+	bool immediate_data;                   /* default true */
+	bool initial_r2t;                      /* default false (target prefers unsolicited data) */
+	uint32_t max_outstanding_r2t;          /* default 1 */
+	uint32_t max_connections;              /* default 1 */
+	uint32_t default_time2wait;            /* default 2 */
+	uint32_t default_time2retain;          /* default 20 */
+	uint32_t cmd_window;                   /* commands the CmdSN window admits, default 128 */
+	uint32_t nop_in_interval;              /* seconds between target NOP-Ins on an idle connection; 0 = never */
+	uint32_t nop_in_timeout;               /* seconds to wait for the NOP-Out answer before dropping */
+	uint32_t login_timeout;                /* seconds a connection may stay in login */
+	bool header_digest_crc32c_allowed;     /* offer CRC32C in HeaderDigest, default true */
+	bool data_digest_crc32c_allowed;       /* offer CRC32C in DataDigest, default true */
+};
+
+/* Fills p with the defaults listed above. */
+void iscsi_server_params_default(struct iscsi_server_params *p);
+
+struct iscsi_server *iscsi_server_create(struct ev_loop *loop, const struct iscsi_server_params *params);
+
+/*
+ * Listens on addr ("127.0.0.1:3260", "[::1]:3260", "0.0.0.0:3260").
+ * Returns 0, or -1 with a message in err.
+ */
+int iscsi_server_add_portal(struct iscsi_server *srv, const char *addr, char *err, size_t errlen);
+
+/* Adds a target; strings are copied.  Returns 0, or -1 with a message in err. */
+int iscsi_server_add_target(struct iscsi_server *srv, const struct iscsi_target_params *t, char *err,
+			    size_t errlen);
+
+/*
+ * Graceful shutdown: stops listening and accepting commands, lets commands in
+ * flight finish and their responses go out, then closes every connection and
+ * calls done(arg).  Safe to call once.
+ */
+void iscsi_server_shutdown(struct iscsi_server *srv, void (*done)(void *arg), void *arg);
+
+/* Frees the server after shutdown completed. */
+void iscsi_server_destroy(struct iscsi_server *srv);
+
+#endif

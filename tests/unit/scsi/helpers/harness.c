@@ -1,0 +1,171 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "../../../../backends/backend.h"
+
+struct harness_task {
+	struct scsi_cmd cmd;
+	const void *data_out;
+	uint32_t data_out_len;
+	struct harness_result *r;
+};
+
+static void t_need_data_out(struct scsi_cmd *cmd)
+{
+	struct harness_task *t = (struct harness_task *)cmd;
+	uint32_t n = t->data_out_len;
+
+	if (n > cmd->expected_length)
+		n = cmd->expected_length;
+	if (n > cmd->data_length)
+		n = cmd->data_length;
+	cmd->data_out = (uint8_t *)t->data_out;
+	cmd->data_out_len = n;
+	scsi_cmd_data_out_ready(cmd);
+}
+
+static void t_complete(struct scsi_cmd *cmd)
+{
+	struct harness_task *t = (struct harness_task *)cmd;
+	struct harness_result *r = t->r;
+
+	r->completed = true;
+	r->status = cmd->status;
+	r->sense_len = cmd->sense_len;
+	memcpy(r->sense, cmd->sense, cmd->sense_len);
+	r->data_in_len = cmd->data_in_len;
+	if (r->data_in_len > sizeof(r->data_in))
+		r->data_in_len = sizeof(r->data_in);
+	if (cmd->data_in)
+		memcpy(r->data_in, cmd->data_in, r->data_in_len);
+	r->residual_kind = cmd->residual_kind;
+	r->residual = cmd->residual;
+	scsi_cmd_release(cmd);
+	free(t);
+}
+
+static void t_aborted(struct scsi_cmd *cmd)
+{
+	struct harness_task *t = (struct harness_task *)cmd;
+
+	t->r->aborted = true;
+	scsi_cmd_release(cmd);
+	free(t);
+}
+
+static const struct scsi_transport_ops harness_transport = {
+	.need_data_out = t_need_data_out,
+	.complete = t_complete,
+	.aborted = t_aborted,
+	.max_sense_len = SCSI_SENSE_BUFFER_MAX,
+};
+
+void harness_init(struct harness *h, uint64_t num_blocks, uint32_t block_size,
+		  const struct scsi_lu_params *params_in)
+{
+	struct scsi_lu_params p;
+	char err[256];
+	static const uint8_t tid[24] = { 0x05 };
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->state_dir, sizeof(h->state_dir), "/tmp/sbce-harness-XXXXXX");
+	if (!mkdtemp(h->state_dir)) {
+		perror("mkdtemp");
+		abort();
+	}
+	if (params_in) {
+		p = *params_in;
+	} else {
+		memset(&p, 0, sizeof(p));
+		p.kind = SCSI_LU_CONVENTIONAL;
+		p.thin_provisioning = true;
+		p.max_compare_and_write = 255;
+		p.max_unmap_lba_count = 0xffffffff;
+		p.max_unmap_descriptors = 256;
+		snprintf(p.vendor, sizeof(p.vendor), "SBCEMU");
+		snprintf(p.product, sizeof(p.product), "HARNESS");
+		snprintf(p.revision, sizeof(p.revision), "0001");
+		snprintf(p.serial, sizeof(p.serial), "HARNESS0001");
+	}
+	p.num_blocks = num_blocks;
+	p.logical_block_size = block_size;
+	p.state_dir = h->state_dir;
+	h->dev = scsi_device_create("iqn.2026-12.org.sbcemu:harness", NULL);
+	h->lu = scsi_lu_create(h->dev, &p, be_mem_open(num_blocks * block_size), err, sizeof(err));
+	if (!h->lu) {
+		fprintf(stderr, "scsi_lu_create: %s\n", err);
+		abort();
+	}
+	h->nexus[0] = scsi_nexus_create(h->dev, "iqn.2026-12.test:i0,i,0x000000000001", tid, sizeof(tid),
+					"iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
+	h->nexus[1] = scsi_nexus_create(h->dev, "iqn.2026-12.test:i1,i,0x000000000002", tid, sizeof(tid),
+					"iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
+}
+
+void harness_fini(struct harness *h)
+{
+	char cmd[300];
+
+	scsi_nexus_destroy(h->nexus[0]);
+	scsi_nexus_destroy(h->nexus[1]);
+	scsi_device_destroy(h->dev);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->state_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", h->state_dir);
+}
+
+void harness_run(struct harness *h, int nexus, const uint8_t *cdb, unsigned cdb_len,
+		 const void *data_out, uint32_t data_out_len, uint32_t expected_length,
+		 struct harness_result *r)
+{
+	struct harness_task *t = calloc(1, sizeof(*t));
+
+	memset(r, 0, sizeof(*r));
+	scsi_cmd_init(&t->cmd, &harness_transport, h->nexus[nexus]);
+	t->r = r;
+	t->data_out = data_out;
+	t->data_out_len = data_out_len;
+	memcpy(t->cmd.cdb, cdb, cdb_len);
+	t->cmd.cdb_len = (uint8_t)(cdb_len < 16 ? 16 : cdb_len);
+	t->cmd.lun = scsi_lun_encode(0);
+	t->cmd.task_attr = SCSI_TASK_SIMPLE;
+	if (data_out) {
+		t->cmd.dir = SCSI_DIR_TO_DEVICE;
+		t->cmd.expected_length = expected_length ? expected_length : data_out_len;
+	} else {
+		t->cmd.dir = SCSI_DIR_FROM_DEVICE;
+		t->cmd.expected_length = expected_length ? expected_length : 65536;
+	}
+	scsi_cmd_submit(&t->cmd);
+}
+
+void harness_clear_ua(struct harness *h)
+{
+	static const uint8_t tur[6] = { 0 };
+	struct harness_result r;
+
+	for (int n = 0; n < 2; n++)
+		for (int i = 0; i < 8; i++)
+			harness_run(h, n, tur, 6, NULL, 0, 0, &r);
+}
+
+uint8_t harness_sense_key(const struct harness_result *r)
+{
+	if (r->sense_len < 3)
+		return 0xff;
+	if ((r->sense[0] & 0x7f) >= 0x72)
+		return r->sense[1] & 0x0f;
+	return r->sense[2] & 0x0f;
+}
+
+uint16_t harness_asc_ascq(const struct harness_result *r)
+{
+	if ((r->sense[0] & 0x7f) >= 0x72)
+		return (uint16_t)((r->sense[2] << 8) | r->sense[3]);
+	if (r->sense_len < 14)
+		return 0xffff;
+	return (uint16_t)((r->sense[12] << 8) | r->sense[13]);
+}

@@ -1,0 +1,54 @@
+/*
+ * A SCSI core test harness: one device with one conventional LU on the memory
+ * backend, one or two I_T nexuses, the inline executor, and a fake transport
+ * that records what the core sends back.
+ */
+#ifndef SBCEMU_TEST_HARNESS_H
+#define SBCEMU_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scsi.h"
+
+struct harness {
+	struct scsi_device *dev;
+	struct scsi_lu *lu;
+	struct scsi_nexus *nexus[2];
+	char state_dir[256];
+};
+
+/* The outcome of one command as the transport saw it. */
+struct harness_result {
+	bool completed;
+	bool aborted;
+	uint8_t status;
+	uint8_t sense[SCSI_SENSE_BUFFER_MAX];
+	uint32_t sense_len;
+	uint8_t data_in[65536];
+	uint32_t data_in_len;
+	enum scsi_residual_kind residual_kind;
+	uint32_t residual;
+};
+
+/* A harness with an LU of num_blocks blocks of block_size bytes; params_in may be NULL. */
+void harness_init(struct harness *h, uint64_t num_blocks, uint32_t block_size,
+		  const struct scsi_lu_params *params_in);
+void harness_fini(struct harness *h);
+/* Clears the POWER ON unit attentions of both nexuses (with TEST UNIT READY). */
+void harness_clear_ua(struct harness *h);
+
+/*
+ * Runs one command on nexus index 0 or 1.  data_out (may be NULL) is handed
+ * over when the core asks for Data-Out; expected_length is the transport's
+ * expected transfer length (0 = derive: data_out_len for writes, 65536 for reads).
+ */
+void harness_run(struct harness *h, int nexus, const uint8_t *cdb, unsigned cdb_len,
+		 const void *data_out, uint32_t data_out_len, uint32_t expected_length,
+		 struct harness_result *r);
+
+/* Convenience: sense key / ASC / ASCQ from r (fixed or descriptor format). */
+uint8_t harness_sense_key(const struct harness_result *r);
+uint16_t harness_asc_ascq(const struct harness_result *r);
+
+#endif
