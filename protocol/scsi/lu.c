@@ -191,6 +191,6 @@ void scsi_nexus_destroy(struct scsi_nexus *nexus)
 		scsi_task_set_abort(dev->lus[i], match_nexus, nexus, NULL);
 		spc_pr_nexus_lost(dev->lus[i], nexus);
 	}
-	scsi_nexus_put(nexus); /* the reference taken above */
-	scsi_nexus_put(nexus); /* the creator's reference */
+	nexus->outstanding--;  /* the creator's reference (ours keeps it above zero) */
+	scsi_nexus_put(nexus); /* ours: frees the nexus once no command holds it */
 }

@@ -1,0 +1,195 @@
+/*
+ * sbcemu configuration: an INI file (parsed by libinih) described by one
+ * schema table (schema.c).  The table gives every key its type, default,
+ * range, documentation line and setter; the same table validates files, the
+ * embedded default configuration and command-line overrides, and generates
+ * docs/config.md.
+ *
+ * Sections:
+ *   [daemon]                              listen addresses, state directory, logging, workers
+ *   [iscsi]                               iSCSI negotiation defaults and timers
+ *   [target "IQN"]                        one iSCSI target (alias, TPGT, CHAP, allowed initiators)
+ *   [acl "TARGET-IQN" "INITIATOR-IQN"]    one initiator allowed into a target, with its own CHAP
+ *   [lun "TARGET-IQN" N]                  logical unit N of a target (backing file, geometry, limits)
+ *
+ * Errors are collected, never printed by the library: each is one line of the
+ * form "file:line: section.key: reason" in a struct cfg_diag.
+ *
+ * The library does no I/O beyond reading the configuration file; it knows
+ * nothing of SCSI or iSCSI objects (the daemon builds those from struct cfg).
+ */
+#ifndef SBCEMU_CONFIG_H
+#define SBCEMU_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CFG_NAME_MAX 224     /* iSCSI names are at most 223 bytes (RFC 7143 4.2.7) */
+#define CFG_SECRET_MAX 256   /* CHAP names and secrets: at most 255 bytes */
+#define CFG_PATH_MAX 4096
+#define CFG_ADDRESS_MAX 64   /* "[ipv6]:port" */
+#define CFG_LISTEN_MAX 16
+#define CFG_MAX_LUN 255      /* LUNs 0..255 (peripheral device addressing) */
+#define CFG_SECTION_KEYS_MAX 32
+
+enum cfg_log_level {
+	CFG_LOG_ERROR,
+	CFG_LOG_WARN,
+	CFG_LOG_INFO,
+	CFG_LOG_DEBUG,
+};
+
+enum cfg_lu_kind {
+	CFG_LU_CONVENTIONAL,
+	CFG_LU_ZBC_HM, /* recognised, rejected until the ZBC work lands */
+	CFG_LU_ZBC_HA,
+	CFG_LU_ADMIN,
+};
+
+/* Where each key of one section object was set: line numbers, 0 = default.  Parser-private. */
+struct cfg_key_lines {
+	unsigned section; /* line of the section header (0: created implicitly or by default) */
+	uint32_t set_mask; /* bit i: key i of the section was set (from a file or the command line) */
+	unsigned key[CFG_SECTION_KEYS_MAX]; /* line where key i was set (0: command line) */
+};
+
+struct cfg_daemon {
+	char listen[CFG_LISTEN_MAX][CFG_ADDRESS_MAX]; /* "127.0.0.1:3260", "[::1]:3260" */
+	unsigned listen_count;
+	char state_dir[CFG_PATH_MAX]; /* "" until cfg_finish() fills in the automatic default */
+	enum cfg_log_level log_level;
+	uint32_t workers;
+	struct cfg_key_lines lines;
+};
+
+/* Mirrors struct iscsi_server_params (protocol/iscsi/iscsi.h). */
+struct cfg_iscsi {
+	uint32_t max_recv_data_segment_length;
+	uint32_t max_burst_length;
+	uint32_t first_burst_length;
+	bool immediate_data;
+	bool initial_r2t;
+	uint32_t max_outstanding_r2t;
+	uint32_t max_connections;
+	uint32_t default_time2wait;
+	uint32_t default_time2retain;
+	uint32_t cmd_window;
+	uint32_t nop_in_interval;
+	uint32_t nop_in_timeout;
+	uint32_t login_timeout;
+	bool header_digest_crc32c;
+	bool data_digest_crc32c;
+	struct cfg_key_lines lines;
+};
+
+/* One initiator allowed into a target; CHAP fields empty = use the target's. */
+struct cfg_acl {
+	char initiator[CFG_NAME_MAX];
+	char chap_user[CFG_SECRET_MAX];
+	char chap_secret[CFG_SECRET_MAX];
+	char mutual_user[CFG_SECRET_MAX];
+	char mutual_secret[CFG_SECRET_MAX];
+	struct cfg_key_lines lines;
+};
+
+struct cfg_lun {
+	uint32_t lun;
+	char path[CFG_PATH_MAX];   /* absolute after cfg_finish() */
+	uint64_t size;             /* bytes; 0 = the existing file's size */
+	uint32_t logical_block_size;
+	uint32_t lbppbe;
+	enum cfg_lu_kind kind;
+	char vendor[9];
+	char product[17];
+	char revision[5];
+	char serial[33];           /* derived by cfg_finish() when not configured */
+	uint64_t naa;              /* 0 = derived by the SCSI core */
+	bool thin_provisioning;
+	bool write_protect;
+	bool removable;
+	uint32_t max_transfer_length;
+	uint32_t optimal_transfer_length;
+	uint32_t max_unmap_lba_count;
+	uint32_t max_unmap_descriptors;
+	uint32_t max_compare_and_write;
+	uint64_t max_write_same_length;
+	struct cfg_key_lines lines;
+};
+
+struct cfg_target {
+	char name[CFG_NAME_MAX];
+	char alias[256];
+	uint32_t tpgt;
+	char chap_user[CFG_SECRET_MAX];
+	char chap_secret[CFG_SECRET_MAX];
+	char mutual_user[CFG_SECRET_MAX];
+	char mutual_secret[CFG_SECRET_MAX];
+	struct cfg_acl **acls;     /* empty: any initiator may log in */
+	size_t acl_count;
+	struct cfg_lun **luns;     /* in order of appearance */
+	size_t lun_count;
+	unsigned first_line;       /* where the target was first named (for messages) */
+	struct cfg_key_lines lines;
+};
+
+struct cfg {
+	struct cfg_daemon daemon;
+	struct cfg_iscsi iscsi;
+	struct cfg_target **targets;
+	size_t target_count;
+	char source[CFG_PATH_MAX]; /* last file (or string name) parsed, for messages without a line */
+};
+
+/* Collected error messages, one per line, each ending in '\n'. */
+struct cfg_diag {
+	char *text;
+	size_t len, cap;
+	unsigned count;
+};
+
+void cfg_diag_free(struct cfg_diag *diag);
+
+/* A configuration holding the schema defaults of [daemon] and [iscsi] and no target. */
+struct cfg *cfg_create(void);
+void cfg_free(struct cfg *cfg);
+
+/*
+ * Parses a file, or a string that messages call `name`, into cfg (keys add to
+ * or override what is there).  Returns 0, or -1 with messages in diag.
+ */
+int cfg_parse_file(struct cfg *cfg, const char *path, struct cfg_diag *diag);
+int cfg_parse_string(struct cfg *cfg, const char *name, const char *text, struct cfg_diag *diag);
+
+/*
+ * Sets one key as if it appeared in section `section` ("daemon", "iscsi",
+ * "target \"IQN\"", ...), overriding any earlier value; messages start with
+ * `origin` ("command line").  Returns 0 or -1.
+ */
+int cfg_set(struct cfg *cfg, const char *origin, const char *section, const char *key, const char *value,
+	    struct cfg_diag *diag);
+
+/*
+ * Checks what single keys cannot (required keys, pairs of keys, targets
+ * without LUN 0, ...), fills in derived values (state directory, serial
+ * numbers) and makes LUN paths absolute.  Returns 0 or -1.
+ */
+int cfg_finish(struct cfg *cfg, struct cfg_diag *diag);
+
+/* A configuration made from the embedded default, finished.  NULL with messages in diag on error. */
+struct cfg *cfg_load_default(struct cfg_diag *diag);
+
+/* The embedded default configuration (config/default.ini), NUL-terminated. */
+extern const char cfg_default_ini[];
+
+/* /var/lib/sbcemu for root, else $XDG_STATE_HOME/sbcemu or ~/.local/state/sbcemu.  Returns 0 or -1. */
+int cfg_default_state_dir(char *buf, size_t len);
+
+/* Writes docs/config.md (Markdown) from the schema table. */
+void cfg_print_doc(FILE *out);
+
+const char *cfg_log_level_name(enum cfg_log_level level);
+const char *cfg_lu_kind_name(enum cfg_lu_kind kind);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * Shared between the configuration library's files: the schema table
+ * (schema.c), the value converters (values.c) and the parser (parse.c).
+ */
+#ifndef SBCEMU_CONFIG_INTERNAL_H
+#define SBCEMU_CONFIG_INTERNAL_H
+
+#include "config.h"
+
+enum cfg_section_kind {
+	CFG_SECTION_DAEMON,
+	CFG_SECTION_ISCSI,
+	CFG_SECTION_TARGET,
+	CFG_SECTION_ACL,
+	CFG_SECTION_LUN,
+	CFG_SECTION_COUNT
+};
+
+enum cfg_type {
+	CFG_TYPE_BOOL,
+	CFG_TYPE_U32,
+	CFG_TYPE_U64,       /* with binary size suffixes K, M, G, T, P; or 0x hex */
+	CFG_TYPE_ENUM,
+	CFG_TYPE_STRING,    /* printable ASCII; min/max bound the length */
+	CFG_TYPE_PATH,
+	CFG_TYPE_ADDRESS,   /* list of IP:port */
+	CFG_TYPE_NAME,      /* one iSCSI name */
+	CFG_TYPE_NAME_LIST, /* iSCSI names separated by spaces or commas */
+};
+
+struct cfg_enum_value {
+	const char *name;
+	uint32_t value;
+	const char *unsupported; /* non-NULL: recognised but rejected with this reason */
+};
+
+struct cfg_key;
+
+/*
+ * Converts value, range-checks it and stores it into object (the section's
+ * struct).  Returns 0, or -1 with the reason in why.
+ */
+typedef int (*cfg_setter)(const struct cfg_key *key, void *object, const char *value, char *why,
+			  size_t whylen);
+
+/* One row of the schema: everything the parser, the error messages and the documentation need. */
+struct cfg_key {
+	enum cfg_section_kind section;
+	const char *name;
+	enum cfg_type type;
+	const char *default_value;   /* NULL: the key is required */
+	uint64_t min, max;           /* numbers: range; strings and paths: length */
+	const struct cfg_enum_value *values; /* CFG_TYPE_ENUM, NULL-name terminated */
+	const char *doc;
+	size_t offset, size;         /* where the value lands in the section's struct */
+	cfg_setter set;              /* converts and stores (cfg_set_<type> unless special) */
+};
+
+struct cfg_section_desc {
+	enum cfg_section_kind kind;
+	const char *word;    /* first word of the header: "daemon", "lun" */
+	const char *syntax;  /* "lun \"TARGET\" N" */
+	const char *doc;
+};
+
+extern const struct cfg_key cfg_schema[];
+extern const size_t cfg_schema_len;
+extern const struct cfg_section_desc cfg_sections[CFG_SECTION_COUNT];
+
+/* The schema rows of one section, and a row's index within its section (for struct cfg_key_lines). */
+const struct cfg_key *cfg_schema_find(enum cfg_section_kind section, const char *name, unsigned *index);
+unsigned cfg_schema_index(const struct cfg_key *key);
+
+/* Stores every default of a section's rows into object. */
+void cfg_apply_defaults(enum cfg_section_kind section, void *object);
+
+/* Setters by type (values.c). */
+int cfg_set_bool(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_u32(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_u64(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_enum(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_string(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_path(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_listen(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_name(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_allowed_initiators(const struct cfg_key *key, void *object, const char *value, char *why,
+			       size_t whylen);
+int cfg_set_naa(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+
+/* Checks an iSCSI name (RFC 7143 4.2.7.1: iqn., eui., naa. formats).  Returns 0 or -1 with why. */
+int cfg_check_iscsi_name(const char *name, char *why, size_t whylen);
+
+/* Appends one message (a line) to diag. */
+void cfg_diag_add(struct cfg_diag *diag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends "file:line: section.key: reason" (line 0, section or key NULL: those parts left out). */
+void cfg_report(struct cfg_diag *diag, const char *file, unsigned line, const char *section, const char *key,
+		const char *reason);
+
+/* Adds an ACL entry for initiator to target (or returns the existing one); NULL when out of memory. */
+struct cfg_acl *cfg_target_acl(struct cfg_target *target, const char *initiator, bool *created);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * Checks that span keys or sections (required keys, key pairs, LUN 0, one
+ * backing file per LU), and the values derived once everything is known:
+ * the state directory, absolute backing paths, serial numbers.
+ */
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config_internal.h"
+
+struct finish {
+	struct cfg *cfg;
+	struct cfg_diag *diag;
+	unsigned before;
+};
+
+static void fail(struct finish *f, unsigned line, const char *section, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void fail(struct finish *f, unsigned line, const char *section, const char *key, const char *fmt, ...)
+{
+	char reason[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	cfg_report(f->diag, f->cfg->source, line, section, key, reason);
+}
+
+/* The line to blame for key `name` of a section: where it was set, else the section header. */
+static unsigned line_of(const struct cfg_key_lines *lines, enum cfg_section_kind kind, const char *name)
+{
+	unsigned index;
+
+	if (cfg_schema_find(kind, name, &index) && (lines->set_mask >> index & 1) && lines->key[index])
+		return lines->key[index];
+	return lines->section;
+}
+
+static void check_required(struct finish *f, enum cfg_section_kind kind, const struct cfg_key_lines *lines,
+			   const char *section)
+{
+	for (size_t i = 0; i < cfg_schema_len; i++) {
+		const struct cfg_key *key = &cfg_schema[i];
+
+		if (key->section == kind && !key->default_value && !(lines->set_mask >> cfg_schema_index(key) & 1))
+			fail(f, lines->section, section, key->name, "required key is missing");
+	}
+}
+
+/* RFC 7143 12.1.3: CHAP needs a name and a secret; mutual CHAP only makes sense on top of one-way CHAP. */
+static void check_chap(struct finish *f, enum cfg_section_kind kind, const struct cfg_key_lines *lines,
+		       const char *section, const char *chap_user, const char *chap_secret, const char *mutual_user,
+		       const char *mutual_secret, bool one_way_elsewhere)
+{
+	if (!!chap_user[0] != !!chap_secret[0]) {
+		const char *missing = chap_user[0] ? "chap_secret" : "chap_user";
+		const char *present = chap_user[0] ? "chap_user" : "chap_secret";
+
+		fail(f, line_of(lines, kind, present), section, missing, "required when %s is set", present);
+	}
+	if (!!mutual_user[0] != !!mutual_secret[0]) {
+		const char *missing = mutual_user[0] ? "mutual_secret" : "mutual_user";
+		const char *present = mutual_user[0] ? "mutual_user" : "mutual_secret";
+
+		fail(f, line_of(lines, kind, present), section, missing, "required when %s is set", present);
+	}
+	if (mutual_user[0] && !chap_user[0] && !one_way_elsewhere)
+		fail(f, line_of(lines, kind, "mutual_user"), section, "mutual_user",
+		     "mutual CHAP needs one-way CHAP too (chap_user and chap_secret)");
+}
+
+static void check_iscsi(struct finish *f)
+{
+	const struct cfg_iscsi *i = &f->cfg->iscsi;
+
+	/* RFC 7143 13.14: FirstBurstLength must not exceed MaxBurstLength. */
+	if (i->first_burst_length > i->max_burst_length)
+		fail(f, line_of(&i->lines, CFG_SECTION_ISCSI, "first_burst_length"), "iscsi", "first_burst_length",
+		     "%u is larger than max_burst_length (%u)", i->first_burst_length, i->max_burst_length);
+}
+
+/* Makes a relative path absolute by prefixing base.  Returns -1 when the result does not fit. */
+static int resolve_path(const char *base, char *path, size_t size)
+{
+	char joined[CFG_PATH_MAX];
+
+	if (path[0] == '/')
+		return 0;
+	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", base, path) >= sizeof(joined) ||
+	    strlen(joined) >= size)
+		return -1;
+	snprintf(path, size, "%s", joined);
+	return 0;
+}
+
+/* 64-bit FNV-1a: a stable serial number from the target name and LUN. */
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l)
+{
+	char section[CFG_NAME_MAX + 32];
+
+	snprintf(section, sizeof(section), "lun \"%s\" %u", t->name, l->lun);
+	check_required(f, CFG_SECTION_LUN, &l->lines, section);
+	if (l->size % l->logical_block_size)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "size"), section, "size",
+		     "%llu is not a multiple of logical_block_size (%u)", (unsigned long long)l->size,
+		     l->logical_block_size);
+	/* Linux sd ignores an optimal transfer length above the maximum; so would others. */
+	if (l->max_transfer_length && l->optimal_transfer_length > l->max_transfer_length)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "optimal_transfer_length"), section,
+		     "optimal_transfer_length", "%u is larger than max_transfer_length (%u)",
+		     l->optimal_transfer_length, l->max_transfer_length);
+	if (l->max_transfer_length && l->max_compare_and_write > l->max_transfer_length)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "max_compare_and_write"), section,
+		     "max_compare_and_write", "%u is larger than max_transfer_length (%u)",
+		     l->max_compare_and_write, l->max_transfer_length);
+	if (l->path[0] && resolve_path(f->cfg->daemon.state_dir, l->path, sizeof(l->path)))
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
+		     "too long once joined to state_dir");
+	if (!l->serial[0]) {
+		char lun[16];
+
+		snprintf(lun, sizeof(lun), "/%u", l->lun);
+		snprintf(l->serial, sizeof(l->serial), "%016llx",
+			 (unsigned long long)fnv1a(lun, fnv1a(t->name, 0xcbf29ce484222325ull)));
+	}
+}
+
+/* Two logical units on one backing file would overwrite each other's data. */
+static void check_shared_paths(struct finish *f)
+{
+	struct cfg *cfg = f->cfg;
+
+	for (size_t i = 0; i < cfg->target_count; i++) {
+		for (size_t j = 0; j < cfg->targets[i]->lun_count; j++) {
+			struct cfg_lun *l = cfg->targets[i]->luns[j];
+			bool reported = false;
+
+			for (size_t k = 0; k <= i && !reported; k++) {
+				size_t end = k == i ? j : cfg->targets[k]->lun_count;
+
+				for (size_t m = 0; m < end && !reported; m++) {
+					struct cfg_lun *o = cfg->targets[k]->luns[m];
+					char section[CFG_NAME_MAX + 32];
+
+					if (!l->path[0] || strcmp(l->path, o->path) != 0)
+						continue;
+					snprintf(section, sizeof(section), "lun \"%s\" %u", cfg->targets[i]->name,
+						 l->lun);
+					fail(f, line_of(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
+					     "%s is already the backing file of lun \"%s\" %u", l->path,
+					     cfg->targets[k]->name, o->lun);
+					reported = true;
+				}
+			}
+		}
+	}
+}
+
+static void finish_target(struct finish *f, struct cfg_target *t)
+{
+	char section[CFG_NAME_MAX + 16];
+	bool has_lun0 = false;
+	unsigned line = t->lines.section ? t->lines.section : t->first_line;
+
+	snprintf(section, sizeof(section), "target \"%s\"", t->name);
+	check_chap(f, CFG_SECTION_TARGET, &t->lines, section, t->chap_user, t->chap_secret, t->mutual_user,
+		   t->mutual_secret, false);
+	for (size_t i = 0; i < t->acl_count; i++) {
+		struct cfg_acl *a = t->acls[i];
+		char acl[2 * CFG_NAME_MAX + 16];
+
+		snprintf(acl, sizeof(acl), "acl \"%s\" \"%s\"", t->name, a->initiator);
+		check_chap(f, CFG_SECTION_ACL, &a->lines, acl, a->chap_user, a->chap_secret, a->mutual_user,
+			   a->mutual_secret, t->chap_user[0] != '\0');
+	}
+	for (size_t i = 0; i < t->lun_count; i++) {
+		finish_lun(f, t, t->luns[i]);
+		has_lun0 |= t->luns[i]->lun == 0;
+	}
+	/* Initiators discover LUNs with REPORT LUNS sent to LUN 0, so LUN 0 must exist. */
+	if (t->lun_count == 0)
+		fail(f, line, section, NULL, "has no logical unit (add a [lun \"%s\" 0] section)", t->name);
+	else if (!has_lun0)
+		fail(f, line, section, NULL, "has no LUN 0, which initiators use to discover the others");
+}
+
+int cfg_default_state_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (geteuid() == 0) {
+		n = snprintf(buf, len, "/var/lib/sbcemu");
+	} else if (xdg && xdg[0] == '/') {
+		n = snprintf(buf, len, "%s/sbcemu", xdg);
+	} else {
+		if (!home || home[0] != '/') {
+			struct passwd *pw = getpwuid(geteuid());
+
+			home = pw ? pw->pw_dir : NULL;
+		}
+		if (!home || home[0] != '/')
+			return -1;
+		n = snprintf(buf, len, "%s/.local/state/sbcemu", home);
+	}
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+int cfg_finish(struct cfg *cfg, struct cfg_diag *diag)
+{
+	struct finish f = { .cfg = cfg, .diag = diag, .before = diag->count };
+	struct cfg_daemon *d = &cfg->daemon;
+
+	check_required(&f, CFG_SECTION_DAEMON, &d->lines, "daemon");
+	check_required(&f, CFG_SECTION_ISCSI, &cfg->iscsi.lines, "iscsi");
+	check_iscsi(&f);
+	if (!d->state_dir[0] && cfg_default_state_dir(d->state_dir, sizeof(d->state_dir)))
+		fail(&f, 0, "daemon", "state_dir", "no default state directory (HOME is not set): set state_dir");
+	if (d->state_dir[0] && d->state_dir[0] != '/') {
+		/* A relative state directory is taken from the working directory at start-up. */
+		char cwd[CFG_PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)) || resolve_path(cwd, d->state_dir, sizeof(d->state_dir)))
+			fail(&f, line_of(&d->lines, CFG_SECTION_DAEMON, "state_dir"), "daemon", "state_dir",
+			     "cannot make %s absolute", d->state_dir);
+	}
+	if (cfg->target_count == 0)
+		fail(&f, 0, NULL, NULL, "no target is configured (add [target \"iqn...\"] and [lun \"iqn...\" 0] "
+		     "sections)");
+	for (size_t i = 0; i < cfg->target_count; i++)
+		finish_target(&f, cfg->targets[i]);
+	check_shared_paths(&f);
+	return diag->count == f.before ? 0 : -1;
+}
+
+struct cfg *cfg_load_default(struct cfg_diag *diag)
+{
+	struct cfg *cfg = cfg_create();
+
+	if (!cfg) {
+		cfg_diag_add(diag, "out of memory");
+		return NULL;
+	}
+	if (cfg_parse_string(cfg, "default configuration", cfg_default_ini, diag) || cfg_finish(cfg, diag)) {
+		cfg_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+const char *cfg_log_level_name(enum cfg_log_level level)
+{
+	switch (level) {
+	case CFG_LOG_ERROR:
+		return "error";
+	case CFG_LOG_WARN:
+		return "warn";
+	case CFG_LOG_INFO:
+		return "info";
+	case CFG_LOG_DEBUG:
+		return "debug";
+	}
+	return "?";
+}
+
+const char *cfg_lu_kind_name(enum cfg_lu_kind kind)
+{
+	switch (kind) {
+	case CFG_LU_CONVENTIONAL:
+		return "conventional";
+	case CFG_LU_ZBC_HM:
+		return "zbc-hm";
+	case CFG_LU_ZBC_HA:
+		return "zbc-ha";
+	case CFG_LU_ADMIN:
+		return "admin";
+	}
+	return "?";
+}

@@ -1,0 +1,571 @@
+/*
+ * The INI parser: libinih splits the file into sections and key = value
+ * pairs; this file maps them onto the schema and records every error as
+ * "file:line: section.key: reason".
+ *
+ * libinih (as Debian builds it) tells the handler neither the line number
+ * nor about empty sections or lines it could not parse; it only returns the
+ * first bad line.  So the parser feeds libinih through its own reader, which
+ * counts lines and notes which line is a section header, and checks after
+ * each line that a "key = value" line reached the handler: one that did not
+ * is a syntax error, and a header followed by no key is an empty section
+ * (still created, so that its missing required keys are reported).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_internal.h"
+
+#define SECTION_TEXT_MAX (2 * CFG_NAME_MAX + 32)
+
+enum line_kind {
+	LINE_NONE,   /* blank, comment, or already reported */
+	LINE_HEADER,
+	LINE_KEY,    /* should reach the handler */
+};
+
+/* A resolved section: which object its keys set. */
+struct section_ref {
+	enum cfg_section_kind kind;
+	void *object;
+	struct cfg_key_lines *lines;
+	char text[SECTION_TEXT_MAX]; /* canonical header text, for messages */
+};
+
+struct parse {
+	struct cfg *cfg;
+	struct cfg_diag *diag;
+	const char *file;         /* file name, or the origin of command-line settings */
+	FILE *in;
+	char *buf;
+	size_t cap;
+	unsigned line;            /* line the reader returned last */
+	enum line_kind kind;      /* of that line */
+	bool handled;             /* the handler saw that line */
+	bool indented;
+	unsigned header_line;     /* last section header the reader returned */
+	char header_name[SECTION_TEXT_MAX];
+	bool header_used;         /* a key under that header reached the handler */
+	bool header_broken;       /* it has no ']': its keys are ignored (the header is reported) */
+	unsigned current_header;  /* header that `current` was resolved for */
+	bool current_ok;
+	struct section_ref current;
+	char prev_key[64];
+};
+
+/* ---- diagnostics ---- */
+
+void cfg_diag_add(struct cfg_diag *diag, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (diag->len + (size_t)n + 2 > diag->cap) {
+		size_t cap = (diag->len + (size_t)n + 2) * 2;
+		char *text = realloc(diag->text, cap);
+
+		if (!text)
+			return;
+		diag->text = text;
+		diag->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(diag->text + diag->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	diag->len += (size_t)n;
+	diag->text[diag->len++] = '\n';
+	diag->text[diag->len] = '\0';
+	diag->count++;
+}
+
+void cfg_diag_free(struct cfg_diag *diag)
+{
+	free(diag->text);
+	memset(diag, 0, sizeof(*diag));
+}
+
+void cfg_report(struct cfg_diag *diag, const char *file, unsigned line, const char *section, const char *key,
+		const char *reason)
+{
+	char where[CFG_PATH_MAX + 16];
+
+	if (line)
+		snprintf(where, sizeof(where), "%s:%u", file, line);
+	else
+		snprintf(where, sizeof(where), "%s", file);
+	if (section && key)
+		cfg_diag_add(diag, "%s: %s.%s: %s", where, section, key, reason);
+	else if (section)
+		cfg_diag_add(diag, "%s: %s: %s", where, section, reason);
+	else
+		cfg_diag_add(diag, "%s: %s", where, reason);
+}
+
+static void report(struct parse *p, unsigned line, const char *section, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void report(struct parse *p, unsigned line, const char *section, const char *key, const char *fmt, ...)
+{
+	char reason[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	cfg_report(p->diag, p->file, line, section, key, reason);
+}
+
+/* ---- the object model: targets, their ACL entries and LUNs ---- */
+
+struct cfg *cfg_create(void)
+{
+	struct cfg *cfg = calloc(1, sizeof(*cfg));
+
+	if (!cfg)
+		return NULL;
+	cfg_apply_defaults(CFG_SECTION_DAEMON, &cfg->daemon);
+	cfg_apply_defaults(CFG_SECTION_ISCSI, &cfg->iscsi);
+	return cfg;
+}
+
+void cfg_free(struct cfg *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->target_count; i++) {
+		struct cfg_target *t = cfg->targets[i];
+
+		for (size_t j = 0; j < t->acl_count; j++)
+			free(t->acls[j]);
+		for (size_t j = 0; j < t->lun_count; j++)
+			free(t->luns[j]);
+		free(t->acls);
+		free(t->luns);
+		free(t);
+	}
+	free(cfg->targets);
+	free(cfg);
+}
+
+static bool grow(void *array_ptr, size_t count)
+{
+	void **array = array_ptr;
+	void *bigger = realloc(*array, (count + 1) * sizeof(void *));
+
+	if (!bigger)
+		return false;
+	*array = bigger;
+	return true;
+}
+
+static struct cfg_target *target_get(struct cfg *cfg, const char *name, unsigned line)
+{
+	struct cfg_target *t;
+
+	for (size_t i = 0; i < cfg->target_count; i++)
+		if (strcmp(cfg->targets[i]->name, name) == 0)
+			return cfg->targets[i];
+	if (!grow(&cfg->targets, cfg->target_count) || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->first_line = line;
+	cfg_apply_defaults(CFG_SECTION_TARGET, t);
+	cfg->targets[cfg->target_count++] = t;
+	return t;
+}
+
+struct cfg_acl *cfg_target_acl(struct cfg_target *target, const char *initiator, bool *created)
+{
+	struct cfg_acl *a;
+
+	*created = false;
+	for (size_t i = 0; i < target->acl_count; i++)
+		if (strcmp(target->acls[i]->initiator, initiator) == 0)
+			return target->acls[i];
+	if (!grow(&target->acls, target->acl_count) || !(a = calloc(1, sizeof(*a))))
+		return NULL;
+	snprintf(a->initiator, sizeof(a->initiator), "%s", initiator);
+	cfg_apply_defaults(CFG_SECTION_ACL, a);
+	target->acls[target->acl_count++] = a;
+	*created = true;
+	return a;
+}
+
+static struct cfg_lun *lun_get(struct cfg_target *target, uint32_t lun)
+{
+	struct cfg_lun *l;
+
+	for (size_t i = 0; i < target->lun_count; i++)
+		if (target->luns[i]->lun == lun)
+			return target->luns[i];
+	if (!grow(&target->luns, target->lun_count) || !(l = calloc(1, sizeof(*l))))
+		return NULL;
+	l->lun = lun;
+	cfg_apply_defaults(CFG_SECTION_LUN, l);
+	target->luns[target->lun_count++] = l;
+	return l;
+}
+
+/* ---- section headers ---- */
+
+/* Splits a header into words; "quoted strings" are one word without their quotes. */
+static int split_header(const char *text, char words[][CFG_NAME_MAX], int max_words, bool quoted[])
+{
+	const char *p = text;
+	int n = 0;
+
+	for (;;) {
+		size_t len;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			return n;
+		if (n == max_words)
+			return -1;
+		quoted[n] = *p == '"';
+		if (quoted[n]) {
+			const char *end = strchr(p + 1, '"');
+
+			if (!end)
+				return -1;
+			len = (size_t)(end - p - 1);
+			if (len >= CFG_NAME_MAX)
+				return -1;
+			memcpy(words[n], p + 1, len);
+			p = end + 1;
+			if (*p && !isspace((unsigned char)*p))
+				return -1;
+		} else {
+			len = strcspn(p, " \t\"");
+			if (len >= CFG_NAME_MAX)
+				return -1;
+			memcpy(words[n], p, len);
+			p += len;
+		}
+		words[n][len] = '\0';
+		n++;
+	}
+}
+
+/*
+ * Resolves a header ("lun \"iqn...\" 0") to its object, creating it.  Reports
+ * and returns false when the header is malformed or the section was already
+ * defined (check_duplicate: not for command-line settings).
+ */
+static bool section_open(struct parse *p, const char *text, unsigned line, bool check_duplicate,
+			 struct section_ref *ref)
+{
+	char words[3][CFG_NAME_MAX];
+	bool quoted[3] = { false, false, false };
+	int n = split_header(text, words, 3, quoted);
+	enum cfg_section_kind kind = CFG_SECTION_COUNT;
+	struct cfg_target *t = NULL;
+	char why[512];
+
+	size_t word_len = strcspn(text, " \t\"");
+
+	for (int k = 0; k < CFG_SECTION_COUNT; k++)
+		if (strlen(cfg_sections[k].word) == word_len && strncmp(text, cfg_sections[k].word, word_len) == 0)
+			kind = (enum cfg_section_kind)k;
+	if (kind == CFG_SECTION_COUNT) {
+		report(p, line, text, NULL,
+		       "unknown section (expected daemon, iscsi, target \"NAME\", acl \"TARGET\" \"INITIATOR\" "
+		       "or lun \"TARGET\" N)");
+		return false;
+	}
+	ref->kind = kind;
+	if (n < 1)
+		goto syntax;
+	switch (kind) {
+	case CFG_SECTION_DAEMON:
+	case CFG_SECTION_ISCSI:
+		if (n != 1)
+			goto syntax;
+		ref->object = kind == CFG_SECTION_DAEMON ? (void *)&p->cfg->daemon : (void *)&p->cfg->iscsi;
+		ref->lines = kind == CFG_SECTION_DAEMON ? &p->cfg->daemon.lines : &p->cfg->iscsi.lines;
+		snprintf(ref->text, sizeof(ref->text), "%s", words[0]);
+		break;
+	case CFG_SECTION_TARGET:
+		if (n != 2 || !quoted[1])
+			goto syntax;
+		if (cfg_check_iscsi_name(words[1], why, sizeof(why)))
+			goto bad_name;
+		snprintf(ref->text, sizeof(ref->text), "target \"%s\"", words[1]);
+		if (!(t = target_get(p->cfg, words[1], line)))
+			goto oom;
+		ref->object = t;
+		ref->lines = &t->lines;
+		break;
+	case CFG_SECTION_ACL: {
+		struct cfg_acl *a;
+		bool created;
+
+		if (n != 3 || !quoted[1] || !quoted[2])
+			goto syntax;
+		if (cfg_check_iscsi_name(words[1], why, sizeof(why)) ||
+		    cfg_check_iscsi_name(words[2], why, sizeof(why)))
+			goto bad_name;
+		snprintf(ref->text, sizeof(ref->text), "acl \"%s\" \"%s\"", words[1], words[2]);
+		if (!(t = target_get(p->cfg, words[1], line)) || !(a = cfg_target_acl(t, words[2], &created)))
+			goto oom;
+		ref->object = a;
+		ref->lines = &a->lines;
+		break;
+	}
+	case CFG_SECTION_LUN: {
+		struct cfg_lun *l;
+		char *end;
+		unsigned long lun;
+
+		if (n != 3 || !quoted[1])
+			goto syntax;
+		if (cfg_check_iscsi_name(words[1], why, sizeof(why)))
+			goto bad_name;
+		errno = 0;
+		lun = strtoul(words[2], &end, 10);
+		if (!isdigit((unsigned char)words[2][0]) || *end || errno)
+			goto syntax;
+		if (lun > CFG_MAX_LUN) {
+			report(p, line, text, NULL, "LUN %s is out of range (0..%d)", words[2], CFG_MAX_LUN);
+			return false;
+		}
+		snprintf(ref->text, sizeof(ref->text), "lun \"%s\" %lu", words[1], lun);
+		if (!(t = target_get(p->cfg, words[1], line)) || !(l = lun_get(t, (uint32_t)lun)))
+			goto oom;
+		ref->object = l;
+		ref->lines = &l->lines;
+		break;
+	}
+	case CFG_SECTION_COUNT:
+		return false;
+	}
+	if (check_duplicate && ref->lines->section) {
+		report(p, line, ref->text, NULL, "defined twice (first at line %u)", ref->lines->section);
+		return false;
+	}
+	if (check_duplicate)
+		ref->lines->section = line;
+	return true;
+syntax:
+	report(p, line, text, NULL, "malformed section header (expected [%s])", cfg_sections[kind].syntax);
+	return false;
+bad_name:
+	report(p, line, text, NULL, "%s", why);
+	return false;
+oom:
+	report(p, line, text, NULL, "out of memory");
+	return false;
+}
+
+/* ---- keys ---- */
+
+static void key_set(struct parse *p, unsigned line, const struct section_ref *ref, const char *name,
+		    const char *value, bool check_duplicate)
+{
+	unsigned index;
+	const struct cfg_key *key = cfg_schema_find(ref->kind, name, &index);
+	char why[1024];
+
+	if (!key) {
+		report(p, line, ref->text, name, "unknown key");
+		return;
+	}
+	if (check_duplicate && (ref->lines->set_mask >> index & 1)) {
+		report(p, line, ref->text, name, "set twice (first at line %u)", ref->lines->key[index]);
+		return;
+	}
+	/* Marked as set even when the value is refused: a second line for it is still a duplicate. */
+	ref->lines->key[index] = line;
+	ref->lines->set_mask |= 1u << index;
+	if (key->set(key, ref->object, value, why, sizeof(why)))
+		report(p, line, ref->text, name, "%s", why);
+}
+
+/*
+ * libinih's handler.  The section text comes from the reader (header_name):
+ * libinih cuts section names at 49 characters, shorter than an iSCSI name.
+ */
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse *p = user;
+	bool new_section = p->current_header != p->header_line;
+
+	(void)section;
+	p->handled = true;
+	if (p->header_line == 0) {
+		report(p, p->line, NULL, NULL, "%s: key outside any section", name);
+		return 1;
+	}
+	p->header_used = true;
+	if (p->header_broken)
+		return 1;
+	if (new_section) {
+		p->current_header = p->header_line;
+		p->current_ok = section_open(p, p->header_name, p->header_line, true, &p->current);
+		p->prev_key[0] = '\0';
+	}
+	if (!p->current_ok)
+		return 1;
+	if (p->indented && strcmp(name, p->prev_key) == 0) {
+		report(p, p->line, p->current.text, name,
+		       "an indented line continues the previous value, which is not supported "
+		       "(write the value on one line; do not indent keys)");
+		return 1;
+	}
+	snprintf(p->prev_key, sizeof(p->prev_key), "%s", name);
+	key_set(p, p->line, &p->current, name, value, true);
+	return 1;
+}
+
+/* ---- the reader: line numbers, headers, syntax errors ---- */
+
+/* A header followed by no key still declares its section. */
+static void close_header(struct parse *p)
+{
+	struct section_ref ref;
+
+	if (p->header_line && !p->header_used) {
+		p->header_used = true;
+		section_open(p, p->header_name, p->header_line, true, &ref);
+	}
+}
+
+/* Called before each new line and at the end: was the previous line understood? */
+static void check_line(struct parse *p)
+{
+	if (p->kind == LINE_KEY && !p->handled)
+		report(p, p->line, NULL, NULL,
+		       p->buf && p->buf[strspn(p->buf, " \t")] == '['
+			       ? "syntax error: section header without ']'"
+			       : "syntax error (expected key = value, [section] or a comment)");
+	p->kind = LINE_NONE;
+}
+
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse *p = stream;
+	ssize_t n;
+	const char *s;
+
+	check_line(p);
+	n = getline(&p->buf, &p->cap, p->in);
+	if (n < 0)
+		return NULL;
+	p->line++;
+	p->handled = false;
+	s = p->buf;
+	if (p->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3; /* libinih skips a UTF-8 byte order mark */
+	p->indented = isspace((unsigned char)*s) && *s != '\n' && *s != '\r';
+	s += strspn(s, " \t\r\n\v\f");
+	if (n >= num) {
+		/* libinih would cut the line and parse the rest as another line. */
+		report(p, p->line, NULL, NULL, "line is longer than %d characters", num - 1);
+		str[0] = '\n';
+		str[1] = '\0';
+		return str;
+	}
+	if (*s == '\0' || *s == ';' || *s == '#') {
+		p->kind = LINE_NONE;
+	} else if (*s == '[' && strchr(s, ']')) {
+		size_t len = (size_t)(strchr(s, ']') - s - 1);
+
+		close_header(p);
+		p->kind = LINE_HEADER;
+		p->header_line = p->line;
+		p->header_used = false;
+		p->header_broken = false;
+		while (len > 0 && isspace((unsigned char)s[1]))
+			s++, len--;
+		while (len > 0 && isspace((unsigned char)s[len]))
+			len--;
+		if (len >= sizeof(p->header_name))
+			len = sizeof(p->header_name) - 1;
+		memcpy(p->header_name, s + 1, len);
+		p->header_name[len] = '\0';
+	} else if (*s == '[') {
+		/* libinih rejects it and keeps the previous section; the keys below belong to neither. */
+		close_header(p);
+		p->kind = LINE_KEY; /* not handled: check_line reports it */
+		p->header_line = p->line;
+		p->header_used = true;
+		p->header_broken = true;
+	} else {
+		p->kind = LINE_KEY;
+	}
+	memcpy(str, p->buf, (size_t)n + 1);
+	return str;
+}
+
+static int parse_stream(struct cfg *cfg, const char *name, FILE *in, struct cfg_diag *diag)
+{
+	struct parse p = { .cfg = cfg, .diag = diag, .file = name, .in = in };
+	unsigned before = diag->count;
+	int rc;
+
+	snprintf(cfg->source, sizeof(cfg->source), "%s", name);
+	rc = ini_parse_stream(reader, &p, handler, &p);
+	check_line(&p);
+	close_header(&p);
+	free(p.buf);
+	if (rc == -2)
+		report(&p, 0, NULL, NULL, "out of memory");
+	else if (rc > 0 && diag->count == before)
+		report(&p, (unsigned)rc, NULL, NULL, "syntax error");
+	return diag->count == before ? 0 : -1;
+}
+
+int cfg_parse_file(struct cfg *cfg, const char *path, struct cfg_diag *diag)
+{
+	FILE *in = fopen(path, "r");
+	int rc;
+
+	if (!in) {
+		cfg_diag_add(diag, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = parse_stream(cfg, path, in, diag);
+	fclose(in);
+	return rc;
+}
+
+int cfg_parse_string(struct cfg *cfg, const char *name, const char *text, struct cfg_diag *diag)
+{
+	FILE *in;
+	int rc;
+
+	snprintf(cfg->source, sizeof(cfg->source), "%s", name);
+	if (text[0] == '\0')
+		return 0; /* fmemopen refuses empty buffers */
+	in = fmemopen((void *)text, strlen(text), "r");
+	if (!in) {
+		cfg_diag_add(diag, "%s: cannot read: %s", name, strerror(errno));
+		return -1;
+	}
+	rc = parse_stream(cfg, name, in, diag);
+	fclose(in);
+	return rc;
+}
+
+int cfg_set(struct cfg *cfg, const char *origin, const char *section, const char *key, const char *value,
+	    struct cfg_diag *diag)
+{
+	struct parse p = { .cfg = cfg, .diag = diag, .file = origin };
+	struct section_ref ref;
+	unsigned before = diag->count;
+
+	if (section_open(&p, section, 0, false, &ref))
+		key_set(&p, 0, &ref, key, value, false);
+	return diag->count == before ? 0 : -1;
+}

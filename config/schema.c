@@ -1,0 +1,222 @@
+/*
+ * The configuration schema: one row per key.  The parser (parse.c), the
+ * checks (finish.c), the error messages and docs/config.md all come from
+ * these rows; add a key here and nowhere else (plus its field in config.h).
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "config_internal.h"
+
+#define ROW(sec, st, field, typ, def, lo, hi, vals, setter, text)                                             \
+	{                                                                                                      \
+		.section = sec, .name = #field, .type = typ, .default_value = def, .min = lo, .max = hi,      \
+		.values = vals, .doc = text, .offset = offsetof(st, field),                                   \
+		.size = sizeof(((st *)0)->field), .set = setter,                                              \
+	}
+
+#define DAEMON(field, typ, def, lo, hi, vals, setter, text) \
+	ROW(CFG_SECTION_DAEMON, struct cfg_daemon, field, typ, def, lo, hi, vals, setter, text)
+#define ISCSI_U32(field, def, lo, hi, text) \
+	ROW(CFG_SECTION_ISCSI, struct cfg_iscsi, field, CFG_TYPE_U32, def, lo, hi, NULL, cfg_set_u32, text)
+#define ISCSI_BOOL(field, def, text) \
+	ROW(CFG_SECTION_ISCSI, struct cfg_iscsi, field, CFG_TYPE_BOOL, def, 0, 1, NULL, cfg_set_bool, text)
+#define TARGET(field, typ, def, lo, hi, setter, text) \
+	ROW(CFG_SECTION_TARGET, struct cfg_target, field, typ, def, lo, hi, NULL, setter, text)
+#define ACL(field, typ, def, lo, hi, setter, text) \
+	ROW(CFG_SECTION_ACL, struct cfg_acl, field, typ, def, lo, hi, NULL, setter, text)
+#define LUN(field, typ, def, lo, hi, vals, setter, text) \
+	ROW(CFG_SECTION_LUN, struct cfg_lun, field, typ, def, lo, hi, vals, setter, text)
+#define LUN_U32(field, def, lo, hi, text) LUN(field, CFG_TYPE_U32, def, lo, hi, NULL, cfg_set_u32, text)
+#define LUN_BOOL(field, def, text) LUN(field, CFG_TYPE_BOOL, def, 0, 1, NULL, cfg_set_bool, text)
+#define LUN_STRING(field, def, hi, text) LUN(field, CFG_TYPE_STRING, def, 0, hi, NULL, cfg_set_string, text)
+
+/* RFC 7143 13: data segment and burst lengths are 512..2^24-1 bytes. */
+#define ISCSI_LENGTH_MAX 16777215
+
+_Static_assert(sizeof(enum cfg_log_level) == sizeof(uint32_t), "enum setters store 32 bits");
+_Static_assert(sizeof(enum cfg_lu_kind) == sizeof(uint32_t), "enum setters store 32 bits");
+
+static const struct cfg_enum_value log_levels[] = {
+	{ "error", CFG_LOG_ERROR, NULL },
+	{ "warn", CFG_LOG_WARN, NULL },
+	{ "info", CFG_LOG_INFO, NULL },
+	{ "debug", CFG_LOG_DEBUG, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct cfg_enum_value lu_kinds[] = {
+	{ "conventional", CFG_LU_CONVENTIONAL, NULL },
+	{ "zbc-hm", CFG_LU_ZBC_HM, "host-managed zoned logical units are not supported yet (use conventional)" },
+	{ "zbc-ha", CFG_LU_ZBC_HA, "host-aware zoned logical units are not supported yet (use conventional)" },
+	{ "admin", CFG_LU_ADMIN, "administrative logical units (conglomerates) are not supported yet "
+				 "(use conventional)" },
+	{ NULL, 0, NULL },
+};
+
+static const struct cfg_enum_value block_sizes[] = {
+	{ "512", 512, NULL },
+	{ "4096", 4096, NULL },
+	{ NULL, 0, NULL },
+};
+
+const struct cfg_key cfg_schema[] = {
+	DAEMON(listen, CFG_TYPE_ADDRESS, "127.0.0.1:3260", 1, CFG_LISTEN_MAX, NULL, cfg_set_listen,
+	       "Portals to listen on: IPv4:port or [IPv6]:port (port 3260 if omitted), separated by spaces "
+	       "or commas; --listen replaces them."),
+	DAEMON(state_dir, CFG_TYPE_PATH, "", 0, CFG_PATH_MAX - 1, NULL, cfg_set_path,
+	       "Directory for backing files named by relative paths and for per-LUN state "
+	       "(`<state_dir>/<target>/lun<N>/`); empty: `/var/lib/sbcemu` for root, else "
+	       "`$XDG_STATE_HOME/sbcemu` or `~/.local/state/sbcemu`."),
+	DAEMON(log_level, CFG_TYPE_ENUM, "info", 0, 0, log_levels, cfg_set_enum,
+	       "Least severe message written to stderr."),
+	DAEMON(workers, CFG_TYPE_U32, "4", 1, 64, NULL, cfg_set_u32,
+	       "Worker threads that run backend I/O (the event loop never blocks on it)."),
+
+	ISCSI_U32(max_recv_data_segment_length, "262144", 512, ISCSI_LENGTH_MAX,
+		  "MaxRecvDataSegmentLength the target declares: the largest data segment it accepts (bytes)."),
+	ISCSI_U32(max_burst_length, "1048576", 512, ISCSI_LENGTH_MAX,
+		  "MaxBurstLength offered: largest solicited Data-Out or Data-In sequence (bytes)."),
+	ISCSI_U32(first_burst_length, "262144", 512, ISCSI_LENGTH_MAX,
+		  "FirstBurstLength offered: unsolicited data per command (bytes); at most max_burst_length."),
+	ISCSI_BOOL(immediate_data, "true", "ImmediateData offered: data may ride in the SCSI Command PDU."),
+	ISCSI_BOOL(initial_r2t, "false", "InitialR2T offered: false lets initiators send unsolicited Data-Out."),
+	ISCSI_U32(max_outstanding_r2t, "1", 1, 65535, "MaxOutstandingR2T offered, per command."),
+	ISCSI_U32(max_connections, "1", 1, 65535, "MaxConnections offered, per session."),
+	ISCSI_U32(default_time2wait, "2", 0, 3600, "DefaultTime2Wait offered (seconds)."),
+	ISCSI_U32(default_time2retain, "20", 0, 3600, "DefaultTime2Retain offered (seconds)."),
+	ISCSI_U32(cmd_window, "128", 1, 65535,
+		  "Commands the CmdSN window admits per session (MaxCmdSN - ExpCmdSN + 1)."),
+	ISCSI_U32(nop_in_interval, "30", 0, 3600,
+		  "Seconds of idleness before the target pings with a NOP-In; 0 = never."),
+	ISCSI_U32(nop_in_timeout, "30", 1, 3600,
+		  "Seconds to wait for the NOP-Out answer before dropping the connection."),
+	ISCSI_U32(login_timeout, "30", 1, 3600, "Seconds a connection may spend in the login phase."),
+	ISCSI_BOOL(header_digest_crc32c, "true", "Offer CRC32C in HeaderDigest (None is always offered)."),
+	ISCSI_BOOL(data_digest_crc32c, "true", "Offer CRC32C in DataDigest (None is always offered)."),
+
+	TARGET(alias, CFG_TYPE_STRING, "", 0, 255, cfg_set_string, "TargetAlias sent at login; empty: none."),
+	TARGET(tpgt, CFG_TYPE_U32, "1", 1, 65535, cfg_set_u32,
+	       "Target portal group tag; also the RELATIVE TARGET PORT IDENTIFIER."),
+	TARGET(chap_user, CFG_TYPE_STRING, "", 0, 255, cfg_set_string,
+	       "One-way CHAP: the name initiators must log in with; empty: no authentication."),
+	TARGET(chap_secret, CFG_TYPE_STRING, "", 12, 255, cfg_set_string,
+	       "One-way CHAP secret (RFC 7143 12.1.3 asks for at least 12 bytes)."),
+	TARGET(mutual_user, CFG_TYPE_STRING, "", 0, 255, cfg_set_string,
+	       "Mutual CHAP: the name the target answers with; needs one-way CHAP too."),
+	TARGET(mutual_secret, CFG_TYPE_STRING, "", 12, 255, cfg_set_string, "Mutual CHAP secret."),
+	{
+		.section = CFG_SECTION_TARGET,
+		.name = "allowed_initiators",
+		.type = CFG_TYPE_NAME_LIST,
+		.default_value = "",
+		.min = 0,
+		.max = CFG_NAME_MAX - 1,
+		.doc = "Initiator names allowed to log in, separated by spaces or commas; empty and no [acl] "
+		       "section: any initiator.",
+		.set = cfg_set_allowed_initiators,
+	},
+
+	ACL(chap_user, CFG_TYPE_STRING, "", 0, 255, cfg_set_string,
+	    "One-way CHAP name for this initiator; empty: the target's."),
+	ACL(chap_secret, CFG_TYPE_STRING, "", 12, 255, cfg_set_string, "One-way CHAP secret for this initiator."),
+	ACL(mutual_user, CFG_TYPE_STRING, "", 0, 255, cfg_set_string,
+	    "Mutual CHAP name for this initiator; empty: the target's."),
+	ACL(mutual_secret, CFG_TYPE_STRING, "", 12, 255, cfg_set_string, "Mutual CHAP secret for this initiator."),
+
+	LUN(path, CFG_TYPE_PATH, NULL, 1, CFG_PATH_MAX - 1, NULL, cfg_set_path,
+	    "Backing regular file or block device; a relative path is taken from state_dir."),
+	LUN(size, CFG_TYPE_U64, "0", 0, INT64_MAX, NULL, cfg_set_u64,
+	    "Capacity in bytes (K, M, G, T, P: powers of 1024); a missing file is created sparse; "
+	    "0: the existing file's size."),
+	LUN(logical_block_size, CFG_TYPE_ENUM, "512", 0, 0, block_sizes, cfg_set_enum,
+	    "Logical block length in bytes."),
+	LUN_U32(lbppbe, "0", 0, 15,
+		"LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT: physical block = logical block << lbppbe."),
+	LUN(kind, CFG_TYPE_ENUM, "conventional", 0, 0, lu_kinds, cfg_set_enum,
+	    "Logical unit type; only conventional is implemented so far."),
+	LUN_STRING(vendor, "SBCEMU", 8, "T10 VENDOR IDENTIFICATION (INQUIRY), padded with spaces."),
+	LUN_STRING(product, "sbcemu disk", 16, "PRODUCT IDENTIFICATION (INQUIRY)."),
+	LUN_STRING(revision, "0001", 4, "PRODUCT REVISION LEVEL (INQUIRY)."),
+	LUN_STRING(serial, "", 32, "Unit Serial Number VPD page; empty: derived from the target name and LUN."),
+	LUN(naa, CFG_TYPE_U64, "0", 0, UINT64_MAX, NULL, cfg_set_naa,
+	    "High 64 bits of the NAA IEEE Registered Extended designator (16 hex digits starting with 6); "
+	    "0: derived."),
+	LUN_BOOL(thin_provisioning, "true",
+		 "Logical block provisioning management (LBPME): UNMAP and WRITE SAME with UNMAP deallocate."),
+	LUN_BOOL(write_protect, "false", "Write-protected medium; the backing file is opened read-only."),
+	LUN_BOOL(removable, "false", "RMB bit in INQUIRY (removable medium)."),
+	LUN_U32(max_transfer_length, "8192", 0, UINT32_MAX,
+		"Block Limits VPD MAXIMUM TRANSFER LENGTH (logical blocks); 0: no limit reported."),
+	LUN_U32(optimal_transfer_length, "256", 0, UINT32_MAX,
+		"Block Limits VPD OPTIMAL TRANSFER LENGTH (logical blocks); at most max_transfer_length."),
+	LUN_U32(max_unmap_lba_count, "4194304", 0, UINT32_MAX,
+		"Block Limits VPD MAXIMUM UNMAP LBA COUNT (logical blocks per UNMAP command)."),
+	LUN_U32(max_unmap_descriptors, "256", 0, UINT32_MAX,
+		"Block Limits VPD MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT."),
+	LUN_U32(max_compare_and_write, "255", 0, 255,
+		"Block Limits VPD MAXIMUM COMPARE AND WRITE LENGTH (logical blocks); 0 disables the command."),
+	LUN(max_write_same_length, CFG_TYPE_U64, "4194304", 0, UINT64_MAX, NULL, cfg_set_u64,
+	    "Block Limits VPD MAXIMUM WRITE SAME LENGTH (logical blocks); 0: no limit reported."),
+};
+
+const size_t cfg_schema_len = sizeof(cfg_schema) / sizeof(cfg_schema[0]);
+
+const struct cfg_section_desc cfg_sections[CFG_SECTION_COUNT] = {
+	[CFG_SECTION_DAEMON] = { CFG_SECTION_DAEMON, "daemon", "daemon",
+				 "The daemon itself: where it listens, where it keeps state, what it logs." },
+	[CFG_SECTION_ISCSI] = { CFG_SECTION_ISCSI, "iscsi", "iscsi",
+				"What every target offers in iSCSI login negotiation (RFC 7143 13), and the "
+				"connection timers." },
+	[CFG_SECTION_TARGET] = { CFG_SECTION_TARGET, "target", "target \"NAME\"",
+				 "One iSCSI target; NAME is its iSCSI name (iqn.YYYY-MM.reversed.domain[:id], "
+				 "eui. or naa.).  Every target needs a LUN 0.  With chap_user and chap_secret "
+				 "set, initiators must authenticate (one-way CHAP); mutual_user and mutual_secret "
+				 "make the target authenticate itself too.  A target is also created by the first "
+				 "[lun] or [acl] section that names it, so this section may be left out when "
+				 "all its keys keep their defaults." },
+	[CFG_SECTION_ACL] = { CFG_SECTION_ACL, "acl", "acl \"TARGET\" \"INITIATOR\"",
+			      "Allows INITIATOR (an iSCSI name) to log into TARGET, optionally with CHAP "
+			      "credentials of its own that replace the target's.  Once a target has an entry "
+			      "(here or in allowed_initiators), only listed initiators may log in." },
+	[CFG_SECTION_LUN] = { CFG_SECTION_LUN, "lun", "lun \"TARGET\" N",
+			      "Logical unit N (0..255) of TARGET, stored in a regular file or block device.  "
+			      "Mode pages and persistent reservations are kept in `<state_dir>/<TARGET>/lun<N>/`." },
+};
+
+const struct cfg_key *cfg_schema_find(enum cfg_section_kind section, const char *name, unsigned *index)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < cfg_schema_len; i++) {
+		if (cfg_schema[i].section != section)
+			continue;
+		if (strcmp(cfg_schema[i].name, name) == 0) {
+			if (index)
+				*index = n;
+			return &cfg_schema[i];
+		}
+		n++;
+	}
+	return NULL;
+}
+
+unsigned cfg_schema_index(const struct cfg_key *key)
+{
+	unsigned n = 0;
+
+	for (const struct cfg_key *k = cfg_schema; k < key; k++)
+		if (k->section == key->section)
+			n++;
+	return n;
+}
+
+void cfg_apply_defaults(enum cfg_section_kind section, void *object)
+{
+	char why[256];
+
+	/* The defaults are checked by tests/unit/config/test_schema.c, so a failure here cannot happen. */
+	for (size_t i = 0; i < cfg_schema_len; i++)
+		if (cfg_schema[i].section == section && cfg_schema[i].default_value)
+			(void)cfg_schema[i].set(&cfg_schema[i], object, cfg_schema[i].default_value, why, sizeof(why));
+}

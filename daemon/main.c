@@ -1,0 +1,399 @@
+/*
+ * sbcemud: command line, configuration, and the start-up and shutdown order
+ * (setup.c turns the configuration into devices, LUs and targets).
+ *
+ * Start-up: configuration (file or embedded default, then command-line
+ * overrides, then checks) -> state directory -> loop and signal watchers ->
+ * worker pool -> one SCSI device per target with its logical units (backing
+ * files opened or created here) -> iSCSI server, targets, and last the
+ * portals, so no initiator connects before its target exists.
+ *
+ * Shutdown (SIGTERM or SIGINT): iscsi_server_shutdown() stops accepting and
+ * lets commands in flight finish and their responses go out; then every
+ * backend is flushed (fdatasync, on the workers), so nothing acknowledged is
+ * lost; then the loop stops and everything is freed in reverse order.  Exit
+ * status 0 unless a flush failed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbcemud.h"
+
+_Static_assert((int)SBCE_LOG_DEBUG == (int)CFG_LOG_DEBUG && (int)SBCE_LOG_ERROR == (int)CFG_LOG_ERROR,
+	       "log levels are passed from the configuration as they are");
+
+#ifndef SBCEMU_VERSION
+#define SBCEMU_VERSION "unknown"
+#endif
+
+/* ---- command line ---- */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: sbcemud [OPTION]...\n"
+		"Emulates SBC-4 disks (logical units backed by files) behind an iSCSI target.\n"
+		"Without -c, runs the embedded default configuration: target\n"
+		"iqn.2026-12.org.sbcemu:default on 127.0.0.1:3260 with a 1 GiB LUN 0.\n"
+		"\n"
+		"  -c, --config FILE          read the configuration from FILE (docs/config.md)\n"
+		"      --listen ADDR:PORT     listen on ADDR:PORT ([IPv6]:PORT); repeatable;\n"
+		"                             replaces the configuration's daemon.listen\n"
+		"      --state-dir DIR        directory for relative backing files and LU state\n"
+		"      --log-level LEVEL      error, warn, info or debug\n"
+		"      --check                check the configuration, print nothing, and exit\n"
+		"      --print-default-config print the embedded default configuration\n"
+		"      --print-config-doc     print the configuration reference (docs/config.md)\n"
+		"  -h, --help                 show this help\n"
+		"      --version              show the version\n"
+		"\n"
+		"SIGTERM or SIGINT: finish commands in flight, flush every backing file, exit 0.\n");
+}
+
+enum {
+	OPT_LISTEN = 256,
+	OPT_STATE_DIR,
+	OPT_LOG_LEVEL,
+	OPT_CHECK,
+	OPT_PRINT_DEFAULT,
+	OPT_PRINT_DOC,
+	OPT_VERSION,
+};
+
+struct options {
+	const char *config;
+	char *listen; /* every --listen, space separated */
+	const char *state_dir;
+	const char *log_level;
+	bool check;
+};
+
+static int append_listen(struct options *o, const char *addr)
+{
+	size_t old = o->listen ? strlen(o->listen) : 0;
+	char *bigger = realloc(o->listen, old + strlen(addr) + 2);
+
+	if (!bigger)
+		return -1;
+	if (old)
+		bigger[old++] = ' ';
+	strcpy(bigger + old, addr);
+	o->listen = bigger;
+	return 0;
+}
+
+/* Returns -1 to continue, else the exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT },
+		{ "print-config-doc", no_argument, NULL, OPT_PRINT_DOC },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case OPT_LISTEN:
+			if (append_listen(o, optarg))
+				return EXIT_FAILURE;
+			break;
+		case OPT_STATE_DIR:
+			o->state_dir = optarg;
+			break;
+		case OPT_LOG_LEVEL:
+			o->log_level = optarg;
+			break;
+		case OPT_CHECK:
+			o->check = true;
+			break;
+		case OPT_PRINT_DEFAULT:
+			fputs(cfg_default_ini, stdout);
+			return EXIT_SUCCESS;
+		case OPT_PRINT_DOC:
+			cfg_print_doc(stdout);
+			return EXIT_SUCCESS;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS;
+		case OPT_VERSION:
+			printf("sbcemud %s\n", SBCEMU_VERSION);
+			return EXIT_SUCCESS;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sbcemud: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+/* File or embedded default, then overrides, then cross checks.  NULL after printing every error. */
+static struct cfg *load_config(const struct options *o)
+{
+	struct cfg_diag diag = { 0 };
+	struct cfg *cfg = cfg_create();
+	int rc;
+
+	if (!cfg) {
+		fprintf(stderr, "sbcemud: out of memory\n");
+		return NULL;
+	}
+	if (o->config)
+		rc = cfg_parse_file(cfg, o->config, &diag);
+	else
+		rc = cfg_parse_string(cfg, "default configuration", cfg_default_ini, &diag);
+	if (o->listen)
+		rc |= cfg_set(cfg, "--listen", "daemon", "listen", o->listen, &diag);
+	if (o->state_dir)
+		rc |= cfg_set(cfg, "--state-dir", "daemon", "state_dir", o->state_dir, &diag);
+	if (o->log_level)
+		rc |= cfg_set(cfg, "--log-level", "daemon", "log_level", o->log_level, &diag);
+	if (rc == 0)
+		rc = cfg_finish(cfg, &diag);
+	if (rc != 0) {
+		fputs(diag.text ? diag.text : "", stderr);
+		fprintf(stderr, "sbcemud: %u configuration error%s\n", diag.count, diag.count == 1 ? "" : "s");
+		cfg_diag_free(&diag);
+		cfg_free(cfg);
+		return NULL;
+	}
+	cfg_diag_free(&diag);
+	return cfg;
+}
+
+/* ---- shutdown ---- */
+
+/* Worker: makes one backend's completed writes durable. */
+static void flush_work(struct scsi_io_job *job)
+{
+	struct flush_job *f = (struct flush_job *)job;
+
+	f->rc = f->backend->ops->flush(f->backend);
+}
+
+static void shutdown_finish(struct sbce_daemon *d);
+
+static void flush_done(struct scsi_io_job *job)
+{
+	struct flush_job *f = (struct flush_job *)job;
+	struct sbce_daemon *d = f->d;
+
+	if (f->rc != 0) {
+		sbce_error("%s: flush failed: %s", f->name, strerror(-f->rc));
+		d->exit_code = EXIT_FAILURE;
+	}
+	if (--d->flushes_pending == 0)
+		shutdown_finish(d);
+}
+
+
+
+static void shutdown_finish(struct sbce_daemon *d)
+{
+	d->state = DAEMON_STOPPED;
+	ev_timer_stop(d->loop.loop, &d->shutdown_timer);
+	sbce_loop_stop(&d->loop);
+}
+
+/* Commands have drained (or the drain timed out): make every write durable on the workers. */
+static void start_flush(struct sbce_daemon *d)
+{
+	d->state = DAEMON_FLUSHING;
+	if (d->flush_count == 0) {
+		shutdown_finish(d);
+		return;
+	}
+	sbce_info("flushing %zu backing file%s", d->flush_count, d->flush_count == 1 ? "" : "s");
+	d->flushes_pending = d->flush_count;
+	for (size_t i = 0; i < d->flush_count; i++) {
+		struct scsi_executor *ex = sbce_workers_executor(d->workers);
+
+		d->flushes[i].job.work = flush_work;
+		d->flushes[i].job.done = flush_done;
+		ex->submit(ex, &d->flushes[i].job);
+	}
+}
+
+static void server_drained(void *arg)
+{
+	struct sbce_daemon *d = arg;
+
+	if (d->state != DAEMON_DRAINING)
+		return;
+	d->server_drained = true;
+	start_flush(d);
+}
+
+static void shutdown_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sbce_daemon *d = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (d->state != DAEMON_DRAINING)
+		return;
+	sbce_error("commands still in flight after %.0f s; flushing and exiting anyway", SHUTDOWN_TIMEOUT);
+	d->exit_code = EXIT_FAILURE;
+	start_flush(d);
+}
+
+/* Drain, then flush, then stop the loop; the last step may happen before this returns. */
+static void begin_shutdown(struct sbce_daemon *d)
+{
+	d->state = DAEMON_DRAINING;
+	ev_timer_init(&d->shutdown_timer, shutdown_timeout_cb, SHUTDOWN_TIMEOUT, 0.);
+	d->shutdown_timer.data = d;
+	ev_timer_start(d->loop.loop, &d->shutdown_timer);
+	if (d->server)
+		iscsi_server_shutdown(d->server, server_drained, d); /* may call server_drained at once */
+	else
+		server_drained(d);
+}
+
+static void on_terminate(void *arg, int signum)
+{
+	struct sbce_daemon *d = arg;
+
+	if (d->state != DAEMON_RUNNING) {
+		sbce_warn("signal %d: shutdown already in progress", signum);
+		return;
+	}
+	sbce_info("signal %d: shutting down (finishing commands in flight)", signum);
+	begin_shutdown(d);
+}
+
+static void on_hangup(void *arg)
+{
+	(void)arg;
+	sbce_info("SIGHUP: configuration reload is not implemented; nothing changes");
+}
+
+/* ---- main ---- */
+
+/* ---- start-up ---- */
+
+static int start(struct sbce_daemon *d)
+{
+	const struct cfg *cfg = d->cfg;
+	struct iscsi_server_params params;
+	size_t lun_total = 0;
+	char err[512];
+	int rc;
+
+	rc = sbce_make_dirs(cfg->daemon.state_dir);
+	if (rc != 0) {
+		sbce_error("cannot create the state directory %s: %s", cfg->daemon.state_dir, strerror(-rc));
+		return -1;
+	}
+	if (sbce_loop_init(&d->loop, on_terminate, on_hangup, d)) {
+		sbce_error("cannot create the event loop");
+		return -1;
+	}
+	d->workers = sbce_workers_create(d->loop.loop, cfg->daemon.workers, err, sizeof(err));
+	if (!d->workers) {
+		sbce_error("%s", err);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->target_count; i++)
+		lun_total += cfg->targets[i]->lun_count;
+	d->targets = calloc(cfg->target_count, sizeof(*d->targets));
+	d->flushes = calloc(lun_total ? lun_total : 1, sizeof(*d->flushes));
+	sbce_server_params(&cfg->iscsi, &params);
+	if (!d->targets || !d->flushes || !(d->server = iscsi_server_create(d->loop.loop, &params))) {
+		sbce_error("cannot create the iSCSI server: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->target_count; i++)
+		if (sbce_add_target(d, cfg->targets[i]))
+			return -1;
+	for (unsigned i = 0; i < cfg->daemon.listen_count; i++) {
+		if (iscsi_server_add_portal(d->server, cfg->daemon.listen[i], err, sizeof(err))) {
+			sbce_error("cannot listen on %s: %s", cfg->daemon.listen[i], err);
+			return -1;
+		}
+		sbce_info("listening on %s", cfg->daemon.listen[i]);
+	}
+	return 0;
+}
+
+static void stop(struct sbce_daemon *d)
+{
+	/* After a drain timeout commands may still reference devices: leave them to the exit. */
+	bool drained = d->server_drained || d->state == DAEMON_RUNNING;
+
+	if (d->server && drained)
+		iscsi_server_destroy(d->server);
+	sbce_workers_destroy(d->workers);
+	for (size_t i = 0; i < d->target_count && drained; i++)
+		scsi_device_destroy(d->targets[i].device);
+	for (size_t i = 0; i < d->target_count; i++)
+		free(d->targets[i].acl);
+	free(d->targets);
+	free(d->flushes);
+	if (d->loop.loop) {
+		if (ev_is_active(&d->shutdown_timer))
+			ev_timer_stop(d->loop.loop, &d->shutdown_timer);
+		sbce_loop_fini(&d->loop);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct sbce_daemon d = { .state = DAEMON_RUNNING, .exit_code = EXIT_SUCCESS };
+	int rc = parse_options(argc, argv, &o);
+
+	if (rc >= 0) {
+		free(o.listen);
+		return rc;
+	}
+	d.cfg = load_config(&o);
+	free(o.listen);
+	if (!d.cfg)
+		return EXIT_FAILURE;
+	if (o.check) {
+		cfg_free(d.cfg);
+		return EXIT_SUCCESS;
+	}
+	sbce_log_set_level((enum sbce_log_level)d.cfg->daemon.log_level);
+	if (d.cfg->daemon.log_level == CFG_LOG_DEBUG)
+		setenv("SBCEMU_ISCSI_DEBUG", "1", 0); /* the iSCSI library's own debug switch */
+	sbce_info("sbcemud %s starting (%s, state in %s)", SBCEMU_VERSION,
+		  o.config ? o.config : "embedded default configuration", d.cfg->daemon.state_dir);
+	if (start(&d) == 0) {
+		sbce_info("ready");
+		sbce_loop_run(&d.loop);
+		if (d.state != DAEMON_STOPPED) /* the loop ran out of watchers: should not happen */
+			d.exit_code = EXIT_FAILURE;
+	} else {
+		/* The server may already listen on some portals: shut it down the regular way. */
+		if (d.server) {
+			begin_shutdown(&d);
+			if (d.state != DAEMON_STOPPED)
+				sbce_loop_run(&d.loop);
+		}
+		d.exit_code = EXIT_FAILURE;
+	}
+	stop(&d);
+	sbce_info("exiting with status %d", d.exit_code);
+	cfg_free(d.cfg);
+	return d.exit_code;
+}

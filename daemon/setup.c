@@ -1,0 +1,191 @@
+/*
+ * From configuration to objects: one SCSI device per target, its logical
+ * units with their backing files and state directories, and the iSCSI
+ * target in front of it.  Runs once, at start-up, on the loop thread (opening
+ * and sizing backing files is the only I/O done outside the workers).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sbcemud.h"
+
+int sbce_make_dirs(const char *path)
+{
+	char buf[CFG_PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0750) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0750) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
+{
+	switch (kind) {
+	case CFG_LU_CONVENTIONAL:
+		return SCSI_LU_CONVENTIONAL;
+	case CFG_LU_ZBC_HM:
+		return SCSI_LU_ZBC_HM;
+	case CFG_LU_ZBC_HA:
+		return SCSI_LU_ZBC_HA;
+	case CFG_LU_ADMIN:
+		return SCSI_LU_ADMIN;
+	}
+	return SCSI_LU_CONVENTIONAL;
+}
+
+/* Opens (creating if needed) one LU's backing file and adds the LU to its device. */
+static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev,
+		   const struct cfg_lun *l)
+{
+	struct scsi_lu_params params = { 0 };
+	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX];
+	char err[512];
+	struct backend *be;
+	struct flush_job *f;
+	const char *sd = d->cfg->daemon.state_dir;
+	size_t sd_len = strlen(sd);
+	int rc;
+
+	snprintf(state_dir, sizeof(state_dir), "%s/%s/lun%u", sd, t->name, l->lun);
+	rc = sbce_make_dirs(state_dir);
+	/* A backing file under the state directory may sit in a subdirectory nobody has made yet. */
+	if (rc == 0 && strncmp(l->path, sd, sd_len) == 0 && l->path[sd_len] == '/') {
+		char parent[CFG_PATH_MAX];
+
+		snprintf(parent, sizeof(parent), "%s", l->path);
+		*strrchr(parent, '/') = '\0';
+		rc = sbce_make_dirs(parent);
+	}
+	if (rc != 0) {
+		sbce_error("target %s LUN %u: cannot create %s: %s", t->name, l->lun, state_dir, strerror(-rc));
+		return -1;
+	}
+	be = be_file_open(l->path, l->size, l->write_protect, err, sizeof(err));
+	if (!be) {
+		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
+		return -1;
+	}
+	if (be->size % l->logical_block_size)
+		sbce_warn("target %s LUN %u: %s: the last %llu bytes are not a whole logical block and are unused",
+			  t->name, l->lun, l->path, (unsigned long long)(be->size % l->logical_block_size));
+	params.kind = lu_kind(l->kind);
+	params.lun = l->lun;
+	params.logical_block_size = l->logical_block_size;
+	params.lbppbe = (uint8_t)l->lbppbe;
+	params.num_blocks = be->size / l->logical_block_size;
+	snprintf(params.vendor, sizeof(params.vendor), "%s", l->vendor);
+	snprintf(params.product, sizeof(params.product), "%s", l->product);
+	snprintf(params.revision, sizeof(params.revision), "%s", l->revision);
+	snprintf(params.serial, sizeof(params.serial), "%s", l->serial);
+	params.naa = l->naa;
+	params.thin_provisioning = l->thin_provisioning;
+	params.write_protect = l->write_protect;
+	params.removable = l->removable;
+	params.max_transfer_length = l->max_transfer_length;
+	params.optimal_transfer_length = l->optimal_transfer_length;
+	params.max_unmap_lba_count = l->max_unmap_lba_count;
+	params.max_unmap_descriptors = l->max_unmap_descriptors;
+	params.max_compare_and_write = l->max_compare_and_write;
+	params.max_write_same_length = l->max_write_same_length;
+	params.state_dir = state_dir;
+	if (!scsi_lu_create(dev, &params, be, err, sizeof(err))) {
+		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
+		be_close(be);
+		return -1;
+	}
+	f = &d->flushes[d->flush_count++];
+	f->d = d;
+	f->backend = be;
+	f->name = l->path;
+	sbce_info("target %s LUN %u: %s, %llu blocks of %u bytes%s%s", t->name, l->lun, l->path,
+		  (unsigned long long)params.num_blocks, l->logical_block_size,
+		  l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
+	return 0;
+}
+
+/* The ACL entries iscsi_server_add_target() wants; strings point into the configuration. */
+static struct iscsi_acl_entry *make_acl(const struct cfg_target *t)
+{
+	struct iscsi_acl_entry *acl = calloc(t->acl_count ? t->acl_count : 1, sizeof(*acl));
+
+	if (!acl)
+		return NULL;
+	for (size_t i = 0; i < t->acl_count; i++) {
+		const struct cfg_acl *a = t->acls[i];
+
+		acl[i].initiator_name = a->initiator;
+		acl[i].chap.user = a->chap_user[0] ? a->chap_user : NULL;
+		acl[i].chap.secret = a->chap_user[0] ? a->chap_secret : NULL;
+		acl[i].mutual.user = a->mutual_user[0] ? a->mutual_user : NULL;
+		acl[i].mutual.secret = a->mutual_user[0] ? a->mutual_secret : NULL;
+	}
+	return acl;
+}
+
+int sbce_add_target(struct sbce_daemon *d, const struct cfg_target *t)
+{
+	struct daemon_target *dt = &d->targets[d->target_count];
+	struct iscsi_target_params params = { 0 };
+	char err[512];
+
+	dt->device = scsi_device_create(t->name, sbce_workers_executor(d->workers));
+	dt->acl = make_acl(t);
+	d->target_count++;
+	if (!dt->device || !dt->acl) {
+		sbce_error("target %s: out of memory", t->name);
+		return -1;
+	}
+	for (size_t i = 0; i < t->lun_count; i++)
+		if (add_lun(d, t, dt->device, t->luns[i]))
+			return -1;
+	params.name = t->name;
+	params.alias = t->alias[0] ? t->alias : NULL;
+	params.tpgt = (uint16_t)t->tpgt;
+	params.device = dt->device;
+	params.chap.user = t->chap_user[0] ? t->chap_user : NULL;
+	params.chap.secret = t->chap_user[0] ? t->chap_secret : NULL;
+	params.mutual.user = t->mutual_user[0] ? t->mutual_user : NULL;
+	params.mutual.secret = t->mutual_user[0] ? t->mutual_secret : NULL;
+	params.acl = t->acl_count ? dt->acl : NULL;
+	params.acl_len = t->acl_count;
+	if (iscsi_server_add_target(d->server, &params, err, sizeof(err))) {
+		sbce_error("target %s: %s", t->name, err);
+		return -1;
+	}
+	return 0;
+}
+
+void sbce_server_params(const struct cfg_iscsi *c, struct iscsi_server_params *p)
+{
+	iscsi_server_params_default(p);
+	p->max_recv_data_segment_length = c->max_recv_data_segment_length;
+	p->max_burst_length = c->max_burst_length;
+	p->first_burst_length = c->first_burst_length;
+	p->immediate_data = c->immediate_data;
+	p->initial_r2t = c->initial_r2t;
+	p->max_outstanding_r2t = c->max_outstanding_r2t;
+	p->max_connections = c->max_connections;
+	p->default_time2wait = c->default_time2wait;
+	p->default_time2retain = c->default_time2retain;
+	p->cmd_window = c->cmd_window;
+	p->nop_in_interval = c->nop_in_interval;
+	p->nop_in_timeout = c->nop_in_timeout;
+	p->login_timeout = c->login_timeout;
+	p->header_digest_crc32c_allowed = c->header_digest_crc32c;
+	p->data_digest_crc32c_allowed = c->data_digest_crc32c;
+}

@@ -1,0 +1,207 @@
+/*
+ * The worker pool: the daemon's struct scsi_executor.
+ *
+ * submit() (loop thread) appends a job to the run queue and wakes one worker.
+ * A worker runs job->work() (backend I/O, possibly slow), appends the job to
+ * the completion list under a second mutex and wakes the loop with
+ * ev_async_send().  The loop's ev_async callback takes the whole list and
+ * calls each job->done() on the loop thread, in completion order.
+ *
+ * So backend calls never run on the loop thread, and done() never runs on a
+ * worker: the SCSI core needs no locks for its own state.  Jobs carry their
+ * own link (scsi_io_job.next), so the pool allocates nothing per job.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+struct job_list {
+	struct scsi_io_job *head;
+	struct scsi_io_job **tail;
+};
+
+struct sbce_workers {
+	struct scsi_executor executor; /* first: the core calls executor.submit */
+	struct ev_loop *loop;
+	ev_async wakeup;
+
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_cond;
+	struct job_list queue;       /* submitted, not yet taken by a worker */
+	bool stopping;
+
+	pthread_mutex_t done_lock;
+	struct job_list done;        /* work() finished, done() not yet called */
+
+	unsigned long in_flight;     /* loop thread only */
+	pthread_t *threads;
+	unsigned count;
+};
+
+static void list_init(struct job_list *l)
+{
+	l->head = NULL;
+	l->tail = &l->head;
+}
+
+static void list_append(struct job_list *l, struct scsi_io_job *job)
+{
+	job->next = NULL;
+	*l->tail = job;
+	l->tail = &job->next;
+}
+
+static struct sbce_workers *from_executor(struct scsi_executor *ex)
+{
+	return (struct sbce_workers *)((char *)ex - offsetof(struct sbce_workers, executor));
+}
+
+static void workers_submit(struct scsi_executor *ex, struct scsi_io_job *job)
+{
+	struct sbce_workers *w = from_executor(ex);
+
+	w->in_flight++;
+	pthread_mutex_lock(&w->queue_lock);
+	list_append(&w->queue, job);
+	pthread_cond_signal(&w->queue_cond);
+	pthread_mutex_unlock(&w->queue_lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct sbce_workers *w = arg;
+
+	for (;;) {
+		struct scsi_io_job *job;
+
+		pthread_mutex_lock(&w->queue_lock);
+		while (!w->queue.head && !w->stopping)
+			pthread_cond_wait(&w->queue_cond, &w->queue_lock);
+		job = w->queue.head;
+		if (!job) { /* stopping, and the queue is drained */
+			pthread_mutex_unlock(&w->queue_lock);
+			return NULL;
+		}
+		w->queue.head = job->next;
+		if (!w->queue.head)
+			w->queue.tail = &w->queue.head;
+		pthread_mutex_unlock(&w->queue_lock);
+
+		job->work(job);
+
+		pthread_mutex_lock(&w->done_lock);
+		list_append(&w->done, job);
+		pthread_mutex_unlock(&w->done_lock);
+		ev_async_send(w->loop, &w->wakeup);
+	}
+}
+
+/* Loop thread: calls done() for every finished job. */
+static void run_completions(struct sbce_workers *w)
+{
+	struct scsi_io_job *job;
+
+	pthread_mutex_lock(&w->done_lock);
+	job = w->done.head;
+	list_init(&w->done);
+	pthread_mutex_unlock(&w->done_lock);
+	while (job) {
+		struct scsi_io_job *next = job->next;
+
+		job->next = NULL;
+		w->in_flight--;
+		job->done(job); /* may submit new jobs */
+		job = next;
+	}
+}
+
+static void wakeup_cb(struct ev_loop *loop, ev_async *watcher, int revents)
+{
+	(void)loop;
+	(void)revents;
+	run_completions(watcher->data);
+}
+
+struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, char *err, size_t errlen)
+{
+	struct sbce_workers *w = calloc(1, sizeof(*w));
+	sigset_t all, old;
+
+	if (!w || !(w->threads = calloc(count ? count : 1, sizeof(*w->threads)))) {
+		snprintf(err, errlen, "out of memory");
+		free(w);
+		return NULL;
+	}
+	w->executor.submit = workers_submit;
+	w->loop = loop;
+	list_init(&w->queue);
+	list_init(&w->done);
+	pthread_mutex_init(&w->queue_lock, NULL);
+	pthread_cond_init(&w->queue_cond, NULL);
+	pthread_mutex_init(&w->done_lock, NULL);
+	ev_async_init(&w->wakeup, wakeup_cb);
+	w->wakeup.data = w;
+	ev_async_start(loop, &w->wakeup);
+
+	/* Workers block every signal, so SIGTERM and friends reach the loop thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (w->count = 0; w->count < count; w->count++) {
+		int rc = pthread_create(&w->threads[w->count], NULL, worker_main, w);
+
+		if (rc != 0) {
+			snprintf(err, errlen, "cannot start worker thread %u: %s", w->count, strerror(rc));
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			sbce_workers_destroy(w);
+			return NULL;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return w;
+}
+
+struct scsi_executor *sbce_workers_executor(struct sbce_workers *w)
+{
+	return &w->executor;
+}
+
+unsigned long sbce_workers_in_flight(const struct sbce_workers *w)
+{
+	return w->in_flight;
+}
+
+void sbce_workers_destroy(struct sbce_workers *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->queue_lock);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->queue_cond);
+	pthread_mutex_unlock(&w->queue_lock);
+	for (unsigned i = 0; i < w->count; i++)
+		pthread_join(w->threads[i], NULL);
+	/* Jobs a done() submits now run on this thread: nothing else is left to run them. */
+	while (w->done.head || w->queue.head) {
+		run_completions(w);
+		while (w->queue.head) {
+			struct scsi_io_job *job = w->queue.head;
+
+			w->queue.head = job->next;
+			if (!w->queue.head)
+				w->queue.tail = &w->queue.head;
+			job->work(job);
+			list_append(&w->done, job);
+		}
+	}
+	ev_async_stop(w->loop, &w->wakeup);
+	pthread_mutex_destroy(&w->queue_lock);
+	pthread_cond_destroy(&w->queue_cond);
+	pthread_mutex_destroy(&w->done_lock);
+	free(w->threads);
+	free(w);
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# Installs every Debian 12 package that building and testing sbcemu needs.
+# Idempotent and quick: when everything is installed already it does not even
+# run apt-get update.  Runs as root, or through sudo when it is available.
+#
+# Usage: scripts/deps.sh [--list]     (--list: print the package names and exit)
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	build-essential cmake pkg-config git
+	libev-dev zlib1g-dev libinih-dev libisal-dev libssl-dev libiscsi-dev
+	# unit tests (Check needs subunit through pkg-config)
+	check libsubunit-dev
+	# integration and conformance tests: libiscsi's tools (iscsi-test-cu,
+	# iscsi-inq, iscsi-ls), sg3_utils, Debian's tgt as a reference target,
+	# ss (iproute2) and the usual process tools
+	libiscsi-bin sg3-utils tgt iproute2 procps
+)
+
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${PACKAGES[@]}"
+	exit 0
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	if [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)" != installed ]; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps.sh: all ${#PACKAGES[@]} packages are installed"
+	exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+	if ! command -v sudo >/dev/null; then
+		echo "deps.sh: not root and no sudo; install these as root: ${missing[*]}" >&2
+		exit 1
+	fi
+	sudo=(sudo)
+fi
+
+tgt_was_installed=yes
+[[ " ${missing[*]} " == *" tgt "* ]] && tgt_was_installed=no
+
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q </dev/null
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+
+# Installing tgt starts tgtd on *:3260, sbcemud's default port; the tests start
+# their own tgtd on private ports, so the service is not wanted.  Only a tgt
+# installed here is touched, never one that was there before.
+if [ "$tgt_was_installed" = no ] && command -v systemctl >/dev/null &&
+	"${sudo[@]}" systemctl is-active --quiet tgt 2>/dev/null; then
+	echo "deps.sh: stopping and disabling tgt.service (it holds port 3260)"
+	"${sudo[@]}" systemctl disable --now tgt >/dev/null 2>&1 || true
+fi
+echo "deps.sh: done"

@@ -1,0 +1,180 @@
+/*
+ * finish.c: checks across keys and sections, derived values, and the
+ * embedded default configuration.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg_test.h"
+
+#define T "iqn.2026-12.org.example:t"
+
+/* The embedded default (config/default.ini) parses and validates; its LUN 0 is what the README promises. */
+START_TEST(embedded_default_validates)
+{
+	struct cfg_diag diag = { 0 };
+	struct cfg *cfg = cfg_create();
+	struct cfg_lun *l;
+
+	ck_assert_int_eq(cfg_parse_string(cfg, "default", cfg_default_ini, &diag), 0);
+	ck_assert_int_eq(cfg_set(cfg, "test", "daemon", "state_dir", "/srv/state", &diag), 0);
+	ck_assert_int_eq(cfg_finish(cfg, &diag), 0);
+	ck_assert_uint_eq(diag.count, 0);
+	ck_assert_uint_eq(cfg->daemon.listen_count, 1);
+	ck_assert_str_eq(cfg->daemon.listen[0], "127.0.0.1:3260");
+	ck_assert_uint_eq(cfg->target_count, 1);
+	ck_assert_str_eq(cfg->targets[0]->name, "iqn.2026-12.org.sbcemu:default");
+	ck_assert_uint_eq(cfg->targets[0]->acl_count, 0);
+	ck_assert_uint_eq(cfg->targets[0]->lun_count, 1);
+	l = cfg->targets[0]->luns[0];
+	ck_assert_uint_eq(l->lun, 0);
+	ck_assert_int_eq(l->kind, CFG_LU_CONVENTIONAL);
+	ck_assert_str_eq(l->path, "/srv/state/default-lun0.img");
+	ck_assert_uint_eq(l->size, 1ull << 30);
+	ck_assert_uint_eq(l->logical_block_size, 512);
+	ck_assert(l->thin_provisioning);
+	ck_assert_uint_eq(l->max_compare_and_write, 255);
+	/* Derived serial: FNV-1a 64 of the target name then "/0", as 16 hex digits. */
+	ck_assert_str_eq(l->serial, "1f270915c6238a30");
+	cfg_free(cfg);
+
+	cfg = cfg_load_default(&diag);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(diag.count, 0);
+	ck_assert_int_eq(cfg->daemon.state_dir[0], '/');
+	cfg_free(cfg);
+}
+END_TEST
+
+START_TEST(no_target)
+{
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n", true,
+			"t.ini: no target is configured (add [target \"iqn...\"] and [lun \"iqn...\" 0] sections)\n");
+}
+END_TEST
+
+/* Initiators send REPORT LUNS to LUN 0: a target needs one. */
+START_TEST(target_without_lun0)
+{
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[target \"" T "\"]\nalias = a\n[lun \"" T "\" 1]\npath = x\n", true,
+			"t.ini:3: target \"" T "\": has no LUN 0, which initiators use to discover the others\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[target \"" T "\"]\nalias = a\n", true,
+			"t.ini:3: target \"" T "\": has no logical unit (add a [lun \"" T "\" 0] section)\n");
+}
+END_TEST
+
+START_TEST(required_key)
+{
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\nsize = 1M\n", true,
+			"t.ini:3: lun \"" T "\" 0.path: required key is missing\n");
+}
+END_TEST
+
+/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength. */
+START_TEST(first_burst_above_max_burst)
+{
+	cfg_test_expect(CFG_TEST_MINIMAL "[iscsi]\nmax_burst_length = 65536\nfirst_burst_length = 131072\n", true,
+			"t.ini:7: iscsi.first_burst_length: 131072 is larger than max_burst_length (65536)\n");
+}
+END_TEST
+
+START_TEST(chap_pairs)
+{
+	cfg_test_expect(CFG_TEST_MINIMAL "[target \"" T "\"]\nchap_user = alice\nmutual_secret = mutual-secret\n",
+			true,
+			"t.ini:6: target \"" T "\".chap_secret: required when chap_user is set\n"
+			"t.ini:7: target \"" T "\".mutual_user: required when mutual_secret is set\n");
+	cfg_test_expect(CFG_TEST_MINIMAL "[target \"" T "\"]\nmutual_user = tgt\nmutual_secret = mutual-secret\n",
+			true,
+			"t.ini:6: target \"" T "\".mutual_user: mutual CHAP needs one-way CHAP too "
+			"(chap_user and chap_secret)\n");
+	/* An ACL entry's mutual CHAP may rest on the target's one-way CHAP. */
+	cfg_test_expect(CFG_TEST_MINIMAL "[target \"" T "\"]\nchap_user = a\nchap_secret = one-way-secret\n"
+			"[acl \"" T "\" \"iqn.1993-08.org.debian:01:x\"]\nmutual_user = t\n"
+			"mutual_secret = mutual-secret\n",
+			true, "");
+}
+END_TEST
+
+START_TEST(lun_geometry_and_limits)
+{
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 1000\n"
+			"max_transfer_length = 128\noptimal_transfer_length = 256\nmax_compare_and_write = 200\n",
+			true,
+			"t.ini:5: lun \"" T "\" 0.size: 1000 is not a multiple of logical_block_size (512)\n"
+			"t.ini:7: lun \"" T "\" 0.optimal_transfer_length: 256 is larger than max_transfer_length "
+			"(128)\n"
+			"t.ini:8: lun \"" T "\" 0.max_compare_and_write: 200 is larger than max_transfer_length "
+			"(128)\n");
+}
+END_TEST
+
+/* Two logical units on one backing file would overwrite each other. */
+START_TEST(shared_backing_file)
+{
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a.img\n"
+			"[lun \"iqn.2026-12.org.example:u\" 0]\npath = /srv/a.img\n",
+			true,
+			"t.ini:6: lun \"iqn.2026-12.org.example:u\" 0.path: /srv/a.img is already the backing file "
+			"of lun \"" T "\" 0\n");
+}
+END_TEST
+
+/* A relative state_dir is taken from the working directory. */
+START_TEST(relative_state_dir)
+{
+	char cwd[1024], want[2048];
+	struct cfg *cfg = cfg_test_parse_ok("[daemon]\nstate_dir = var/state\n[lun \"" T "\" 0]\npath = a.img\n",
+					    true);
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	snprintf(want, sizeof(want), "%s/var/state", cwd);
+	ck_assert_str_eq(cfg->daemon.state_dir, want);
+	snprintf(want, sizeof(want), "%s/var/state/a.img", cwd);
+	ck_assert_str_eq(cfg->targets[0]->luns[0]->path, want);
+	cfg_free(cfg);
+}
+END_TEST
+
+/* Default state directory: /var/lib/sbcemu for root, else XDG_STATE_HOME, else ~/.local/state. */
+START_TEST(default_state_dir)
+{
+	char buf[256];
+
+	setenv("XDG_STATE_HOME", "/xdg", 1);
+	setenv("HOME", "/home/u", 1);
+	ck_assert_int_eq(cfg_default_state_dir(buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, geteuid() == 0 ? "/var/lib/sbcemu" : "/xdg/sbcemu");
+	unsetenv("XDG_STATE_HOME");
+	ck_assert_int_eq(cfg_default_state_dir(buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, geteuid() == 0 ? "/var/lib/sbcemu" : "/home/u/.local/state/sbcemu");
+	ck_assert_int_eq(cfg_default_state_dir(buf, 4), -1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("config_finish");
+	TCase *tc = tcase_create("finish");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, embedded_default_validates);
+	tcase_add_test(tc, no_target);
+	tcase_add_test(tc, target_without_lun0);
+	tcase_add_test(tc, required_key);
+	tcase_add_test(tc, first_burst_above_max_burst);
+	tcase_add_test(tc, chap_pairs);
+	tcase_add_test(tc, lun_geometry_and_limits);
+	tcase_add_test(tc, shared_backing_file);
+	tcase_add_test(tc, relative_state_dir);
+	tcase_add_test(tc, default_state_dir);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

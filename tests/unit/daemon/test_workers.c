@@ -1,0 +1,158 @@
+/*
+ * workers.c: the executor contract of protocol/scsi/scsi.h: work() runs on a
+ * worker thread, never the loop thread; done() runs on the loop thread, once
+ * per job; jobs submitted from done() run too; destroy finishes what is queued.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define JOBS 2000
+
+struct test_job {
+	struct scsi_io_job job;
+	pthread_t worked_on;
+	int done_calls;
+	int chain; /* submit this many follow-ups from done() */
+	unsigned seed;
+};
+
+static pthread_t loop_thread;
+static struct ev_loop *loop;
+static struct scsi_executor *ex;
+static int done_total;
+static int expected_total;
+
+static void work(struct scsi_io_job *job)
+{
+	struct test_job *t = (struct test_job *)job;
+
+	t->worked_on = pthread_self();
+	if (rand_r(&t->seed) % 7 == 0)
+		usleep(10);
+}
+
+static void done(struct scsi_io_job *job)
+{
+	struct test_job *t = (struct test_job *)job;
+
+	ck_assert(pthread_equal(pthread_self(), loop_thread));
+	ck_assert(!pthread_equal(t->worked_on, loop_thread));
+	t->done_calls++;
+	done_total++;
+	if (t->chain > 0) {
+		t->chain--;
+		ex->submit(ex, &t->job);
+		return;
+	}
+	if (done_total == expected_total)
+		ev_break(loop, EVBREAK_ALL);
+}
+
+static struct test_job *make_jobs(int n, int chain)
+{
+	struct test_job *jobs = calloc((size_t)n, sizeof(*jobs));
+
+	for (int i = 0; i < n; i++) {
+		jobs[i].job.work = work;
+		jobs[i].job.done = done;
+		jobs[i].chain = chain;
+		jobs[i].seed = (unsigned)i;
+	}
+	return jobs;
+}
+
+START_TEST(work_on_workers_done_on_loop)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct test_job *jobs = make_jobs(JOBS, 0);
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 4, err, sizeof(err));
+	ck_assert_ptr_nonnull(w);
+	ex = sbce_workers_executor(w);
+	done_total = 0;
+	expected_total = JOBS;
+	for (int i = 0; i < JOBS; i++)
+		ex->submit(ex, &jobs[i].job);
+	ck_assert_uint_eq(sbce_workers_in_flight(w), JOBS);
+	ev_run(loop, 0);
+	ck_assert_int_eq(done_total, JOBS);
+	ck_assert_uint_eq(sbce_workers_in_flight(w), 0);
+	for (int i = 0; i < JOBS; i++)
+		ck_assert_int_eq(jobs[i].done_calls, 1);
+	sbce_workers_destroy(w);
+	ev_loop_destroy(loop);
+	free(jobs);
+}
+END_TEST
+
+/* done() may submit again (the core chains I/O phases this way). */
+START_TEST(resubmit_from_done)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct test_job *jobs = make_jobs(10, 5);
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 2, err, sizeof(err));
+	ex = sbce_workers_executor(w);
+	done_total = 0;
+	expected_total = 10 * 6;
+	for (int i = 0; i < 10; i++)
+		ex->submit(ex, &jobs[i].job);
+	ev_run(loop, 0);
+	ck_assert_int_eq(done_total, 60);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(jobs[i].done_calls, 6);
+	sbce_workers_destroy(w);
+	ev_loop_destroy(loop);
+	free(jobs);
+}
+END_TEST
+
+/* Destroy without running the loop: queued jobs still run on the workers, and their done() is called. */
+START_TEST(destroy_finishes_queued_jobs)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct test_job *jobs = make_jobs(100, 0);
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 3, err, sizeof(err));
+	ex = sbce_workers_executor(w);
+	done_total = 0;
+	expected_total = -1;
+	for (int i = 0; i < 100; i++)
+		ex->submit(ex, &jobs[i].job);
+	sbce_workers_destroy(w);
+	ck_assert_int_eq(done_total, 100);
+	ev_loop_destroy(loop);
+	free(jobs);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("workers");
+	TCase *tc = tcase_create("workers");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, work_on_workers_done_on_loop);
+	tcase_add_test(tc, resubmit_from_done);
+	tcase_add_test(tc, destroy_finishes_queued_jobs);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
