@@ -1,0 +1,532 @@
+/*
+ * A connection: one non-blocking socket watched by one ev_io.
+ *
+ * Receive: bytes are read into a linear buffer and whole PDUs are cut out of
+ * it; the BHS is checked before its data segment is waited for (RFC 7143
+ * 11.2, style principle 7).  Transmit: PDUs are queued and written with
+ * writev from the server's ev_prepare hook, before the loop sleeps; the
+ * watcher asks for EV_WRITE only while the socket returned EAGAIN.
+ *
+ * This file does not interpret PDUs; dispatch.c routes them by opcode.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "iscsi_internal.h"
+
+#define RX_INITIAL_CAP (64 * 1024)
+#define TX_IOV_MAX 64
+
+void iscsi_conn_flush(struct iscsi_conn *conn);
+static void conn_io_cb(struct ev_loop *loop, ev_io *w, int revents);
+static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+void iscsi_conn_get(struct iscsi_conn *conn)
+{
+	conn->refs++;
+}
+
+void iscsi_conn_put(struct iscsi_conn *conn)
+{
+	struct iscsi_server *srv = conn->srv;
+
+	if (--conn->refs > 0)
+		return;
+	free(conn->rx_buf);
+	free(conn);
+	iscsi_server_conn_freed(srv);
+}
+
+static void conn_set_events(struct iscsi_conn *conn, int events)
+{
+	if (conn->io_events == events)
+		return;
+	ev_io_stop(conn->srv->loop, &conn->io);
+	conn->io_events = events;
+	if (events) {
+		ev_io_set(&conn->io, conn->fd, events);
+		ev_io_start(conn->srv->loop, &conn->io);
+	}
+}
+
+static void format_peer(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		snprintf(out, len, "%s:%u", host, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		snprintf(out, len, "[%s]:%u", host, port);
+	} else {
+		snprintf(out, len, "?");
+	}
+}
+
+void iscsi_conn_accept(struct iscsi_server *srv, int fd)
+{
+	struct iscsi_conn *conn = calloc(1, sizeof(*conn));
+	struct sockaddr_storage peer;
+	socklen_t peer_len = sizeof(peer);
+	int one = 1;
+
+	if (!conn) {
+		close(fd);
+		return;
+	}
+	conn->rx_buf = malloc(RX_INITIAL_CAP);
+	if (!conn->rx_buf) {
+		free(conn);
+		close(fd);
+		return;
+	}
+	conn->rx_cap = RX_INITIAL_CAP;
+	conn->srv = srv;
+	conn->fd = fd;
+	conn->refs = 1; /* the open socket */
+	conn->state = ISCSI_CONN_STATE_LOGIN;
+	conn->params.header_digest = ISCSI_DIGEST_NONE;
+	conn->params.data_digest = ISCSI_DIGEST_NONE;
+	/* RFC 7143 13.12: 8192 applies until MaxRecvDataSegmentLength is declared. */
+	conn->params.max_recv_data_segment_length = ISCSI_LOGIN_MAX_RECV_DSL;
+	conn->params.max_xmit_data_segment_length = ISCSI_LOGIN_MAX_RECV_DSL;
+	conn->next_ttt = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) == 0)
+		format_peer(&peer, conn->peer, sizeof(conn->peer));
+	conn->local_addr_len = sizeof(conn->local_addr);
+	getsockname(fd, (struct sockaddr *)&conn->local_addr, &conn->local_addr_len);
+	conn->next = srv->conns;
+	if (srv->conns)
+		srv->conns->prev = conn;
+	srv->conns = conn;
+	srv->nconns_alive++;
+
+	ev_io_init(&conn->io, conn_io_cb, fd, EV_READ);
+	conn->io_events = EV_READ;
+	ev_io_start(srv->loop, &conn->io);
+	ev_timer_init(&conn->timer, conn_timer_cb, srv->params.login_timeout ? srv->params.login_timeout : 30, 0);
+	ev_timer_start(srv->loop, &conn->timer);
+	conn->last_rx = ev_now(srv->loop);
+	ISCSI_DEBUG(srv, "%s: connected", conn->peer);
+}
+
+/* ---- transmit ---- */
+
+static void tx_free(struct iscsi_tx *tx)
+{
+	if (tx->task)
+		iscsi_task_put(tx->task);
+	free(tx->owned);
+	free(tx);
+}
+
+static void conn_mark_flush(struct iscsi_conn *conn)
+{
+	if (conn->on_flush_list)
+		return;
+	conn->on_flush_list = true;
+	iscsi_conn_get(conn);
+	conn->flush_next = conn->srv->flush_list;
+	conn->srv->flush_list = conn;
+}
+
+void iscsi_conn_fill_sn(struct iscsi_conn *conn, uint8_t *bhs, bool advance_stat_sn)
+{
+	struct iscsi_session *s = conn->session;
+	uint32_t exp_cmd_sn, max_cmd_sn;
+
+	put_be32(bhs + ISCSI_BHS_STAT_SN, conn->stat_sn);
+	if (advance_stat_sn)
+		conn->stat_sn++;
+	if (s) {
+		exp_cmd_sn = s->exp_cmd_sn;
+		max_cmd_sn = iscsi_session_max_cmd_sn(s);
+	} else {
+		exp_cmd_sn = conn->login ? conn->login->cmd_sn : 0;
+		max_cmd_sn = exp_cmd_sn + conn->srv->params.cmd_window - 1;
+	}
+	put_be32(bhs + ISCSI_BHS_EXP_CMD_SN, exp_cmd_sn);
+	put_be32(bhs + ISCSI_BHS_MAX_CMD_SN, max_cmd_sn);
+}
+
+void iscsi_conn_queue(struct iscsi_conn *conn, const uint8_t *bhs, const void *data, uint32_t data_len,
+		      struct iscsi_task *task)
+{
+	struct iscsi_tx *tx;
+	uint32_t pad;
+
+	if (conn->state == ISCSI_CONN_STATE_CLOSED)
+		return;
+	tx = calloc(1, sizeof(*tx));
+	if (!tx) {
+		iscsi_conn_drop(conn, "out of memory queueing a PDU");
+		return;
+	}
+	memcpy(tx->hdr, bhs, ISCSI_BHS_LEN);
+	put_be24(tx->hdr + ISCSI_BHS_DATA_SEGMENT_LENGTH, data_len);
+	tx->hdr_len = ISCSI_BHS_LEN;
+	if (conn->params.header_digest == ISCSI_DIGEST_CRC32C) {
+		iscsi_digest_put(tx->hdr + ISCSI_BHS_LEN, iscsi_crc32c(tx->hdr, ISCSI_BHS_LEN));
+		tx->hdr_len += ISCSI_DIGEST_LEN;
+	}
+	if (data_len) {
+		if (task) {
+			tx->data = data;
+			tx->task = task;
+			iscsi_task_get(task);
+		} else {
+			tx->owned = malloc(data_len);
+			if (!tx->owned) {
+				free(tx);
+				iscsi_conn_drop(conn, "out of memory queueing a PDU");
+				return;
+			}
+			memcpy(tx->owned, data, data_len);
+			tx->data = tx->owned;
+		}
+		tx->data_len = data_len;
+		pad = iscsi_pad4(data_len);
+		memset(tx->trailer, 0, sizeof(tx->trailer));
+		tx->trailer_len = pad;
+		if (conn->params.data_digest == ISCSI_DIGEST_CRC32C) {
+			/* RFC 7143 11.2.3: the data digest covers the data segment and its padding. */
+			uint32_t crc = iscsi_crc32c_update(0, tx->data, data_len);
+			crc = iscsi_crc32c_update(crc, tx->trailer, pad);
+			iscsi_digest_put(tx->trailer + pad, crc);
+			tx->trailer_len += ISCSI_DIGEST_LEN;
+		}
+	}
+	if (conn->tx_tail)
+		conn->tx_tail->next = tx;
+	else
+		conn->tx_head = tx;
+	conn->tx_tail = tx;
+	conn->tx_bytes += tx->hdr_len + tx->data_len + tx->trailer_len;
+	conn_mark_flush(conn);
+}
+
+void iscsi_conn_flush(struct iscsi_conn *conn)
+{
+	while (conn->state != ISCSI_CONN_STATE_CLOSED && conn->tx_head) {
+		struct iovec iov[TX_IOV_MAX];
+		int n = 0;
+		ssize_t w;
+
+		for (struct iscsi_tx *tx = conn->tx_head; tx && n + 3 <= TX_IOV_MAX; tx = tx->next) {
+			size_t skip = tx->sent;
+			const uint8_t *parts[3] = { tx->hdr, tx->data, tx->trailer };
+			size_t lens[3] = { tx->hdr_len, tx->data_len, tx->trailer_len };
+			for (int i = 0; i < 3; i++) {
+				if (skip >= lens[i]) {
+					skip -= lens[i];
+					continue;
+				}
+				iov[n].iov_base = (void *)(uintptr_t)(parts[i] + skip);
+				iov[n].iov_len = lens[i] - skip;
+				skip = 0;
+				n++;
+			}
+		}
+		w = writev(conn->fd, iov, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				conn_set_events(conn, conn->io_events | EV_WRITE);
+				return;
+			}
+			iscsi_conn_drop(conn, "write failed");
+			return;
+		}
+		conn->tx_bytes -= (size_t)w;
+		while (w > 0 && conn->tx_head) {
+			struct iscsi_tx *tx = conn->tx_head;
+			size_t total = tx->hdr_len + tx->data_len + tx->trailer_len;
+			size_t left = total - tx->sent;
+			if ((size_t)w < left) {
+				tx->sent += (size_t)w;
+				w = 0;
+				break;
+			}
+			w -= (ssize_t)left;
+			conn->tx_head = tx->next;
+			if (!conn->tx_head)
+				conn->tx_tail = NULL;
+			tx_free(tx);
+		}
+	}
+	if (conn->state == ISCSI_CONN_STATE_CLOSED)
+		return;
+	conn_set_events(conn, conn->io_events & ~EV_WRITE);
+	if (conn->state == ISCSI_CONN_STATE_CLOSING)
+		iscsi_conn_drop(conn, "closed after the last response");
+}
+
+/* ---- closing ---- */
+
+void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
+{
+	struct iscsi_server *srv = conn->srv;
+	struct iscsi_session *s = conn->session;
+
+	if (conn->state == ISCSI_CONN_STATE_CLOSED)
+		return;
+	ISCSI_DEBUG(srv, "%s: closing connection: %s", conn->peer, why);
+	iscsi_conn_get(conn);
+	conn->state = ISCSI_CONN_STATE_CLOSED;
+	ev_io_stop(srv->loop, &conn->io);
+	ev_timer_stop(srv->loop, &conn->timer);
+	close(conn->fd);
+	conn->fd = -1;
+	if (conn->prev)
+		conn->prev->next = conn->next;
+	else
+		srv->conns = conn->next;
+	if (conn->next)
+		conn->next->prev = conn->prev;
+	conn->prev = conn->next = NULL;
+
+	while (conn->tx_head) {
+		struct iscsi_tx *tx = conn->tx_head;
+		conn->tx_head = tx->next;
+		tx_free(tx);
+	}
+	conn->tx_tail = NULL;
+	conn->tx_bytes = 0;
+	if (conn->login) {
+		iscsi_login_free(conn->login);
+		conn->login = NULL;
+	}
+	free(conn->text_cont.buf);
+	conn->text_cont.buf = NULL;
+
+	if (s) {
+		/*
+		 * ErrorRecoveryLevel 0 (RFC 7143 7.1.5): the failure of the
+		 * session's only connection ends the session; its commands
+		 * are aborted through the nexus.
+		 */
+		iscsi_session_clear_ordered(s);
+		s->conn = NULL;
+		conn->session = NULL;
+		iscsi_session_end(s, why);
+		iscsi_session_put(s);
+	}
+	while (conn->tasks)
+		iscsi_task_unlink(conn->tasks);
+	iscsi_conn_put(conn); /* the socket's reference */
+	iscsi_conn_put(conn);
+}
+
+void iscsi_conn_close_after_flush(struct iscsi_conn *conn)
+{
+	if (conn->state == ISCSI_CONN_STATE_CLOSED || conn->state == ISCSI_CONN_STATE_CLOSING)
+		return;
+	conn->state = ISCSI_CONN_STATE_CLOSING;
+	conn_set_events(conn, conn->io_events & ~EV_READ);
+	if (!conn->tx_head)
+		iscsi_conn_drop(conn, "closed");
+}
+
+void iscsi_conn_check_idle(struct iscsi_conn *conn)
+{
+	switch (conn->state) {
+	case ISCSI_CONN_STATE_LOGOUT_PENDING:
+		if (conn->tasks_active == 0)
+			iscsi_logout_respond(conn);
+		break;
+	case ISCSI_CONN_STATE_LOGIN:
+		if (conn->srv->shutting_down)
+			iscsi_conn_drop(conn, "server shutting down");
+		break;
+	case ISCSI_CONN_STATE_FULL_FEATURE:
+		if (conn->srv->shutting_down && conn->tasks_active == 0)
+			iscsi_conn_close_after_flush(conn);
+		break;
+	case ISCSI_CONN_STATE_CLOSING:
+	case ISCSI_CONN_STATE_CLOSED:
+		break;
+	}
+}
+
+void iscsi_conn_enter_full_feature(struct iscsi_conn *conn)
+{
+	struct iscsi_server *srv = conn->srv;
+
+	conn->state = ISCSI_CONN_STATE_FULL_FEATURE;
+	ev_timer_stop(srv->loop, &conn->timer);
+	if (srv->params.nop_in_interval) {
+		ev_timer_set(&conn->timer, 1.0, 1.0);
+		ev_timer_start(srv->loop, &conn->timer);
+	}
+}
+
+static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct iscsi_conn *conn = (struct iscsi_conn *)((char *)w - offsetof(struct iscsi_conn, timer));
+	(void)revents;
+
+	if (conn->state == ISCSI_CONN_STATE_LOGIN) {
+		iscsi_conn_drop(conn, "login timeout");
+		return;
+	}
+	iscsi_nop_timer(conn, ev_now(loop));
+}
+
+/* ---- receive ---- */
+
+/*
+ * Cuts PDUs out of the receive buffer.  Returns false if the connection
+ * stopped taking input.
+ */
+static bool conn_process_rx(struct iscsi_conn *conn)
+{
+	size_t off = 0;
+	bool ok = true;
+
+	while (conn->state != ISCSI_CONN_STATE_CLOSED && conn->state != ISCSI_CONN_STATE_CLOSING) {
+		const uint8_t *bhs = conn->rx_buf + off;
+		size_t avail = conn->rx_len - off;
+		uint32_t ahs_len, data_len, hd, dd, total;
+		struct iscsi_pdu pdu;
+		int reason;
+
+		if (avail < ISCSI_BHS_LEN)
+			break;
+		ahs_len = iscsi_bhs_ahs_len(bhs);
+		data_len = iscsi_bhs_data_len(bhs);
+		hd = conn->params.header_digest == ISCSI_DIGEST_CRC32C ? ISCSI_DIGEST_LEN : 0;
+		dd = data_len && conn->params.data_digest == ISCSI_DIGEST_CRC32C ? ISCSI_DIGEST_LEN : 0;
+		total = ISCSI_BHS_LEN + ahs_len + hd + data_len + iscsi_pad4(data_len) + dd;
+
+		if (avail >= ISCSI_BHS_LEN + ahs_len + hd && hd) {
+			/* RFC 7143 7.8: a header digest error at ERL 0 ends the connection. */
+			uint32_t crc = iscsi_crc32c(bhs, ISCSI_BHS_LEN + ahs_len);
+			if (crc != iscsi_digest_get(bhs + ISCSI_BHS_LEN + ahs_len)) {
+				iscsi_conn_drop(conn, "header digest error");
+				return false;
+			}
+		} else if (hd) {
+			break; /* wait for the digest before trusting the lengths */
+		}
+		reason = iscsi_bhs_check(bhs, conn->params.max_recv_data_segment_length);
+		if (reason == ISCSI_REJECT_PROTOCOL_ERROR && data_len > conn->params.max_recv_data_segment_length) {
+			/* We cannot find the next PDU boundary safely beyond our limit. */
+			iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+			iscsi_conn_close_after_flush(conn);
+			ok = false;
+			break;
+		}
+		if (total > conn->rx_cap) {
+			size_t cap = conn->rx_cap;
+			uint8_t *nb;
+			while (cap < total)
+				cap *= 2;
+			nb = realloc(conn->rx_buf, cap);
+			if (!nb) {
+				iscsi_conn_drop(conn, "out of memory");
+				return false;
+			}
+			conn->rx_buf = nb;
+			conn->rx_cap = cap;
+			bhs = conn->rx_buf + off;
+		}
+		if (avail < total)
+			break;
+
+		pdu.bhs = bhs;
+		pdu.ahs = ahs_len ? bhs + ISCSI_BHS_LEN : NULL;
+		pdu.ahs_len = ahs_len;
+		pdu.data = data_len ? bhs + ISCSI_BHS_LEN + ahs_len + hd : NULL;
+		pdu.data_len = data_len;
+		off += total;
+
+		if (dd) {
+			uint32_t crc = iscsi_crc32c(pdu.data, data_len + iscsi_pad4(data_len));
+			if (crc != iscsi_digest_get(pdu.data + data_len + iscsi_pad4(data_len))) {
+				/* RFC 7143 7.8: discard the PDU and reject it with "data digest error". */
+				ISCSI_DEBUG(conn->srv, "%s: data digest error", conn->peer);
+				if (conn->state == ISCSI_CONN_STATE_LOGIN) {
+					iscsi_conn_drop(conn, "data digest error during login");
+					return false;
+				}
+				iscsi_reject(conn, bhs, ISCSI_REJECT_DATA_DIGEST_ERROR);
+				continue;
+			}
+		}
+		if (reason) {
+			if (conn->state == ISCSI_CONN_STATE_LOGIN) {
+				iscsi_conn_drop(conn, "malformed PDU during login");
+				return false;
+			}
+			iscsi_reject(conn, bhs, (enum iscsi_reject_reason)reason);
+			continue;
+		}
+		conn->last_rx = ev_now(conn->srv->loop);
+		iscsi_conn_handle_pdu(conn, &pdu);
+	}
+	if (conn->state == ISCSI_CONN_STATE_CLOSED)
+		return false;
+	if (off) {
+		memmove(conn->rx_buf, conn->rx_buf + off, conn->rx_len - off);
+		conn->rx_len -= off;
+	}
+	return ok;
+}
+
+static void conn_read(struct iscsi_conn *conn)
+{
+	for (int rounds = 0; rounds < 16; rounds++) {
+		ssize_t n;
+
+		if (conn->rx_len == conn->rx_cap) {
+			/* A PDU longer than the buffer: conn_process_rx grew it already. */
+			break;
+		}
+		n = read(conn->fd, conn->rx_buf + conn->rx_len, conn->rx_cap - conn->rx_len);
+		if (n == 0) {
+			iscsi_conn_drop(conn, "peer closed the connection");
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				iscsi_conn_drop(conn, "read failed");
+			return;
+		}
+		conn->rx_len += (size_t)n;
+		if (!conn_process_rx(conn))
+			return;
+		if (conn->state == ISCSI_CONN_STATE_CLOSING)
+			return;
+	}
+}
+
+static void conn_io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct iscsi_conn *conn = (struct iscsi_conn *)((char *)w - offsetof(struct iscsi_conn, io));
+	(void)loop;
+
+	iscsi_conn_get(conn);
+	if (revents & EV_WRITE)
+		iscsi_conn_flush(conn);
+	if ((revents & EV_READ) && conn->state != ISCSI_CONN_STATE_CLOSED &&
+	    conn->state != ISCSI_CONN_STATE_CLOSING)
+		conn_read(conn);
+	iscsi_conn_put(conn);
+}

@@ -1,0 +1,413 @@
+/*
+ * The login phase (RFC 7143 6): Login Request/Response PDUs, the
+ * security -> operational -> full feature stage transitions (CSG/NSG, T and
+ * C bits), target lookup, ACL and authentication, and the final step that
+ * creates (or reinstates) the session.
+ *
+ * Key negotiation itself is param.c's; CHAP is chap.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "iscsi_internal.h"
+
+#define LOGIN_MAX_PAIRS 256
+
+void iscsi_login_free(struct iscsi_login *login)
+{
+	if (!login)
+		return;
+	free(login->text);
+	free(login);
+}
+
+/* Sends a Login Response. */
+static void login_respond(struct iscsi_conn *conn, struct iscsi_login *login, bool transit, uint8_t csg, uint8_t nsg,
+			  uint16_t status, const struct iscsi_text *text)
+{
+	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t flags = 0;
+
+	if (status == ISCSI_LOGIN_STATUS_SUCCESS) {
+		flags = (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT);
+		if (transit)
+			flags |= ISCSI_LOGIN_FLAG_TRANSIT | nsg;
+	}
+	iscsi_bhs_init(bhs, ISCSI_OP_LOGIN_RSP, flags, 0);
+	bhs[ISCSI_LOGIN_VERSION_MAX] = 0x00;
+	bhs[ISCSI_LOGIN_VERSION_MIN] = 0x00; /* VersionActive */
+	memcpy(bhs + ISCSI_LOGIN_ISID, login->isid, 6);
+	put_be16(bhs + ISCSI_LOGIN_TSIH, login->tsih);
+	put_be32(bhs + ISCSI_BHS_ITT, login->itt);
+	iscsi_conn_fill_sn(conn, bhs, true);
+	bhs[ISCSI_LOGIN_STATUS_CLASS] = (uint8_t)(status >> 8);
+	bhs[ISCSI_LOGIN_STATUS_DETAIL] = (uint8_t)status;
+	iscsi_conn_queue(conn, bhs, text && text->len ? text->buf : NULL, text ? (uint32_t)text->len : 0, NULL);
+}
+
+/* A failed login: the response carries the status; the connection closes once it is written (RFC 7143 6.7). */
+static void login_fail(struct iscsi_conn *conn, struct iscsi_login *login, enum iscsi_login_status status)
+{
+	ISCSI_DEBUG(conn->srv, "%s: login failed: status %02x/%02x", conn->peer, status >> 8, status & 0xff);
+	login->tsih = 0;
+	login_respond(conn, login, false, 0, 0, (uint16_t)status, NULL);
+	iscsi_conn_close_after_flush(conn);
+}
+
+static const struct iscsi_acl_entry *acl_lookup(const struct iscsi_target *t, const char *initiator, bool *allowed)
+{
+	const struct iscsi_acl_entry *wildcard = NULL;
+
+	if (t->acl_len == 0) {
+		*allowed = true;
+		return NULL;
+	}
+	for (size_t i = 0; i < t->acl_len; i++) {
+		const char *name = t->acl[i].initiator_name;
+		if (!name)
+			continue;
+		if (strcasecmp(name, initiator) == 0) {
+			*allowed = true;
+			return &t->acl[i];
+		}
+		if (strcmp(name, "*") == 0 && !wildcard)
+			wildcard = &t->acl[i];
+	}
+	*allowed = wildcard != NULL;
+	return wildcard;
+}
+
+static bool auth_required(const struct iscsi_login *login)
+{
+	const struct iscsi_acl_entry *e = login->acl_entry;
+
+	if (e && e->chap.user)
+		return true;
+	return login->target && login->target->chap.user;
+}
+
+/*
+ * The keys every login must bring in its first PDU (RFC 7143 13.4, 13.5,
+ * 13.21): InitiatorName always, TargetName for a normal session.  Looks the
+ * target up and applies its ACL.
+ */
+static enum iscsi_login_status login_first_pdu(struct iscsi_conn *conn, struct iscsi_login *login)
+{
+	bool allowed;
+
+	if (!login->neg.initiator_name[0])
+		return ISCSI_LOGIN_STATUS_MISSING_PARAMETER;
+	if (login->neg.session_type == ISCSI_SESSION_DISCOVERY)
+		return ISCSI_LOGIN_STATUS_SUCCESS;
+	if (!login->neg.target_name[0])
+		return ISCSI_LOGIN_STATUS_MISSING_PARAMETER;
+	login->target = iscsi_server_find_target(conn->srv, login->neg.target_name);
+	if (!login->target)
+		return ISCSI_LOGIN_STATUS_NOT_FOUND;
+	login->acl_entry = acl_lookup(login->target, login->neg.initiator_name, &allowed);
+	if (!allowed)
+		return ISCSI_LOGIN_STATUS_AUTHORIZATION_FAILURE;
+	return ISCSI_LOGIN_STATUS_SUCCESS;
+}
+
+/* AuthMethod (RFC 7143 12.1): a list; we pick CHAP when credentials apply, None otherwise. */
+static enum iscsi_login_status negotiate_auth_method(struct iscsi_login *login, const char *value,
+						     struct iscsi_text *out)
+{
+	bool required = auth_required(login);
+	bool offers_chap = false, offers_none = false;
+	char buf[256];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", value);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "CHAP") == 0)
+			offers_chap = true;
+		else if (strcmp(tok, "None") == 0)
+			offers_none = true;
+	}
+	if (required && offers_chap) {
+		login->auth_chap = true;
+		iscsi_text_append(out, "AuthMethod", "CHAP");
+		return ISCSI_LOGIN_STATUS_SUCCESS;
+	}
+	if (!required && offers_none) {
+		login->security_done = true;
+		iscsi_text_append(out, "AuthMethod", "None");
+		return ISCSI_LOGIN_STATUS_SUCCESS;
+	}
+	iscsi_text_append(out, "AuthMethod", "Reject");
+	return ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
+}
+
+/* Creates the session (or reinstates it) at the transition to full feature phase. */
+static enum iscsi_login_status login_complete(struct iscsi_conn *conn, struct iscsi_login *login)
+{
+	struct iscsi_server *srv = conn->srv;
+	struct iscsi_session *old, *s;
+
+	if (login->tsih != 0) {
+		/*
+		 * Adding a connection to an existing session.  We offer
+		 * MaxConnections=1 and ErrorRecoveryLevel=0, and an ERL 0
+		 * session ends with its connection: there is nothing to join
+		 * (RFC 7143 6.3.1, 11.13.5 "Session does not exist").
+		 */
+		return ISCSI_LOGIN_STATUS_SESSION_DOES_NOT_EXIST;
+	}
+	/* RFC 7143 6.3.5: a new login with the ISID of an existing session reinstates it. */
+	old = iscsi_session_find(srv, login->neg.initiator_name, login->isid, login->target, login->neg.session_type);
+	if (old)
+		iscsi_session_end(old, "session reinstatement");
+	iscsi_param_finish(&login->neg);
+	s = iscsi_session_create(conn, login);
+	if (!s)
+		return ISCSI_LOGIN_STATUS_OUT_OF_RESOURCES;
+	login->tsih = s->tsih;
+	return ISCSI_LOGIN_STATUS_SUCCESS;
+}
+
+void iscsi_login_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
+{
+	const uint8_t *bhs = pdu->bhs;
+	struct iscsi_login *login = conn->login;
+	uint8_t flags = bhs[1];
+	bool transit = flags & ISCSI_LOGIN_FLAG_TRANSIT;
+	bool cont = flags & ISCSI_LOGIN_FLAG_CONTINUE;
+	uint8_t csg = (flags >> ISCSI_LOGIN_CSG_SHIFT) & ISCSI_LOGIN_STAGE_MASK;
+	uint8_t nsg = flags & ISCSI_LOGIN_STAGE_MASK;
+	struct iscsi_kv kv[LOGIN_MAX_PAIRS];
+	struct iscsi_text out = { 0 };
+	enum iscsi_login_status status = ISCSI_LOGIN_STATUS_SUCCESS;
+	bool first = false;
+	int nkv;
+
+	if (!login) {
+		login = calloc(1, sizeof(*login));
+		if (!login) {
+			iscsi_conn_drop(conn, "out of memory");
+			return;
+		}
+		conn->login = login;
+		memcpy(login->isid, bhs + ISCSI_LOGIN_ISID, 6);
+		login->tsih = get_be16(bhs + ISCSI_LOGIN_TSIH);
+		login->itt = get_be32(bhs + ISCSI_BHS_ITT);
+		login->cmd_sn = get_be32(bhs + ISCSI_BHS_CMD_SN);
+		login->current_stage = (enum iscsi_login_stage)csg;
+		conn->cid = get_be16(bhs + ISCSI_LOGIN_CID);
+		conn->stat_sn = 1; /* RFC 7143 11.13.4: any value for the first response */
+		iscsi_negotiation_init(&login->neg, &conn->srv->params, true);
+		/* RFC 7143 11.12.4: we speak version 0x00 only. */
+		if (bhs[ISCSI_LOGIN_VERSION_MIN] != 0x00) {
+			login_fail(conn, login, ISCSI_LOGIN_STATUS_UNSUPPORTED_VERSION);
+			return;
+		}
+	} else {
+		/* RFC 7143 6.2: ISID, TSIH and CID stay the same during a login. */
+		if (memcmp(login->isid, bhs + ISCSI_LOGIN_ISID, 6) != 0 || login->tsih != get_be16(bhs + ISCSI_LOGIN_TSIH) ||
+		    conn->cid != get_be16(bhs + ISCSI_LOGIN_CID)) {
+			login_fail(conn, login, ISCSI_LOGIN_STATUS_INITIATOR_ERROR);
+			return;
+		}
+		login->itt = get_be32(bhs + ISCSI_BHS_ITT);
+	}
+	/*
+	 * RFC 7143 11.12.3: CSG must be the current stage, NSG must move
+	 * forward when T is set, and T and C are never set together.
+	 */
+	if (csg != login->current_stage || csg == 2 || csg == ISCSI_STAGE_FULL_FEATURE ||
+	    (transit && (nsg <= csg || nsg == 2)) || (transit && cont)) {
+		login_fail(conn, login, ISCSI_LOGIN_STATUS_INITIATOR_ERROR);
+		return;
+	}
+
+	/* Assemble the text over C-bit PDUs (RFC 7143 6.3, 11.12.2). */
+	if (pdu->data_len) {
+		char *nt;
+		if (login->text_len + pdu->data_len > ISCSI_TEXT_MAX) {
+			login_fail(conn, login, ISCSI_LOGIN_STATUS_OUT_OF_RESOURCES);
+			return;
+		}
+		nt = realloc(login->text, login->text_len + pdu->data_len + 1);
+		if (!nt) {
+			login_fail(conn, login, ISCSI_LOGIN_STATUS_OUT_OF_RESOURCES);
+			return;
+		}
+		login->text = nt;
+		memcpy(login->text + login->text_len, pdu->data, pdu->data_len);
+		login->text_len += pdu->data_len;
+	}
+	if (cont) {
+		/* More text follows: an empty response asks for it. */
+		login_respond(conn, login, false, csg, 0, ISCSI_LOGIN_STATUS_SUCCESS, NULL);
+		return;
+	}
+	if (!login->text) {
+		login->text = malloc(1);
+		if (!login->text) {
+			login_fail(conn, login, ISCSI_LOGIN_STATUS_OUT_OF_RESOURCES);
+			return;
+		}
+	}
+	nkv = iscsi_text_parse(login->text, login->text_len, kv, LOGIN_MAX_PAIRS);
+	if (nkv < 0) {
+		login_fail(conn, login, ISCSI_LOGIN_STATUS_INITIATOR_ERROR);
+		return;
+	}
+
+	for (int i = 0; i < nkv; i++)
+		ISCSI_DEBUG(conn->srv, "%s: login key %s=%s", conn->peer, kv[i].key, kv[i].value);
+	/* The declarations that decide everything else come first, whatever their order in the PDU. */
+	for (int i = 0; i < nkv; i++) {
+		const char *k = kv[i].key;
+		if (strcmp(k, "InitiatorName") == 0 || strcmp(k, "TargetName") == 0 || strcmp(k, "SessionType") == 0) {
+			if (iscsi_param_negotiate(&login->neg, k, kv[i].value, &out) != ISCSI_NEGOTIATE_OK) {
+				status = ISCSI_LOGIN_STATUS_INITIATOR_ERROR;
+				goto fail;
+			}
+			if (strcmp(k, "SessionType") == 0 && out.len) {
+				status = ISCSI_LOGIN_STATUS_SESSION_TYPE_NOT_SUPPORTED;
+				goto fail;
+			}
+		}
+	}
+	if (!login->first_pdu_seen) {
+		first = true;
+		login->first_pdu_seen = true;
+		status = login_first_pdu(conn, login);
+		if (status != ISCSI_LOGIN_STATUS_SUCCESS)
+			goto fail;
+	}
+	if (out.len) {
+		/* A name value that did not fit. */
+		status = ISCSI_LOGIN_STATUS_INITIATOR_ERROR;
+		goto fail;
+	}
+	if (first && login->neg.session_type == ISCSI_SESSION_NORMAL) {
+		/* RFC 7143 13.9: TargetPortalGroupTag in the first response of a normal session. */
+		iscsi_text_appendf(&out, "TargetPortalGroupTag", "%u", login->target->tpgt);
+		if (login->target->alias)
+			iscsi_text_append(&out, "TargetAlias", login->target->alias);
+	}
+
+	for (int i = 0; i < nkv; i++) {
+		const char *k = kv[i].key;
+		if (strcmp(k, "InitiatorName") == 0 || strcmp(k, "TargetName") == 0 || strcmp(k, "SessionType") == 0)
+			continue;
+		if (strcmp(k, "AuthMethod") == 0) {
+			if (csg != ISCSI_STAGE_SECURITY) {
+				/* RFC 7143 6.3: security keys belong to the security stage. */
+				status = ISCSI_LOGIN_STATUS_INITIATOR_ERROR;
+				goto fail;
+			}
+			status = negotiate_auth_method(login, kv[i].value, &out);
+			if (status != ISCSI_LOGIN_STATUS_SUCCESS)
+				goto fail;
+			continue;
+		}
+		if (strncmp(k, "CHAP_", 5) == 0)
+			continue; /* below */
+		if (strcmp(k, "SendTargets") == 0) {
+			iscsi_text_append(&out, k, "Irrelevant");
+			continue;
+		}
+		switch (iscsi_param_negotiate(&login->neg, k, kv[i].value, &out)) {
+		case ISCSI_NEGOTIATE_OK:
+			if (strcmp(k, "MaxRecvDataSegmentLength") == 0 && !login->target_declared_mrdsl) {
+				iscsi_param_declare(&login->neg, &out);
+				login->target_declared_mrdsl = true;
+			}
+			break;
+		case ISCSI_NEGOTIATE_REPEATED_KEY:
+			status = ISCSI_LOGIN_STATUS_INITIATOR_ERROR;
+			goto fail;
+		case ISCSI_NEGOTIATE_NO_MEMORY:
+			status = ISCSI_LOGIN_STATUS_OUT_OF_RESOURCES;
+			goto fail;
+		}
+	}
+
+	if (csg == ISCSI_STAGE_SECURITY) {
+		if (login->auth_chap) {
+			status = iscsi_chap_handle(conn, login, kv, nkv, &out);
+			if (status != ISCSI_LOGIN_STATUS_SUCCESS)
+				goto fail;
+		} else {
+			for (int i = 0; i < nkv; i++) {
+				if (strncmp(kv[i].key, "CHAP_", 5) == 0) {
+					status = ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
+					goto fail;
+				}
+			}
+		}
+		if (transit && !login->security_done) {
+			if (auth_required(login) && !login->auth_chap) {
+				/* RFC 7143 12.1: leaving security negotiation without authenticating. */
+				status = ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
+				goto fail;
+			}
+			if (!login->auth_chap)
+				login->security_done = true; /* no AuthMethod negotiated and none required */
+			else
+				transit = false;             /* CHAP still running: stay (T = 0) */
+		}
+	} else {
+		if (auth_required(login) && !login->security_done) {
+			/* The initiator skipped the security stage of a target that requires CHAP. */
+			status = ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
+			goto fail;
+		}
+		for (int i = 0; i < nkv; i++) {
+			if (strncmp(kv[i].key, "CHAP_", 5) == 0) {
+				status = ISCSI_LOGIN_STATUS_INITIATOR_ERROR;
+				goto fail;
+			}
+		}
+	}
+
+	free(login->text);
+	login->text = NULL;
+	login->text_len = 0;
+
+	if (transit && nsg == ISCSI_STAGE_OPERATIONAL) {
+		login->current_stage = ISCSI_STAGE_OPERATIONAL;
+		login_respond(conn, login, true, csg, nsg, ISCSI_LOGIN_STATUS_SUCCESS, &out);
+	} else if (transit && nsg == ISCSI_STAGE_FULL_FEATURE) {
+		struct iscsi_conn_params params;
+
+		if (csg == ISCSI_STAGE_OPERATIONAL && !login->target_declared_mrdsl) {
+			iscsi_param_declare(&login->neg, &out);
+			login->target_declared_mrdsl = true;
+		}
+		status = login_complete(conn, login);
+		if (status != ISCSI_LOGIN_STATUS_SUCCESS)
+			goto fail;
+		params = login->neg.conn;
+		/* RFC 7143 13.12: what we accept is what we declared, 8192 if we never did. */
+		if (!login->target_declared_mrdsl)
+			params.max_recv_data_segment_length = ISCSI_LOGIN_MAX_RECV_DSL;
+		login_respond(conn, login, true, csg, nsg, ISCSI_LOGIN_STATUS_SUCCESS, &out);
+		/* Digests start with the first full-feature PDU (RFC 7143 13.1). */
+		conn->params = params;
+		iscsi_login_free(login);
+		conn->login = NULL;
+		iscsi_conn_enter_full_feature(conn);
+		ISCSI_DEBUG(conn->srv,
+			    "%s: full feature phase, session TSIH %u: digests %d/%d MRDSL %u/%u burst %u/%u "
+			    "InitialR2T %d ImmediateData %d MaxOutstandingR2T %u",
+			    conn->peer, conn->session->tsih, params.header_digest, params.data_digest,
+			    params.max_recv_data_segment_length, params.max_xmit_data_segment_length,
+			    conn->session->params.first_burst_length, conn->session->params.max_burst_length,
+			    conn->session->params.initial_r2t, conn->session->params.immediate_data,
+			    conn->session->params.max_outstanding_r2t);
+	} else {
+		login_respond(conn, login, false, csg, 0, ISCSI_LOGIN_STATUS_SUCCESS, &out);
+	}
+	iscsi_text_free(&out);
+	return;
+fail:
+	iscsi_text_free(&out);
+	login_fail(conn, login, status);
+}

@@ -1,0 +1,316 @@
+/*
+ * SCSI Command PDU (RFC 7143 11.3) -> struct scsi_cmd embedded in a task,
+ * and the transport callbacks the core calls back through.
+ *
+ * This file decodes the command and manages task lifetimes; Data-Out
+ * collection, R2T and Data-In/response generation live in data.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "iscsi_internal.h"
+
+/* ---- task lifetime ---- */
+
+void iscsi_task_get(struct iscsi_task *task)
+{
+	task->refs++;
+}
+
+void iscsi_task_put(struct iscsi_task *task)
+{
+	struct iscsi_conn *conn;
+
+	if (--task->refs > 0)
+		return;
+	conn = task->conn;
+	if (task->submitted)
+		scsi_cmd_release(&task->cmd);
+	free(task->buf);
+	free(task);
+	iscsi_conn_put(conn);
+}
+
+void iscsi_task_unlink(struct iscsi_task *task)
+{
+	struct iscsi_conn *conn = task->conn;
+
+	if (!task->on_list)
+		return;
+	if (task->prev)
+		task->prev->next = task->next;
+	else
+		conn->tasks = task->next;
+	if (task->next)
+		task->next->prev = task->prev;
+	task->prev = task->next = NULL;
+	task->on_list = false;
+	iscsi_task_put(task);
+}
+
+void iscsi_task_maybe_retire(struct iscsi_task *task)
+{
+	/*
+	 * A finished task stays findable by ITT until its unsolicited Data-Out
+	 * has all arrived, so that late unsolicited data is absorbed, not taken
+	 * for a reused ITT.
+	 */
+	if (task->state != ISCSI_TASK_STATE_DONE)
+		return;
+	if (task->unsol_done || task->conn->state == ISCSI_CONN_STATE_CLOSED)
+		iscsi_task_unlink(task);
+}
+
+struct iscsi_task *iscsi_task_find(struct iscsi_conn *conn, uint32_t itt)
+{
+	for (struct iscsi_task *t = conn->tasks; t; t = t->next)
+		if (t->itt == itt)
+			return t;
+	return NULL;
+}
+
+/* ---- transport callbacks ---- */
+
+static void transport_need_data_out(struct scsi_cmd *cmd)
+{
+	struct iscsi_task *task = iscsi_task_of(cmd);
+
+	task->state = ISCSI_TASK_STATE_WAIT_DATA_OUT;
+	iscsi_data_need_data_out(task);
+}
+
+static void task_finished(struct iscsi_task *task, bool send)
+{
+	struct iscsi_conn *conn = task->conn;
+
+	task->state = ISCSI_TASK_STATE_DONE;
+	task->core_holds = false;
+	task->r2t_count = 0;
+	conn->tasks_active--;
+	iscsi_conn_get(conn);
+	if (send && conn->state != ISCSI_CONN_STATE_CLOSED)
+		iscsi_data_send_result(task);
+	iscsi_task_maybe_retire(task);
+	iscsi_task_put(task); /* the core's reference */
+	iscsi_conn_check_idle(conn);
+	iscsi_conn_put(conn);
+}
+
+static void transport_complete(struct scsi_cmd *cmd)
+{
+	task_finished(iscsi_task_of(cmd), true);
+}
+
+static void transport_aborted(struct scsi_cmd *cmd)
+{
+	struct iscsi_task *task = iscsi_task_of(cmd);
+
+	/*
+	 * SAM-5: a task aborted by a task management function gets no
+	 * response; one we ended for a Data-Out error gets its CHECK CONDITION.
+	 */
+	if (task->data_out_error && task->conn->state != ISCSI_CONN_STATE_CLOSED)
+		iscsi_data_send_data_out_error(task);
+	task_finished(task, false);
+}
+
+const struct scsi_transport_ops iscsi_scsi_transport = {
+	.need_data_out = transport_need_data_out,
+	.complete = transport_complete,
+	.aborted = transport_aborted,
+	.max_sense_len = SCSI_SENSE_BUFFER_MAX,
+};
+
+void iscsi_task_submit(struct iscsi_task *task)
+{
+	struct iscsi_conn *conn = task->conn;
+	struct iscsi_session *s = conn->session;
+
+	if (task->state != ISCSI_TASK_STATE_QUEUED) {
+		/* aborted by a task management function while it waited for its CmdSN */
+		iscsi_task_maybe_retire(task);
+		return;
+	}
+	if (task->data_out_error && conn->state != ISCSI_CONN_STATE_CLOSED) {
+		/* its unsolicited data failed while it waited for its CmdSN */
+		task->state = ISCSI_TASK_STATE_DONE;
+		iscsi_data_send_data_out_error(task);
+		iscsi_task_maybe_retire(task);
+		return;
+	}
+	if (!s || !s->nexus || conn->state == ISCSI_CONN_STATE_CLOSED) {
+		task->state = ISCSI_TASK_STATE_DONE;
+		iscsi_task_maybe_retire(task);
+		return;
+	}
+	if (task->unsol_done && task->unsol_received) {
+		/* Everything the initiator sends unasked is here: the core may not need to ask. */
+		task->cmd.data_out = task->buf;
+		task->cmd.data_out_len = task->unsol_received;
+	}
+	task->state = ISCSI_TASK_STATE_SUBMITTED;
+	task->submitted = true;
+	task->core_holds = true;
+	iscsi_task_get(task); /* the core's reference */
+	conn->tasks_active++;
+	iscsi_conn_get(conn);
+	scsi_cmd_submit(&task->cmd);
+	iscsi_conn_put(conn);
+}
+
+/* ---- the SCSI Command PDU ---- */
+
+/*
+ * RFC 7143 11.3.5 and 11.2.2: walks the AHS list; an Extended CDB AHS
+ * (type 1) carries CDB bytes 16 onwards after one reserved byte.
+ */
+static int parse_ahs(const struct iscsi_pdu *pdu, struct scsi_cmd *cmd)
+{
+	uint32_t off = 0;
+
+	while (off + 4 <= pdu->ahs_len) {
+		const uint8_t *a = pdu->ahs + off;
+		uint16_t ahs_length = get_be16(a);
+		uint8_t type = a[2];
+		uint32_t entry = (3 + (uint32_t)ahs_length + 3) & ~3u;
+
+		if (ahs_length == 0 || off + entry > pdu->ahs_len)
+			return -1;
+		if (type == ISCSI_AHS_EXTENDED_CDB) {
+			uint32_t extra = ahs_length - 1u;
+			if (ISCSI_CMD_CDB_LEN + extra > SCSI_MAX_CDB_LEN)
+				return -1;
+			memcpy(cmd->cdb + ISCSI_CMD_CDB_LEN, a + 4, extra);
+			cmd->cdb_len = (uint8_t)(ISCSI_CMD_CDB_LEN + extra);
+		} else if (type != ISCSI_AHS_BIDI_READ_LENGTH) {
+			return -1;
+		}
+		off += entry;
+	}
+	return off == pdu->ahs_len ? 0 : -1;
+}
+
+static enum scsi_task_attr task_attr_of(uint8_t attr)
+{
+	/* RFC 7143 11.3.1.3: 0 untagged, 1 simple, 2 ordered, 3 head of queue, 4 ACA; 5-7 reserved. */
+	switch (attr) {
+	case 2: return SCSI_TASK_ORDERED;
+	case 3: return SCSI_TASK_HEAD_OF_QUEUE;
+	case 4: return SCSI_TASK_ACA;
+	default: return SCSI_TASK_SIMPLE;
+	}
+}
+
+void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
+{
+	const uint8_t *bhs = pdu->bhs;
+	struct iscsi_session *s = conn->session;
+	const struct iscsi_sess_params *sp = &s->params;
+	uint8_t flags = bhs[1];
+	bool final = flags & ISCSI_FLAG_FINAL;
+	uint32_t itt = get_be32(bhs + ISCSI_BHS_ITT);
+	uint32_t edtl = get_be32(bhs + ISCSI_CMD_EDTL);
+	struct iscsi_task *task;
+	int r;
+
+	if (itt == ISCSI_RESERVED_TAG) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
+		return;
+	}
+	if (iscsi_task_find(conn, itt)) {
+		/* RFC 7143 11.17.1: an ITT already in use -> "Task in progress". */
+		iscsi_reject(conn, bhs, ISCSI_REJECT_TASK_IN_PROGRESS);
+		return;
+	}
+	/*
+	 * RFC 7143 11.3.1.1 / 13.3, 13.4, 13.14: immediate data only with W,
+	 * ImmediateData=Yes, within FirstBurstLength and EDTL; unsolicited
+	 * Data-Out (F = 0) only with W and InitialR2T=No.
+	 */
+	if (pdu->data_len && (!(flags & ISCSI_CMD_FLAG_WRITE) || !sp->immediate_data ||
+			      pdu->data_len > sp->first_burst_length || pdu->data_len > edtl)) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+		return;
+	}
+	if (!final && (!(flags & ISCSI_CMD_FLAG_WRITE) || sp->initial_r2t)) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+		return;
+	}
+
+	task = calloc(1, sizeof(*task));
+	if (!task) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_LONG_OPERATION_REJECT);
+		return;
+	}
+	scsi_cmd_init(&task->cmd, &iscsi_scsi_transport, s->nexus);
+	task->conn = conn;
+	iscsi_conn_get(conn);
+	task->refs = 1; /* the task list */
+	task->itt = itt;
+	task->cmd_sn = get_be32(bhs + ISCSI_BHS_CMD_SN);
+	task->edtl = edtl;
+	task->read = flags & ISCSI_CMD_FLAG_READ;
+	task->write = flags & ISCSI_CMD_FLAG_WRITE;
+	task->state = ISCSI_TASK_STATE_QUEUED;
+
+	task->cmd.lun = get_be64(bhs + ISCSI_BHS_LUN);
+	task->cmd.tag = itt;
+	memcpy(task->cmd.cdb, bhs + ISCSI_CMD_CDB, ISCSI_CMD_CDB_LEN);
+	task->cmd.cdb_len = ISCSI_CMD_CDB_LEN;
+	task->cmd.task_attr = task_attr_of(flags & ISCSI_CMD_ATTR_MASK);
+	task->cmd.expected_length = edtl;
+	if (task->read && task->write)
+		task->cmd.dir = SCSI_DIR_BIDI;
+	else if (task->write)
+		task->cmd.dir = SCSI_DIR_TO_DEVICE;
+	else if (task->read)
+		task->cmd.dir = SCSI_DIR_FROM_DEVICE;
+	else
+		task->cmd.dir = SCSI_DIR_NONE;
+	if (pdu->ahs_len && parse_ahs(pdu, &task->cmd) != 0) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
+		iscsi_task_put(task);
+		return;
+	}
+
+	/* Unsolicited data: the immediate data, plus Data-Out up to min(FirstBurstLength, EDTL) if F = 0. */
+	if (task->write) {
+		uint32_t first_burst = sp->first_burst_length < edtl ? sp->first_burst_length : edtl;
+		task->unsol_expected = final ? pdu->data_len : first_burst;
+	}
+	task->unsol_received = pdu->data_len;
+	task->unsol_done = final || task->unsol_received >= task->unsol_expected;
+	task->r2t_next_offset = task->unsol_expected;
+	if (task->unsol_expected) {
+		task->buf = malloc(task->unsol_expected);
+		if (!task->buf) {
+			iscsi_reject(conn, bhs, ISCSI_REJECT_LONG_OPERATION_REJECT);
+			iscsi_task_put(task);
+			return;
+		}
+		task->buf_cap = task->unsol_expected;
+		if (pdu->data_len)
+			memcpy(task->buf, pdu->data, pdu->data_len);
+	}
+
+	task->next = conn->tasks;
+	if (conn->tasks)
+		conn->tasks->prev = task;
+	conn->tasks = task;
+	task->on_list = true;
+
+	if (iscsi_bhs_immediate(bhs)) {
+		iscsi_task_submit(task);
+		return;
+	}
+	r = iscsi_session_order(s, pdu, task);
+	if (r == 1) {
+		iscsi_task_submit(task);
+		if (conn->session)
+			iscsi_session_run_ordered(conn->session);
+	} else if (r < 0) {
+		/* Outside the CmdSN window: ignored; its unsolicited data is absorbed until F. */
+		task->state = ISCSI_TASK_STATE_DONE;
+		iscsi_task_maybe_retire(task);
+	}
+}

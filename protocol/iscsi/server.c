@@ -1,0 +1,356 @@
+/*
+ * The iSCSI server object: portals (listening sockets), targets, the flush
+ * hook that writes queued PDUs before the loop sleeps, and shutdown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "iscsi_internal.h"
+
+void iscsi_server_params_default(struct iscsi_server_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->max_recv_data_segment_length = 262144;
+	p->max_burst_length = 1048576;
+	p->first_burst_length = 262144;
+	p->immediate_data = true;
+	p->initial_r2t = false;
+	p->max_outstanding_r2t = 1;
+	p->max_connections = 1;
+	p->default_time2wait = 2;
+	p->default_time2retain = 20;
+	p->cmd_window = 128;
+	p->nop_in_interval = 30;
+	p->nop_in_timeout = 30;
+	p->login_timeout = 30;
+	p->header_digest_crc32c_allowed = true;
+	p->data_digest_crc32c_allowed = true;
+}
+
+void iscsi_log_debug(const struct iscsi_server *srv, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!srv || !srv->debug)
+		return;
+	fputs("iscsi: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Writes every connection's queued output once per loop iteration (style principle 8). */
+void iscsi_conn_flush(struct iscsi_conn *conn);
+
+static void server_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct iscsi_server *srv = (struct iscsi_server *)((char *)w - offsetof(struct iscsi_server, prepare));
+	(void)loop;
+	(void)revents;
+
+	while (srv->flush_list) {
+		struct iscsi_conn *conn = srv->flush_list;
+		srv->flush_list = conn->flush_next;
+		conn->flush_next = NULL;
+		conn->on_flush_list = false;
+		iscsi_conn_flush(conn);
+		iscsi_conn_put(conn);
+	}
+}
+
+static uint32_t clamp_u32(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+struct iscsi_server *iscsi_server_create(struct ev_loop *loop, const struct iscsi_server_params *params)
+{
+	struct iscsi_server *srv = calloc(1, sizeof(*srv));
+	const char *dbg = getenv("SBCEMU_ISCSI_DEBUG");
+
+	if (!srv)
+		return NULL;
+	srv->loop = loop;
+	if (params)
+		srv->params = *params;
+	else
+		iscsi_server_params_default(&srv->params);
+	/* RFC 7143 13: ranges of the keys we offer. */
+	srv->params.max_recv_data_segment_length = clamp_u32(srv->params.max_recv_data_segment_length, 512, 16777215);
+	srv->params.max_burst_length = clamp_u32(srv->params.max_burst_length, 512, 16777215);
+	srv->params.first_burst_length = clamp_u32(srv->params.first_burst_length, 512, srv->params.max_burst_length);
+	srv->params.max_outstanding_r2t = clamp_u32(srv->params.max_outstanding_r2t, 1, ISCSI_MAX_R2T);
+	srv->params.max_connections = 1; /* one connection per session (see iscsi_internal.h) */
+	srv->params.default_time2wait = clamp_u32(srv->params.default_time2wait, 0, 3600);
+	srv->params.default_time2retain = clamp_u32(srv->params.default_time2retain, 0, 3600);
+	srv->params.cmd_window = clamp_u32(srv->params.cmd_window, 1, 4096);
+	srv->next_tsih = 1;
+	srv->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+	ev_prepare_init(&srv->prepare, server_prepare_cb);
+	ev_prepare_start(loop, &srv->prepare);
+	return srv;
+}
+
+static void portal_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct iscsi_portal *portal = (struct iscsi_portal *)((char *)w - offsetof(struct iscsi_portal, io));
+	(void)loop;
+	(void)revents;
+
+	for (int i = 0; i < 16; i++) {
+		int fd = accept4(portal->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				ISCSI_DEBUG(portal->srv, "accept: %s", strerror(errno));
+			return;
+		}
+		if (portal->srv->shutting_down) {
+			close(fd);
+			continue;
+		}
+		iscsi_conn_accept(portal->srv, fd);
+	}
+}
+
+/* Splits "host:port", "[v6]:port" or "host" (port 3260). */
+static int split_addr(const char *addr, char *host, size_t hostlen, char *port, size_t portlen)
+{
+	const char *colon;
+
+	if (addr[0] == '[') {
+		const char *close_br = strchr(addr, ']');
+		if (!close_br || (size_t)(close_br - addr - 1) >= hostlen)
+			return -1;
+		memcpy(host, addr + 1, (size_t)(close_br - addr - 1));
+		host[close_br - addr - 1] = '\0';
+		colon = close_br[1] == ':' ? close_br + 1 : NULL;
+		if (close_br[1] && !colon)
+			return -1;
+	} else {
+		colon = strrchr(addr, ':');
+		size_t n = colon ? (size_t)(colon - addr) : strlen(addr);
+		if (n >= hostlen)
+			return -1;
+		memcpy(host, addr, n);
+		host[n] = '\0';
+	}
+	snprintf(port, portlen, "%s", colon ? colon + 1 : "3260");
+	return 0;
+}
+
+int iscsi_server_add_portal(struct iscsi_server *srv, const char *addr, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	struct addrinfo hints, *res = NULL;
+	struct iscsi_portal *portal;
+	int fd, one = 1, rc;
+
+	if (split_addr(addr, host, sizeof(host), port, sizeof(port)) != 0) {
+		snprintf(err, errlen, "bad portal address '%s'", addr);
+		return -1;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errlen, "portal '%s': %s", addr, gai_strerror(rc));
+		return -1;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "portal '%s': socket: %s", addr, strerror(errno));
+		freeaddrinfo(res);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (res->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+		snprintf(err, errlen, "portal '%s': %s", addr, strerror(errno));
+		close(fd);
+		freeaddrinfo(res);
+		return -1;
+	}
+	portal = calloc(1, sizeof(*portal));
+	if (!portal) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		freeaddrinfo(res);
+		return -1;
+	}
+	portal->srv = srv;
+	portal->fd = fd;
+	portal->addr_len = sizeof(portal->addr);
+	getsockname(fd, (struct sockaddr *)&portal->addr, &portal->addr_len);
+	freeaddrinfo(res);
+	ev_io_init(&portal->io, portal_accept_cb, fd, EV_READ);
+	ev_io_start(srv->loop, &portal->io);
+	portal->next = srv->portals;
+	srv->portals = portal;
+	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void target_free(struct iscsi_target *t)
+{
+	if (!t)
+		return;
+	free(t->name);
+	free(t->alias);
+	free((char *)t->chap.user);
+	free((char *)t->chap.secret);
+	free((char *)t->mutual.user);
+	free((char *)t->mutual.secret);
+	for (size_t i = 0; i < t->acl_len; i++) {
+		free((char *)t->acl[i].initiator_name);
+		free((char *)t->acl[i].chap.user);
+		free((char *)t->acl[i].chap.secret);
+		free((char *)t->acl[i].mutual.user);
+		free((char *)t->acl[i].mutual.secret);
+	}
+	free(t->acl);
+	free(t);
+}
+
+int iscsi_server_add_target(struct iscsi_server *srv, const struct iscsi_target_params *p, char *err,
+			    size_t errlen)
+{
+	struct iscsi_target *t;
+
+	if (!p->name || !iscsi_name_valid(p->name)) {
+		snprintf(err, errlen, "invalid iSCSI target name '%s'", p->name ? p->name : "");
+		return -1;
+	}
+	if (iscsi_server_find_target(srv, p->name)) {
+		snprintf(err, errlen, "target '%s' defined twice", p->name);
+		return -1;
+	}
+	if (!p->device) {
+		snprintf(err, errlen, "target '%s' has no device", p->name);
+		return -1;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto nomem;
+	t->name = strdup(p->name);
+	t->alias = dup_or_null(p->alias);
+	t->tpgt = p->tpgt ? p->tpgt : 1;
+	t->device = p->device;
+	t->chap.user = dup_or_null(p->chap.user);
+	t->chap.secret = dup_or_null(p->chap.secret);
+	t->mutual.user = dup_or_null(p->mutual.user);
+	t->mutual.secret = dup_or_null(p->mutual.secret);
+	if (p->acl_len) {
+		t->acl = calloc(p->acl_len, sizeof(*t->acl));
+		if (!t->acl)
+			goto nomem;
+		t->acl_len = p->acl_len;
+		for (size_t i = 0; i < p->acl_len; i++) {
+			t->acl[i].initiator_name = dup_or_null(p->acl[i].initiator_name);
+			t->acl[i].chap.user = dup_or_null(p->acl[i].chap.user);
+			t->acl[i].chap.secret = dup_or_null(p->acl[i].chap.secret);
+			t->acl[i].mutual.user = dup_or_null(p->acl[i].mutual.user);
+			t->acl[i].mutual.secret = dup_or_null(p->acl[i].mutual.secret);
+		}
+	}
+	if (!t->name || (p->alias && !t->alias))
+		goto nomem;
+	t->next = NULL;
+	/* keep definition order for SendTargets */
+	struct iscsi_target **pp = &srv->targets;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = t;
+	return 0;
+nomem:
+	target_free(t);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+struct iscsi_target *iscsi_server_find_target(struct iscsi_server *srv, const char *name)
+{
+	/* RFC 7143 4.2.7.1: names are compared after stringprep; we accept them as sent, case-insensitively. */
+	for (struct iscsi_target *t = srv->targets; t; t = t->next)
+		if (strcasecmp(t->name, name) == 0)
+			return t;
+	return NULL;
+}
+
+static void shutdown_check_done(struct iscsi_server *srv)
+{
+	if (srv->shutting_down && srv->nconns_alive == 0 && srv->shutdown_done) {
+		void (*done)(void *) = srv->shutdown_done;
+		srv->shutdown_done = NULL;
+		done(srv->shutdown_arg);
+	}
+}
+
+void iscsi_server_conn_freed(struct iscsi_server *srv)
+{
+	srv->nconns_alive--;
+	shutdown_check_done(srv);
+}
+
+void iscsi_server_shutdown(struct iscsi_server *srv, void (*done)(void *arg), void *arg)
+{
+	if (srv->shutting_down)
+		return;
+	srv->shutting_down = true;
+	srv->shutdown_done = done;
+	srv->shutdown_arg = arg;
+	for (struct iscsi_portal *p = srv->portals; p; p = p->next) {
+		if (p->fd >= 0) {
+			ev_io_stop(srv->loop, &p->io);
+			close(p->fd);
+			p->fd = -1;
+		}
+	}
+	/* Each connection finishes its commands, sends their responses, then closes. */
+	for (struct iscsi_conn *c = srv->conns, *next; c; c = next) {
+		next = c->next;
+		iscsi_conn_check_idle(c);
+	}
+	shutdown_check_done(srv);
+}
+
+void iscsi_server_destroy(struct iscsi_server *srv)
+{
+	if (!srv)
+		return;
+	/* Connections still open (shutdown not awaited) are dropped here. */
+	while (srv->conns)
+		iscsi_conn_drop(srv->conns, "server destroyed");
+	while (srv->sessions)
+		iscsi_session_end(srv->sessions, "server destroyed");
+	while (srv->portals) {
+		struct iscsi_portal *p = srv->portals;
+		srv->portals = p->next;
+		if (p->fd >= 0) {
+			ev_io_stop(srv->loop, &p->io);
+			close(p->fd);
+		}
+		free(p);
+	}
+	while (srv->targets) {
+		struct iscsi_target *t = srv->targets;
+		srv->targets = t->next;
+		target_free(t);
+	}
+	ev_prepare_stop(srv->loop, &srv->prepare);
+	free(srv);
+}

@@ -1,0 +1,294 @@
+/* Data transfer over the wire (RFC 7143 11.3-11.8): Data-In, R2T, Data-Out, residuals, sense, DataSN errors. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "iscsi_harness.h"
+#include "pdu.h"
+
+static struct session S;
+
+static void setup(void)
+{
+	harness_start(NULL);
+}
+
+static void teardown(void)
+{
+	close(S.fd);
+	harness_stop();
+}
+
+static void data_out(uint32_t itt, uint32_t ttt, uint32_t data_sn, uint32_t offset, bool final, const uint8_t *data,
+		     uint32_t len)
+{
+	uint8_t bhs[48] = { 0x05, (uint8_t)(final ? 0x80 : 0) };
+
+	put_be32(bhs + 16, itt);
+	put_be32(bhs + 20, ttt);
+	put_be32(bhs + 28, S.exp_stat_sn);
+	put_be32(bhs + 36, data_sn);
+	put_be32(bhs + 40, offset);
+	pdu_send(S.fd, bhs, data, len);
+}
+
+/* Reads blocks back and returns the data (malloc'd). */
+static uint8_t *read_back(uint32_t lba, uint16_t blocks)
+{
+	uint8_t cdb[16], bhs[48];
+	uint8_t *buf = calloc(1, blocks * 512u);
+	uint32_t got = 0;
+	struct pdu p;
+
+	cdb_rw10(cdb, 0x28, lba, blocks);
+	bhs_scsi_cmd(bhs, 0xc1, S.itt++, blocks * 512u, S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+	for (;;) {
+		ck_assert(pdu_recv(S.fd, &p, 5000));
+		ck_assert_uint_eq(p.bhs[0], 0x25);
+		memcpy(buf + get_be32(p.bhs + 40), p.data, p.data_len);
+		got += p.data_len;
+		if (p.bhs[1] & 0x01) {
+			S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+			pdu_free(&p);
+			break;
+		}
+		pdu_free(&p);
+	}
+	ck_assert_uint_eq(got, blocks * 512u);
+	return buf;
+}
+
+/*
+ * RFC 7143 11.7: Data-In segments of the initiator's MaxRecvDataSegmentLength,
+ * DataSN from 0, BufferOffset, status collapsed into the last one (F and S),
+ * underflow residual when EDTL exceeds the transfer.
+ */
+START_TEST(read_data_in_segments_and_residual)
+{
+	uint8_t cdb[16], bhs[48];
+	struct pdu p;
+
+	session_open(&S, "MaxRecvDataSegmentLength=4096");
+	cdb_rw10(cdb, 0x28, 0, 16);
+	bhs_scsi_cmd(bhs, 0xc1, 0x51, 10000, S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x25);
+	ck_assert_uint_eq(p.bhs[1], 0x00); /* not final, no status */
+	ck_assert_uint_eq(p.data_len, 4096);
+	ck_assert_uint_eq(get_be32(p.bhs + 16), 0x51);
+	ck_assert_uint_eq(get_be32(p.bhs + 20), 0xffffffff);
+	ck_assert_uint_eq(get_be32(p.bhs + 36), 0); /* DataSN */
+	ck_assert_uint_eq(get_be32(p.bhs + 40), 0); /* BufferOffset */
+	pdu_free(&p);
+
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[1], 0x80 | 0x02 | 0x01); /* F, U, S */
+	ck_assert_uint_eq(p.bhs[3], 0x00);               /* GOOD */
+	ck_assert_uint_eq(p.data_len, 4096);
+	ck_assert_uint_eq(get_be32(p.bhs + 24), S.exp_stat_sn); /* StatSN */
+	ck_assert_uint_eq(get_be32(p.bhs + 28), S.cmd_sn);      /* ExpCmdSN */
+	ck_assert_uint_eq(get_be32(p.bhs + 36), 1);
+	ck_assert_uint_eq(get_be32(p.bhs + 40), 4096);
+	ck_assert_uint_eq(get_be32(p.bhs + 44), 10000 - 8192); /* Residual Count */
+	pdu_free(&p);
+}
+END_TEST
+
+/* RFC 7143 11.4.7.2: sense data in the SCSI Response behind a 2-byte SenseLength. */
+START_TEST(read_out_of_range_sense)
+{
+	uint8_t cdb[16], bhs[48];
+	struct pdu p;
+
+	session_open(&S, NULL);
+	cdb_rw10(cdb, 0x28, 2048 * 64, 1);
+	bhs_scsi_cmd(bhs, 0xc1, 0x52, 512, S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(p.bhs[2], 0x00); /* command completed at target */
+	ck_assert_uint_eq(p.bhs[3], 0x02); /* CHECK CONDITION */
+	ck_assert_uint_ge(p.data_len, 2 + 18);
+	ck_assert_uint_eq(get_be16(p.data), p.data_len - 2);
+	ck_assert_uint_eq(p.data[2] & 0x7f, 0x70);
+	ck_assert_uint_eq(p.data[2 + 2] & 0x0f, 0x05); /* ILLEGAL REQUEST */
+	ck_assert_uint_eq(p.data[2 + 12], 0x21);       /* LOGICAL BLOCK ADDRESS OUT OF RANGE */
+	pdu_free(&p);
+}
+END_TEST
+
+/*
+ * RFC 7143 11.8 / 13.10, 13.11, 13.13: with InitialR2T=Yes and ImmediateData=No
+ * every byte is solicited; R2Ts are at most MaxBurstLength long and, with
+ * MaxOutstandingR2T=1, one at a time; R2TSN counts from 0.
+ */
+START_TEST(write_r2t_sequences)
+{
+	uint8_t cdb[16], bhs[48], data[8192], *back;
+	struct pdu p;
+
+	for (int i = 0; i < 8192; i++)
+		data[i] = (uint8_t)(i * 7);
+	session_open(&S, "InitialR2T=Yes\nImmediateData=No\nMaxBurstLength=4096\nFirstBurstLength=4096");
+	cdb_rw10(cdb, 0x2a, 10, 16);
+	bhs_scsi_cmd(bhs, 0xa1, 0x60, 8192, S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+	for (uint32_t n = 0; n < 2; n++) {
+		uint32_t ttt;
+		ck_assert(pdu_recv(S.fd, &p, 5000));
+		ck_assert_uint_eq(p.bhs[0], 0x31);
+		ck_assert_uint_eq(p.bhs[1], 0x80);
+		ck_assert_uint_eq(get_be32(p.bhs + 16), 0x60);
+		ttt = get_be32(p.bhs + 20);
+		ck_assert_uint_ne(ttt, 0xffffffff);
+		ck_assert_uint_eq(get_be32(p.bhs + 24), S.exp_stat_sn); /* StatSN not advanced */
+		ck_assert_uint_eq(get_be32(p.bhs + 36), n);            /* R2TSN */
+		ck_assert_uint_eq(get_be32(p.bhs + 40), n * 4096);     /* BufferOffset */
+		ck_assert_uint_eq(get_be32(p.bhs + 44), 4096);         /* Desired Data Transfer Length */
+		pdu_free(&p);
+		data_out(0x60, ttt, 0, n * 4096, false, data + n * 4096, 2048);
+		data_out(0x60, ttt, 1, n * 4096 + 2048, true, data + n * 4096 + 2048, 2048);
+	}
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(p.bhs[3], 0x00);
+	ck_assert_uint_eq(get_be32(p.bhs + 36), 2); /* ExpDataSN: R2Ts sent */
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+	back = read_back(10, 16);
+	ck_assert_mem_eq(back, data, 8192);
+	free(back);
+}
+END_TEST
+
+/*
+ * Immediate data and unsolicited Data-Out up to FirstBurstLength (InitialR2T=No),
+ * then an R2T for the rest, starting at FirstBurstLength.
+ */
+START_TEST(write_immediate_unsolicited_then_r2t)
+{
+	uint8_t cdb[16], bhs[48], data[8192], *back;
+	struct pdu p;
+	uint32_t ttt;
+
+	for (int i = 0; i < 8192; i++)
+		data[i] = (uint8_t)(i * 13 + 1);
+	session_open(&S, "InitialR2T=No\nImmediateData=Yes\nFirstBurstLength=4096");
+	cdb_rw10(cdb, 0x2a, 20, 16);
+	bhs_scsi_cmd(bhs, 0x21, 0x61, 8192, S.cmd_sn++, S.exp_stat_sn, cdb, 10); /* F = 0: unsolicited follows */
+	pdu_send(S.fd, bhs, data, 1024);
+	data_out(0x61, 0xffffffff, 0, 1024, false, data + 1024, 1024);
+	data_out(0x61, 0xffffffff, 1, 2048, true, data + 2048, 2048);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x31);
+	ck_assert_uint_eq(get_be32(p.bhs + 36), 0);
+	ck_assert_uint_eq(get_be32(p.bhs + 40), 4096);
+	ck_assert_uint_eq(get_be32(p.bhs + 44), 4096);
+	ttt = get_be32(p.bhs + 20);
+	pdu_free(&p);
+	data_out(0x61, ttt, 0, 4096, true, data + 4096, 4096);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(p.bhs[3], 0x00);
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+	back = read_back(20, 16);
+	ck_assert_mem_eq(back, data, 8192);
+	free(back);
+}
+END_TEST
+
+/*
+ * A Data-Out with a wrong DataSN: Reject (protocol error, the header echoed)
+ * and the task ends with CHECK CONDITION, ABORTED COMMAND, DATA PHASE ERROR;
+ * the connection stays usable.
+ */
+START_TEST(write_datasn_error)
+{
+	uint8_t cdb[16], bhs[48], data[1024] = { 0 };
+	struct pdu p;
+	uint32_t ttt;
+
+	session_open(&S, "InitialR2T=Yes\nImmediateData=No");
+	cdb_rw10(cdb, 0x2a, 30, 2);
+	bhs_scsi_cmd(bhs, 0xa1, 0x62, 1024, S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x31);
+	ttt = get_be32(p.bhs + 20);
+	pdu_free(&p);
+	data_out(0x62, ttt, 27, 0, true, data, 1024);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x3f);
+	ck_assert_uint_eq(p.bhs[2], 0x04);
+	ck_assert_uint_eq(p.data_len, 48);
+	ck_assert_uint_eq(p.data[0], 0x05);
+	ck_assert_uint_eq(get_be32(p.data + 36), 27);
+	pdu_free(&p);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(get_be32(p.bhs + 16), 0x62);
+	ck_assert_uint_eq(p.bhs[3], 0x02);
+	ck_assert_uint_eq(p.data[2 + 2] & 0x0f, 0x0b); /* ABORTED COMMAND */
+	ck_assert_uint_eq(p.data[2 + 12], 0x4b);
+	ck_assert_uint_eq(p.data[2 + 13], 0x00);
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+	free(read_back(30, 2));
+}
+END_TEST
+
+/* Extended CDB AHS (RFC 7143 11.3.5): a 32-byte CDB arrives whole (here an unsupported one: CHECK CONDITION). */
+START_TEST(extended_cdb_ahs)
+{
+	uint8_t bhs[48 + 20], cdb[32];
+	struct pdu p;
+
+	session_open(&S, NULL);
+	memset(cdb, 0, sizeof(cdb));
+	cdb[0] = 0x7f;
+	cdb[7] = 0x18;
+	bhs_scsi_cmd(bhs, 0x81, 0x70, 0, S.cmd_sn++, S.exp_stat_sn, cdb, 16);
+	bhs[4] = 5; /* TotalAHSLength: 20 bytes */
+	memset(bhs + 48, 0, 20);
+	put_be16(bhs + 48, 17); /* AHSLength: reserved byte + 16 CDB bytes */
+	bhs[50] = 1;            /* Extended CDB */
+	memcpy(bhs + 52, cdb + 16, 16);
+	{
+		/* send BHS + AHS as one header */
+		pdu_send_raw(S.fd, bhs, sizeof(bhs));
+	}
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(get_be32(p.bhs + 16), 0x70);
+	ck_assert_uint_eq(p.bhs[3], 0x02);
+	pdu_free(&p);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("iscsi_data");
+	TCase *tc = tcase_create("data");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, read_data_in_segments_and_residual);
+	tcase_add_test(tc, read_out_of_range_sense);
+	tcase_add_test(tc, write_r2t_sequences);
+	tcase_add_test(tc, write_immediate_unsolicited_then_r2t);
+	tcase_add_test(tc, write_datasn_error);
+	tcase_add_test(tc, extended_cdb_ahs);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
