@@ -332,7 +332,8 @@ void scsi_cmd_data_out_ready(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 		return;
 	}
-	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && cmd->data_out_len < cmd->data_length) {
+	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && cmd->data_out_len < cmd->data_length &&
+	    !(cmd->op->flags & OP_SHORT_DATA_OUT_OK)) {
 		/*
 		 * The transport's expected data transfer length is shorter than
 		 * the CDB's transfer (an overflow).  FCP-4 9.4.2 b) (which iSCSI

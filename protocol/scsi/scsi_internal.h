@@ -44,6 +44,7 @@ enum scsi_pr_class {
 #define OP_WRITES_MEDIUM    (1u << 5)  /* refused with DATA PROTECT when write protected */
 #define OP_NO_LU_OK         (1u << 6)  /* runs for a LUN that has no LU (cmd->lu == NULL) */
 #define OP_IN_PROGRESS_OK   (1u << 7)  /* allowed while a sanitize or format runs */
+#define OP_SHORT_DATA_OUT_OK (1u << 8) /* exec handles a Data-Out shorter than data_length (FCP-4 9.4.2 a) */
 
 struct scsi_op {
 	const char *name;               /* as the standard writes it: "WRITE SAME(16)" */
@@ -119,6 +120,7 @@ struct scsi_lu {
 	unsigned prevent_count;        /* PREVENT ALLOW MEDIUM REMOVAL holders */
 	struct scsi_lu_progress progress;
 	bool sanitize_failed;          /* SBC-4 4.11.4: medium access fails until EXIT FAILURE MODE */
+	bool sanitize_failed_ause;     /* the failed SANITIZE had AUSE = 1 (EXIT FAILURE MODE allowed) */
 	struct scsi_mode_current mode_current;
 	struct spc_mode_state *mode;
 	struct spc_pr_state *pr;
@@ -132,6 +134,8 @@ struct scsi_lu {
 
 	/* task set: every command of this LU between submit and complete */
 	struct scsi_cmd *ts_head, *ts_tail;
+
+	struct zbc_state *zbc;         /* zone engine of a zoned LU (zbc.h); NULL otherwise */
 };
 
 struct scsi_device {
