@@ -10,6 +10,7 @@
 
 #include "scsi_internal.h"
 #include "task_set.h"
+#include "zbc.h"
 
 static void cmd_execute(struct scsi_cmd *cmd);
 
@@ -153,6 +154,9 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 	struct scsi_tmf_wait *tmf;
 
+	/* A zoned write ends here whatever happened to it (the engine rolls back a failed one). */
+	if (lu && lu->zbc)
+		zbc_cmd_complete(cmd);
 	if (lu)
 		scsi_task_set_remove(lu, cmd);
 	cmd->state = SCSI_CMD_STATE_DONE;

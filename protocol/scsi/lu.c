@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "task_set.h"
+#include "zbc.h"
 
 uint64_t scsi_lun_encode(uint32_t lun)
 {
@@ -54,6 +55,7 @@ const char *scsi_device_name(const struct scsi_device *dev)
 
 static void lu_destroy(struct scsi_lu *lu)
 {
+	zbc_fini(lu);
 	spc_pr_fini(lu);
 	spc_mode_fini(lu);
 	be_close(lu->backend);
@@ -116,6 +118,13 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	lu->mode_current.wce = true;
 	if (spc_mode_init(lu) != 0 || spc_pr_init(lu) != 0) {
 		snprintf(err, errlen, "cannot load the saved state of LUN %u from %s", params->lun, lu->state_dir);
+		spc_pr_fini(lu);
+		spc_mode_fini(lu);
+		pthread_rwlock_destroy(&lu->io_lock);
+		free(lu);
+		return NULL;
+	}
+	if (zbc_init(lu, err, errlen) != 0) {
 		spc_pr_fini(lu);
 		spc_mode_fini(lu);
 		pthread_rwlock_destroy(&lu->io_lock);

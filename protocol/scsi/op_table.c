@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "scsi_internal.h"
+#include "zbc.h"
 
 #define ALL_SBC_KINDS (SCSI_LU_CONVENTIONAL | SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA)
 #define FF4 0xff, 0xff, 0xff, 0xff
@@ -34,6 +35,7 @@
 
 #define RD (OP_DATA_IN | OP_MEDIUM_ACCESS)
 #define WR (OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM)
+#define WR_BLOCKS (WR | OP_SHORT_DATA_OUT_OK) /* Data-Out is whole logical blocks, sbc_rw.c clips */
 #define INFO_CMD (OP_SKIP_UA | OP_NO_LU_OK | OP_IN_PROGRESS_OK)
 
 const struct scsi_op scsi_op_table[] = {
@@ -49,7 +51,7 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("READ(6)", 0x08, 0, SCSI_SA_NONE, 6, RD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, T_IO,
 	    0x08, 0x1f, 0xff, 0xff, 0xff, 0x00),
-	ROW("WRITE(6)", 0x0a, 0, SCSI_SA_NONE, 6, WR, SCSI_PR_WRITE,
+	ROW("WRITE(6)", 0x0a, 0, SCSI_SA_NONE, 6, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, T_IO,
 	    0x0a, 0x1f, 0xff, 0xff, 0xff, 0x00),
 	ROW("INQUIRY", 0x12, 0, SCSI_SA_NONE, 6, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD, SCSI_PR_ALLOWED,
@@ -79,10 +81,10 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("READ(10)", 0x28, 0, SCSI_SA_NONE, 10, RD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, T_IO,
 	    0x28, 0x1e, FF4, 0x3f, 0xff, 0xff, 0x00),
-	ROW("WRITE(10)", 0x2a, 0, SCSI_SA_NONE, 10, WR, SCSI_PR_WRITE,
+	ROW("WRITE(10)", 0x2a, 0, SCSI_SA_NONE, 10, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, T_IO,
 	    0x2a, 0x1a, FF4, 0x3f, 0xff, 0xff, 0x00),
-	ROW("WRITE AND VERIFY(10)", 0x2e, 0, SCSI_SA_NONE, 10, WR, SCSI_PR_WRITE,
+	ROW("WRITE AND VERIFY(10)", 0x2e, 0, SCSI_SA_NONE, 10, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_and_verify_parse, sbc_write_and_verify_exec, NULL, T_IO,
 	    0x2e, 0x16, FF4, 0x3f, 0xff, 0xff, 0x00),
 	ROW("VERIFY(10)", 0x2f, 0, SCSI_SA_NONE, 10, OP_DATA_OUT | OP_MEDIUM_ACCESS, SCSI_PR_READ,
@@ -161,13 +163,13 @@ const struct scsi_op scsi_op_table[] = {
 	    ALL_SBC_KINDS, sbc_compare_and_write_parse, sbc_compare_and_write_exec,
 	    sbc_compare_and_write_enabled, T_IO,
 	    0x89, 0x1a, FF8, 0x00, 0x00, 0x00, 0xff, 0x3f, 0x00),
-	ROW("WRITE(16)", 0x8a, 0, SCSI_SA_NONE, 16, WR, SCSI_PR_WRITE,
+	ROW("WRITE(16)", 0x8a, 0, SCSI_SA_NONE, 16, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, T_IO,
 	    0x8a, 0x1a, FF8, FF4, 0x3f, 0x00),
-	ROW("ORWRITE(16)", 0x8b, 0, SCSI_SA_NONE, 16, WR, SCSI_PR_WRITE,
+	ROW("ORWRITE(16)", 0x8b, 0, SCSI_SA_NONE, 16, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_orwrite_parse, sbc_orwrite_exec, NULL, T_IO,
 	    0x8b, 0x1a, FF8, FF4, 0x3f, 0x00),
-	ROW("WRITE AND VERIFY(16)", 0x8e, 0, SCSI_SA_NONE, 16, WR, SCSI_PR_WRITE,
+	ROW("WRITE AND VERIFY(16)", 0x8e, 0, SCSI_SA_NONE, 16, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_and_verify_parse, sbc_write_and_verify_exec, NULL, T_IO,
 	    0x8e, 0x16, FF8, FF4, 0x3f, 0x00),
 	ROW("VERIFY(16)", 0x8f, 0, SCSI_SA_NONE, 16, OP_DATA_OUT | OP_MEDIUM_ACCESS, SCSI_PR_READ,
@@ -182,6 +184,27 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("WRITE SAME(16)", 0x93, 0, SCSI_SA_NONE, 16, WR, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_same_parse, sbc_write_same_exec, NULL, T_LONG,
 	    0x93, 0x09, FF8, FF4, 0x3f, 0x00),
+	/*
+	 * ZBC OUT (zbc_out.c): ZONE ID b2-9, ZONE COUNT b12-13 (ZBC-2, not
+	 * supported: must be 0), ALL b14 bit 0.  Zoned LUs only.
+	 */
+	ROW("CLOSE ZONE", 0x94, ZBC_SA_CLOSE_ZONE, SCSI_SA_BYTE1, 16, OP_MEDIUM_ACCESS, SCSI_PR_WRITE,
+	    SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_out_parse, zbc_out_exec, NULL, T_FAST,
+	    0x94, ZBC_SA_CLOSE_ZONE, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	ROW("FINISH ZONE", 0x94, ZBC_SA_FINISH_ZONE, SCSI_SA_BYTE1, 16, OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM,
+	    SCSI_PR_WRITE, SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_out_parse, zbc_out_exec, NULL, T_IO,
+	    0x94, ZBC_SA_FINISH_ZONE, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	ROW("OPEN ZONE", 0x94, ZBC_SA_OPEN_ZONE, SCSI_SA_BYTE1, 16, OP_MEDIUM_ACCESS, SCSI_PR_WRITE,
+	    SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_out_parse, zbc_out_exec, NULL, T_FAST,
+	    0x94, ZBC_SA_OPEN_ZONE, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	ROW("RESET WRITE POINTER", 0x94, ZBC_SA_RESET_WRITE_POINTER, SCSI_SA_BYTE1, 16,
+	    OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM, SCSI_PR_WRITE, SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA,
+	    zbc_out_parse, zbc_out_exec, NULL, T_LONG,
+	    0x94, ZBC_SA_RESET_WRITE_POINTER, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	/* ZBC IN / REPORT ZONES (zbc_in.c): b2-9 ZONE START LBA, b10-13 ALLOCATION LENGTH, b14 PARTIAL + REPORTING OPTIONS. */
+	ROW("REPORT ZONES", 0x95, ZBC_SA_REPORT_ZONES, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS, SCSI_PR_READ,
+	    SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_report_zones_parse, zbc_report_zones_exec, NULL, T_IO,
+	    0x95, ZBC_SA_REPORT_ZONES, FF8, FF4, 0xbf, 0x00),
 	ROW("READ CAPACITY(16)", 0x9e, SCSI_SA_READ_CAPACITY_16, SCSI_SA_BYTE1, 16, OP_DATA_IN,
 	    SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL, sbc_read_capacity_16_exec, NULL, T_FAST,
 	    0x9e, SCSI_SA_READ_CAPACITY_16, FF8, FF4, 0x01, 0x00),
@@ -202,10 +225,10 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("READ(12)", 0xa8, 0, SCSI_SA_NONE, 12, RD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, T_IO,
 	    0xa8, 0x1e, FF4, FF4, 0x3f, 0x00),
-	ROW("WRITE(12)", 0xaa, 0, SCSI_SA_NONE, 12, WR, SCSI_PR_WRITE,
+	ROW("WRITE(12)", 0xaa, 0, SCSI_SA_NONE, 12, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, T_IO,
 	    0xaa, 0x1a, FF4, FF4, 0x3f, 0x00),
-	ROW("WRITE AND VERIFY(12)", 0xae, 0, SCSI_SA_NONE, 12, WR, SCSI_PR_WRITE,
+	ROW("WRITE AND VERIFY(12)", 0xae, 0, SCSI_SA_NONE, 12, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_and_verify_parse, sbc_write_and_verify_exec, NULL, T_IO,
 	    0xae, 0x16, FF4, FF4, 0x3f, 0x00),
 	ROW("VERIFY(12)", 0xaf, 0, SCSI_SA_NONE, 12, OP_DATA_OUT | OP_MEDIUM_ACCESS, SCSI_PR_READ,

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "scsi_internal.h"
+#include "zbc.h"
 
 /* CDB length of the shape of cdb[0] (6, 10, 12 or 16); 0 for groups 3, 6, 7. */
 static inline unsigned sbc_cdb_shape(const uint8_t *cdb)
@@ -284,6 +285,33 @@ static inline void sbc_apply_write_cache(struct scsi_cmd *cmd)
 static inline unsigned sbc_write_flags(const struct scsi_cmd *cmd)
 {
 	return cmd->fua ? BE_WRITE_FUA : 0;
+}
+
+/*
+ * Zoned LUs (zbc.h): the read rules, and the write rules with the write
+ * pointer advance.  sbc_zoned_write_begin may return SCSI_PENDING: the zone
+ * engine then runs exec again later, so what precedes it must be repeatable.
+ */
+static inline enum scsi_result sbc_zoned_check_read(struct scsi_cmd *cmd)
+{
+	return cmd->lu->zbc ? zbc_check_read(cmd) : SCSI_OK;
+}
+
+static inline enum scsi_result sbc_zoned_write_begin(struct scsi_cmd *cmd)
+{
+	return cmd->lu->zbc ? zbc_write_begin(cmd) : SCSI_OK;
+}
+
+/* On a worker after the data write: persists the write pointers it moved. */
+static inline void sbc_zoned_persist(struct scsi_cmd *cmd, unsigned flags)
+{
+	int rc;
+
+	if (!cmd->lu->zbc || cmd->status != SCSI_STATUS_GOOD)
+		return;
+	rc = zbc_persist_range(cmd->lu, cmd->lba, cmd->nblocks, flags);
+	if (rc < 0)
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 }
 
 #endif

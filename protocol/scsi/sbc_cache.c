@@ -44,6 +44,8 @@ static void synchronize_cache_work(struct scsi_cmd *cmd)
 	pthread_rwlock_rdlock(&lu->io_lock);
 	rc = lu->backend->ops->flush(lu->backend);
 	pthread_rwlock_unlock(&lu->io_lock);
+	if (rc == 0 && lu->zbc)
+		rc = zbc_flush(lu);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "sbc.h"
+#include "zbc.h"
 
 #define READ_CAPACITY_10_DATA_LEN 8
 #define READ_CAPACITY_16_DATA_LEN 32
@@ -58,7 +59,7 @@ enum scsi_result sbc_read_capacity_16_exec(struct scsi_cmd *cmd)
 	put_be64(d, last_lba(lu));
 	put_be32(d + 8, lu->block_size);
 	/* byte 12: RC BASIS 0, P_TYPE 0, PROT_EN 0 (no protection information) */
-	d[12] = 0;
+	d[12] = (uint8_t)(zbc_rc_basis(cmd->lu) << 4);
 	/* byte 13: P_I_EXPONENT 0, LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
 	d[13] = lu->params.lbppbe & 0x0f;
 	/*

@@ -89,6 +89,7 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		rc = be->ops->write(be, cmd->data_out + len, len, offset, sbc_write_flags(cmd));
 		if (rc < 0)
 			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 	}
 	pthread_rwlock_unlock(&lu->io_lock);
 	free(medium);
@@ -97,8 +98,13 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 enum scsi_result sbc_compare_and_write_exec(struct scsi_cmd *cmd)
 {
 	/* SBC-4 5.3: NUMBER OF LOGICAL BLOCKS 0 compares and writes nothing; not an error. */
+	enum scsi_result r;
+
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	r = sbc_zoned_write_begin(cmd);
+	if (r != SCSI_OK)
+		return r;
 	sbc_apply_write_cache(cmd);
 	return scsi_cmd_run_io(cmd, compare_and_write_work, NULL);
 }

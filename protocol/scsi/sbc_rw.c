@@ -80,6 +80,8 @@ enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
 	/* SBC-4 5.16: TRANSFER LENGTH 0 reads nothing and is not an error. */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	if (sbc_zoned_check_read(cmd) != SCSI_OK)
+		return SCSI_FAILED;
 	if (!scsi_cmd_alloc_data_in(cmd, len))
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
 	return scsi_cmd_run_io(cmd, read_work, NULL);
@@ -128,15 +130,21 @@ static void write_work(struct scsi_cmd *cmd)
 
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+	sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 }
 
 enum scsi_result sbc_write_exec(struct scsi_cmd *cmd)
 {
+	enum scsi_result r;
+
 	if (clip_to_data_out(cmd) != SCSI_OK)
 		return SCSI_FAILED;
 	/* SBC-4 5.43: TRANSFER LENGTH 0 writes nothing and is not an error. */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	r = sbc_zoned_write_begin(cmd);
+	if (r != SCSI_OK)
+		return r;
 	sbc_apply_write_cache(cmd);
 	return scsi_cmd_run_io(cmd, write_work, NULL);
 }
@@ -176,6 +184,9 @@ static void write_and_verify_work(struct scsi_cmd *cmd)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 		return;
 	}
+	sbc_zoned_persist(cmd, BE_WRITE_FUA);
+	if (cmd->status != SCSI_STATUS_GOOD)
+		return;
 	/* The verify step: read the blocks back (medium verification), and compare if BYTCHK = 01b. */
 	medium = malloc(len);
 	if (!medium) {
@@ -192,10 +203,15 @@ static void write_and_verify_work(struct scsi_cmd *cmd)
 
 enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd)
 {
+	enum scsi_result r;
+
 	if (clip_to_data_out(cmd) != SCSI_OK)
 		return SCSI_FAILED;
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	r = sbc_zoned_write_begin(cmd);
+	if (r != SCSI_OK)
+		return r;
 	return scsi_cmd_run_io(cmd, write_and_verify_work, NULL);
 }
 
@@ -239,15 +255,21 @@ static void orwrite_work(struct scsi_cmd *cmd)
 	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+	sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 	free(buf);
 }
 
 enum scsi_result sbc_orwrite_exec(struct scsi_cmd *cmd)
 {
+	enum scsi_result r;
+
 	if (clip_to_data_out(cmd) != SCSI_OK)
 		return SCSI_FAILED;
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	r = sbc_zoned_write_begin(cmd);
+	if (r != SCSI_OK)
+		return r;
 	sbc_apply_write_cache(cmd);
 	return scsi_cmd_run_io(cmd, orwrite_work, NULL);
 }

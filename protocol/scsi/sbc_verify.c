@@ -104,5 +104,7 @@ enum scsi_result sbc_verify_exec(struct scsi_cmd *cmd)
 	/* SBC-4 5.36: a VERIFICATION LENGTH of zero verifies nothing and is not an error. */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	if (sbc_zoned_check_read(cmd) != SCSI_OK)
+		return SCSI_FAILED;
 	return scsi_cmd_run_io(cmd, verify_work, NULL);
 }

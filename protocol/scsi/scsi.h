@@ -263,6 +263,11 @@ struct scsi_lu_params {
 	uint32_t max_compare_and_write; /* blocks; 0 disables COMPARE AND WRITE */
 	uint64_t max_write_same_length;
 	const char *state_dir;        /* where mode pages and PR state persist */
+	/* zoned LUs (SCSI_LU_ZBC_HM / SCSI_LU_ZBC_HA; zbc.h) */
+	uint64_t zone_size;           /* blocks, a power of two; 0 = 256 MiB worth of blocks */
+	uint32_t conventional_zones;  /* the first zones are conventional */
+	uint32_t max_open_zones;      /* MAXIMUM NUMBER OF OPEN SWR ZONES; 0 = no limit (FFFFFFFFh) */
+	bool urswrz;                  /* unrestricted reads of sequential write required zones */
 };
 
 /* ---- devices, logical units and nexuses ---- */

@@ -1,0 +1,287 @@
+/*
+ * ZBC OUT (94h): CLOSE ZONE (01h), FINISH ZONE (02h), OPEN ZONE (03h) and
+ * RESET WRITE POINTER (04h), each for one zone (ZONE ID) or, with ALL = 1,
+ * for every zone it applies to (spec digest 4.7).  ZBC-1: ZONE COUNT (bytes
+ * 12-13, ZBC-2) is not supported; the CDB USAGE DATA makes a non-zero value
+ * INVALID FIELD IN CDB.
+ *
+ * OPEN and CLOSE change only volatile state: no I/O.  FINISH writes the zone
+ * records; RESET WRITE POINTER also releases the zones' space in the backend
+ * (discard: later reads return zeros).  A reset first waits for the writes
+ * in flight to its zones, and holds a barrier that makes new writes to them
+ * wait until its discard is done (zbc_write_begin), so no acknowledged write
+ * lands before a discard that was meant to precede it, or after one that
+ * was meant to follow it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "zbc.h"
+
+/*
+ * CDB: b1 bits 4:0 SERVICE ACTION, b2-9 ZONE ID, b14 bit 0 ALL.  With
+ * ALL = 1 the ZONE ID is ignored (libzbc 01/025, 033, 043, 053: not an error
+ * even past the capacity or on a conventional zone).  The checks depend only
+ * on the CDB and the zone layout, which never changes.
+ */
+enum scsi_result zbc_out_parse(struct scsi_cmd *cmd)
+{
+	struct zbc_state *z = cmd->lu->zbc;
+	uint64_t zone_id = get_be64(cmd->cdb + 2);
+	struct zbc_zone *zone;
+
+	if (!z)
+		return scsi_cmd_fail(cmd, sense_invalid_command_operation_code());
+	if (cmd->cdb[14] & 0x01)
+		return SCSI_OK;
+	cmd->lba = zone_id;
+	/* ZONE ID past the capacity: LOGICAL BLOCK ADDRESS OUT OF RANGE (ZBC-2; libzbc 01/024 accepts it). */
+	if (zone_id >= cmd->lu->num_blocks)
+		return scsi_cmd_fail(cmd, sense_lba_out_of_range());
+	zone = zbc_zone_of(z, zone_id);
+	/* Not the start of a zone, or a zone without write pointer: INVALID FIELD IN CDB (libzbc 01/020, 023). */
+	if (zone->start != zone_id || !zbc_is_write_pointer_zone(zone))
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
+	return SCSI_OK;
+}
+
+/* ---- CLOSE, OPEN ---- */
+
+static enum scsi_result close_all(struct zbc_state *z)
+{
+	struct scsi_sense_info unused;
+
+	/* CLOSE ALL: every open zone (libzbc 02/030, 02/038). */
+	for (uint32_t i = 0; i < z->nr_zones; i++)
+		if (z->zones[i].condition == ZBC_ZC_IMPLICITLY_OPENED ||
+		    z->zones[i].condition == ZBC_ZC_EXPLICITLY_OPENED)
+			zbc_zone_close(z, &z->zones[i], &unused);
+	return SCSI_OK;
+}
+
+static enum scsi_result open_all(struct scsi_cmd *cmd, struct zbc_state *z)
+{
+	struct scsi_sense_info sense;
+	uint32_t closed_swr = 0;
+
+	for (uint32_t i = 0; i < z->nr_zones; i++)
+		if (z->zones[i].condition == ZBC_ZC_CLOSED &&
+		    z->zones[i].type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED)
+			closed_swr++;
+	/*
+	 * OPEN ALL opens every CLOSED zone (EMPTY and open zones stay as they
+	 * are: libzbc 02/025, 02/029).  If the explicitly opened plus the
+	 * CLOSED SWR zones exceed the limit, nothing is opened: DATA PROTECT,
+	 * INSUFFICIENT ZONE RESOURCES (libzbc 01/022; scsi_debug resp_open_zone).
+	 */
+	if (z->max_open && z->nr_explicit_open + closed_swr > z->max_open)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_DATA_PROTECT, ASC_INSUFFICIENT_ZONE_RESOURCES));
+	/* Mark first: zones that the opens below close implicitly must not be opened in turn. */
+	for (uint32_t i = 0; i < z->nr_zones; i++)
+		z->zones[i].mark = z->zones[i].condition == ZBC_ZC_CLOSED;
+	for (uint32_t i = 0; i < z->nr_zones; i++) {
+		if (!z->zones[i].mark)
+			continue;
+		z->zones[i].mark = false;
+		if (!zbc_zone_open(z, &z->zones[i], &sense))
+			return scsi_cmd_fail(cmd, sense); /* not reached: the count above leaves room */
+	}
+	return SCSI_OK;
+}
+
+/* ---- FINISH ---- */
+
+static void persist_work(struct scsi_cmd *cmd)
+{
+	struct zbc_state *z = cmd->lu->zbc;
+	int rc;
+
+	/* Zone management is durable when it completes, like a FUA write. */
+	if (cmd->cdb[14] & 0x01)
+		rc = zbc_persist_all(cmd->lu, BE_WRITE_FUA);
+	else
+		rc = zbc_persist_range(cmd->lu, cmd->lba, zbc_zone_of(z, cmd->lba)->length, BE_WRITE_FUA);
+	if (rc < 0)
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+}
+
+static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool all)
+{
+	struct scsi_sense_info sense;
+	struct zbc_zone *zone;
+	uint64_t seq_before;
+
+	if (all) {
+		/*
+		 * FINISH ALL: every open or CLOSED zone becomes FULL; EMPTY zones
+		 * stay EMPTY (libzbc 02/027), and it never runs out of resources
+		 * (libzbc 01/148-149).
+		 */
+		bool changed = false;
+
+		for (uint32_t i = 0; i < z->nr_zones; i++) {
+			zone = &z->zones[i];
+			if (zone->condition == ZBC_ZC_IMPLICITLY_OPENED || zone->condition == ZBC_ZC_EXPLICITLY_OPENED ||
+			    zone->condition == ZBC_ZC_CLOSED) {
+				zbc_zone_fill(z, zone);
+				changed = true;
+			}
+		}
+		return changed ? scsi_cmd_run_io(cmd, persist_work, NULL) : SCSI_OK;
+	}
+	zone = zbc_zone_of(z, cmd->lba);
+	seq_before = zone->seq;
+	if (!zbc_zone_finish(z, zone, &sense))
+		return scsi_cmd_fail(cmd, sense);
+	return zone->seq != seq_before ? scsi_cmd_run_io(cmd, persist_work, NULL) : SCSI_OK;
+}
+
+/* ---- RESET WRITE POINTER ---- */
+
+struct zbc_reset_state {
+	struct scsi_lu *lu;
+	bool barrier_held;
+	uint32_t first, count;   /* the zones under the barrier */
+	uint32_t *reset;         /* the zones reset, whose space is released */
+	uint32_t nr_reset;
+	int rc;                  /* first backend error (worker) */
+};
+
+static void release_barrier(struct zbc_reset_state *st)
+{
+	struct zbc_state *z = st->lu->zbc;
+
+	if (!st->barrier_held)
+		return;
+	st->barrier_held = false;
+	for (uint32_t i = st->first; i < st->first + st->count; i++)
+		z->zones[i].reset_barrier--;
+	zbc_kick(z);
+}
+
+/* Also the path of a reset aborted while its I/O ran (after() is not called then). */
+static void reset_state_free(void *p)
+{
+	struct zbc_reset_state *st = p;
+
+	release_barrier(st);
+	free(st->reset);
+	free(st);
+}
+
+static void reset_work(struct scsi_cmd *cmd)
+{
+	struct zbc_reset_state *st = cmd->handler_state;
+	struct scsi_lu *lu = cmd->lu;
+	struct backend *be = lu->backend;
+	int rc;
+
+	for (uint32_t i = 0; i < st->nr_reset && st->rc == 0; i++) {
+		const struct zbc_zone *zone = &lu->zbc->zones[st->reset[i]];
+
+		pthread_rwlock_rdlock(&lu->io_lock);
+		rc = be->ops->discard(be, scsi_lu_offset(lu, zone->start), zone->length * lu->block_size);
+		pthread_rwlock_unlock(&lu->io_lock);
+		if (rc < 0)
+			st->rc = rc;
+	}
+	rc = cmd->cdb[14] & 0x01 ? zbc_persist_all(lu, BE_WRITE_FUA)
+				 : zbc_persist_range(lu, cmd->lba, 1, BE_WRITE_FUA);
+	if (rc < 0 && st->rc == 0)
+		st->rc = rc;
+}
+
+static enum scsi_result reset_after(struct scsi_cmd *cmd)
+{
+	struct zbc_reset_state *st = cmd->handler_state;
+
+	release_barrier(st);
+	if (st->rc < 0)
+		return scsi_cmd_fail(cmd, scsi_sense_from_errno(st->rc, true));
+	return SCSI_OK;
+}
+
+static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool all)
+{
+	struct zbc_reset_state *st = cmd->handler_state;
+	struct scsi_sense_info sense;
+
+	if (!st) {
+		if (!all) {
+			struct zbc_zone *zone = zbc_zone_of(z, cmd->lba);
+
+			if (zbc_zone_fault_sense(zone, &sense))
+				return scsi_cmd_fail(cmd, sense);
+			if (zone->condition == ZBC_ZC_EMPTY)
+				return SCSI_OK; /* libzbc 02/004: EMPTY stays EMPTY, nothing to release */
+		}
+		st = calloc(1, sizeof(*st));
+		if (st)
+			st->reset = calloc(all ? z->nr_zones : 1, sizeof(*st->reset));
+		if (!st || !st->reset) {
+			free(st);
+			return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
+		}
+		st->lu = cmd->lu;
+		st->first = all ? z->nr_conventional : zbc_zone_index(z, zbc_zone_of(z, cmd->lba));
+		st->count = all ? z->nr_zones - z->nr_conventional : 1;
+		for (uint32_t i = st->first; i < st->first + st->count; i++)
+			z->zones[i].reset_barrier++;
+		st->barrier_held = true;
+		cmd->handler_state = st;
+		cmd->handler_state_free = reset_state_free;
+	}
+	/* Wait for the writes already in flight to these zones (see the file comment). */
+	for (uint32_t i = st->first; i < st->first + st->count; i++) {
+		if (z->zones[i].writes_in_flight) {
+			zbc_defer(z, cmd);
+			return SCSI_PENDING;
+		}
+	}
+	/*
+	 * RESET ALL: every write pointer zone that is not EMPTY (READ ONLY and
+	 * OFFLINE zones are left alone); the write pointer goes back to the
+	 * zone start and NON_SEQ / RESET are cleared.
+	 */
+	for (uint32_t i = st->first; i < st->first + st->count; i++) {
+		struct zbc_zone *zone = &z->zones[i];
+
+		if (zone->condition == ZBC_ZC_EMPTY || zbc_zone_fault_sense(zone, &sense))
+			continue;
+		zbc_zone_empty(z, zone);
+		st->reset[st->nr_reset++] = i;
+	}
+	if (st->nr_reset == 0) {
+		release_barrier(st);
+		return SCSI_OK;
+	}
+	return scsi_cmd_run_io(cmd, reset_work, reset_after);
+}
+
+enum scsi_result zbc_out_exec(struct scsi_cmd *cmd)
+{
+	struct zbc_state *z = cmd->lu->zbc;
+	bool all = cmd->cdb[14] & 0x01;
+	struct scsi_sense_info sense;
+
+	switch (cmd->op->service_action) {
+	case ZBC_SA_CLOSE_ZONE:
+		if (all)
+			return close_all(z);
+		if (!zbc_zone_close(z, zbc_zone_of(z, cmd->lba), &sense))
+			return scsi_cmd_fail(cmd, sense);
+		return SCSI_OK;
+	case ZBC_SA_OPEN_ZONE:
+		if (all)
+			return open_all(cmd, z);
+		if (!zbc_zone_open(z, zbc_zone_of(z, cmd->lba), &sense))
+			return scsi_cmd_fail(cmd, sense);
+		return SCSI_OK;
+	case ZBC_SA_FINISH_ZONE:
+		return finish(cmd, z, all);
+	case ZBC_SA_RESET_WRITE_POINTER:
+		return reset(cmd, z, all);
+	default:
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 4));
+	}
+}
