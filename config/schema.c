@@ -150,7 +150,7 @@ const struct cfg_key cfg_schema[] = {
 		"Block Limits VPD MAXIMUM TRANSFER LENGTH (logical blocks); 0: no limit reported."),
 	LUN_U32(optimal_transfer_length, "256", 0, UINT32_MAX,
 		"Block Limits VPD OPTIMAL TRANSFER LENGTH (logical blocks); at most max_transfer_length."),
-	LUN_U32(max_unmap_lba_count, "4194304", 0, UINT32_MAX,
+	LUN_U32(max_unmap_lba_count, "1048576", 0, UINT32_MAX,
 		"Block Limits VPD MAXIMUM UNMAP LBA COUNT (logical blocks per UNMAP command)."),
 	LUN_U32(max_unmap_descriptors, "256", 0, UINT32_MAX,
 		"Block Limits VPD MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT."),

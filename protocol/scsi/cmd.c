@@ -300,7 +300,7 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 			finish_early(cmd, SCSI_FAILED);
 			return;
 		}
-		if (cmd->op->pr_class != SCSI_PR_ALLOWED && spc_reservation_conflict(cmd)) {
+		if (spc_reservation_conflict(cmd)) {
 			scsi_cmd_set_status(cmd, SCSI_STATUS_RESERVATION_CONFLICT);
 			finish_early(cmd, SCSI_FAILED);
 			return;
