@@ -40,14 +40,14 @@ int sbc_medium_write(struct scsi_lu *lu, const void *buf, uint64_t lba, size_t l
 
 bool sbc_compare(const uint8_t *medium, const uint8_t *expected, size_t len, size_t *first_offset)
 {
+	size_t i = 0;
+
+	*first_offset = 0;
 	if (memcmp(medium, expected, len) == 0)
 		return true;
-	for (size_t i = 0; i < len; i++) {
-		if (medium[i] != expected[i]) {
-			*first_offset = i;
-			break;
-		}
-	}
+	while (i < len && medium[i] == expected[i])
+		i++;
+	*first_offset = i;
 	return false;
 }
 
