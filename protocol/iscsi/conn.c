@@ -328,7 +328,7 @@ void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
 	}
 	while (conn->tasks)
 		iscsi_task_unlink(conn->tasks);
-	iscsi_conn_put(conn); /* the socket's reference */
+	conn->refs--; /* the socket's reference; the one taken above keeps conn alive */
 	iscsi_conn_put(conn);
 }
 

@@ -161,8 +161,8 @@ void iscsi_session_end(struct iscsi_session *s, const char *why)
 		/* Commands still in the core end through aborted(); the nexus goes when the last is released. */
 		scsi_nexus_destroy(nexus);
 	}
-	iscsi_session_put(s); /* ours */
-	iscsi_session_put(s); /* the table's */
+	s->refs--; /* the table's; the one taken above keeps s alive */
+	iscsi_session_put(s);
 }
 
 /* ---- CmdSN ordering (RFC 7143 3.2.2.1) ---- */
