@@ -156,7 +156,7 @@ const struct cfg_key cfg_schema[] = {
 		"Block Limits VPD MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT."),
 	LUN_U32(max_compare_and_write, "255", 0, 255,
 		"Block Limits VPD MAXIMUM COMPARE AND WRITE LENGTH (logical blocks); 0 disables the command."),
-	LUN(max_write_same_length, CFG_TYPE_U64, "4194304", 0, UINT64_MAX, NULL, cfg_set_u64,
+	LUN(max_write_same_length, CFG_TYPE_U64, "65535", 0, UINT64_MAX, NULL, cfg_set_u64,
 	    "Block Limits VPD MAXIMUM WRITE SAME LENGTH (logical blocks); 0: no limit reported."),
 };
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs libiscsi's compliance suite (iscsi-test-cu) against sbcemud, and
 # optionally against Debian's tgt side by side, parses the per-test results
-# and writes docs/conformance.md.
+# and writes docs/conformance-libiscsi.md.
 #
 # Usage: scripts/run-iscsi-test-cu.sh [OPTIONS] [SBCEMUD_BINARY]
 #   --known-failures FILE  tests expected to fail, one "Suite.Test" per line
@@ -12,7 +12,7 @@
 #   --tests PATTERN        iscsi-test-cu -t pattern (default ALL)
 #   --timeout SECONDS      limit for one iscsi-test-cu run (default 600)
 #   --log-dir DIR          where logs and the daemon state go (default: new /tmp dir)
-#   --doc FILE             report to write (default docs/conformance.md)
+#   --doc FILE             report to write (default docs/conformance-libiscsi.md)
 #   --no-doc               do not write the report
 #   --parse LOG            only parse an existing iscsi-test-cu log (per-test
 #                          table on stderr, then the verdict as below), no run
@@ -47,7 +47,7 @@ peer_only=0
 tests=ALL
 timeout_s=600
 log_dir=
-doc=$REPO/docs/conformance.md
+doc=$REPO/docs/conformance-libiscsi.md
 write_doc=1
 parse_only=
 daemon_bin=

@@ -192,7 +192,14 @@ enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd)
 	cmd->handler_state_free = ws_state_free;
 	st->lba = cmd->lba;
 	st->remaining = ws_number_of_blocks(cmd, cmd->lba);
-	if (!block || all_zero(block, lu->block_size)) {
+	if (unmap) {
+		/*
+		 * UNMAP = 1 (only accepted when thin provisioned): the blocks are
+		 * deallocated whatever the Data-Out block holds, and read back
+		 * as zeros (LBPRZ = 1), as Linux scsi_debug and LIO do.
+		 */
+		st->method = WS_DEALLOCATE;
+	} else if (!block || all_zero(block, lu->block_size)) {
 		st->method = unmap ? WS_DEALLOCATE : WS_WRITE_ZEROES;
 	} else {
 		uint64_t blocks = st->remaining;
