@@ -16,59 +16,6 @@ static inline void teardown(void)
 	harness_fini(&h);
 }
 
-static inline void expect_good(const struct harness_result *r)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_GOOD);
-}
-
-static inline void expect_sense(const struct harness_result *r, uint8_t key, uint16_t asc_ascq)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_CHECK_CONDITION);
-	ck_assert_uint_eq(harness_sense_key(r), key);
-	ck_assert_uint_eq(harness_asc_ascq(r), asc_ascq);
-}
-
-/* Fixed-format field pointer: SKSV | C/D (| BPV | bit), byte. */
-static inline void expect_field_pointer(const struct harness_result *r, uint16_t byte, int bit)
-{
-	uint8_t b15 = 0x80 | 0x40;
-
-	if (bit >= 0)
-		b15 |= (uint8_t)(0x08 | bit);
-	ck_assert_uint_eq(r->sense[15], b15);
-	ck_assert_uint_eq(get_be16(r->sense + 16), byte);
-}
-
-/* Fixed-format INFORMATION: VALID bit and bytes 3-6. */
-static inline void expect_information(const struct harness_result *r, uint32_t information)
-{
-	ck_assert_uint_eq(r->sense[0] & 0x80, 0x80);
-	ck_assert_uint_eq(get_be32(r->sense + 3), information);
-}
-
-static inline void write16(uint64_t lba, uint32_t n, const uint8_t *data)
-{
-	uint8_t c[16] = { SCSI_OP_WRITE_16 };
-	struct harness_result r;
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, data, n * BS, 0, &r);
-	expect_good(&r);
-}
-
-static inline void read16(uint64_t lba, uint32_t n, struct harness_result *r)
-{
-	uint8_t c[16] = { SCSI_OP_READ_16 };
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, NULL, 0, n * BS, r);
-	expect_good(r);
-}
-
 static void setup(void)
 {
 	harness_init(&h, NUM_BLOCKS, BS, NULL);
@@ -99,11 +46,11 @@ START_TEST(sync_cache_good)
 	struct harness_result r;
 
 	run10(SCSI_OP_SYNCHRONIZE_CACHE_10, 0x00, 0, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	run10(SCSI_OP_SYNCHRONIZE_CACHE_10, 0x02, 100, 10, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	run16(SCSI_OP_SYNCHRONIZE_CACHE_16, 0x02, NUM_BLOCKS - 1, 1, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -113,9 +60,9 @@ START_TEST(sync_cache_out_of_range)
 	struct harness_result r;
 
 	run10(SCSI_OP_SYNCHRONIZE_CACHE_10, 0, NUM_BLOCKS - 1, 2, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	run16(SCSI_OP_SYNCHRONIZE_CACHE_16, 0, UINT64_MAX, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -126,13 +73,13 @@ START_TEST(pre_fetch_good)
 	uint8_t c[10] = { SCSI_OP_PRE_FETCH_10, 0x02, 0, 0, 0, 0, 3, 0, 1 };
 
 	run10(SCSI_OP_PRE_FETCH_10, 0, 0, 256, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	run10(SCSI_OP_PRE_FETCH_10, 0, 0, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	harness_run(&h, 0, c, 10, NULL, 0, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	run16(SCSI_OP_PRE_FETCH_16, 0x02, NUM_BLOCKS - 256, 256, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -142,13 +89,13 @@ START_TEST(pre_fetch_out_of_range)
 	struct harness_result r;
 
 	run10(SCSI_OP_PRE_FETCH_10, 0, NUM_BLOCKS + 1, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	run10(SCSI_OP_PRE_FETCH_10, 0, NUM_BLOCKS - 1, 2, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	run16(SCSI_OP_PRE_FETCH_16, 0, 0x8000000000000000ull, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	run16(SCSI_OP_PRE_FETCH_16, 0, UINT64_MAX, 1, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 

@@ -16,59 +16,6 @@ static inline void teardown(void)
 	harness_fini(&h);
 }
 
-static inline void expect_good(const struct harness_result *r)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_GOOD);
-}
-
-static inline void expect_sense(const struct harness_result *r, uint8_t key, uint16_t asc_ascq)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_CHECK_CONDITION);
-	ck_assert_uint_eq(harness_sense_key(r), key);
-	ck_assert_uint_eq(harness_asc_ascq(r), asc_ascq);
-}
-
-/* Fixed-format field pointer: SKSV | C/D (| BPV | bit), byte. */
-static inline void expect_field_pointer(const struct harness_result *r, uint16_t byte, int bit)
-{
-	uint8_t b15 = 0x80 | 0x40;
-
-	if (bit >= 0)
-		b15 |= (uint8_t)(0x08 | bit);
-	ck_assert_uint_eq(r->sense[15], b15);
-	ck_assert_uint_eq(get_be16(r->sense + 16), byte);
-}
-
-/* Fixed-format INFORMATION: VALID bit and bytes 3-6. */
-static inline void expect_information(const struct harness_result *r, uint32_t information)
-{
-	ck_assert_uint_eq(r->sense[0] & 0x80, 0x80);
-	ck_assert_uint_eq(get_be32(r->sense + 3), information);
-}
-
-static inline void write16(uint64_t lba, uint32_t n, const uint8_t *data)
-{
-	uint8_t c[16] = { SCSI_OP_WRITE_16 };
-	struct harness_result r;
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, data, n * BS, 0, &r);
-	expect_good(&r);
-}
-
-static inline void read16(uint64_t lba, uint32_t n, struct harness_result *r)
-{
-	uint8_t c[16] = { SCSI_OP_READ_16 };
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, NULL, 0, n * BS, r);
-	expect_good(r);
-}
-
 static uint8_t buf[2 * 8 * BS];
 
 static void setup(void)
@@ -104,11 +51,11 @@ START_TEST(caw_match_writes)
 	struct harness_result r;
 
 	memset(buf, 'A', 4 * BS);
-	write16(10, 4, buf);
+	harness_write16(&h, BS, 10, 4, buf);
 	memset(buf + 4 * BS, 'B', 4 * BS);
 	caw(0x00, 10, 4, buf, 8 * BS, 0, &r);
-	expect_good(&r);
-	read16(10, 4, &r);
+	harness_expect_good(&r);
+	harness_read16(&h, BS, 10, 4, &r);
 	for (unsigned i = 0; i < 4 * BS; i++)
 		ck_assert_uint_eq(r.data_in[i], 'B');
 }
@@ -123,13 +70,13 @@ START_TEST(caw_miscompare)
 	struct harness_result r;
 
 	memset(buf, 'A', 4 * BS);
-	write16(10, 4, buf);
+	harness_write16(&h, BS, 10, 4, buf);
 	buf[4 * BS - 27] = 'C';
 	memset(buf + 4 * BS, 'B', 4 * BS);
 	caw(0x00, 10, 4, buf, 8 * BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY_OPERATION);
-	expect_information(&r, 4 * BS - 27);
-	read16(10, 4, &r);
+	harness_expect_sense(&r, SENSE_KEY_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY_OPERATION);
+	harness_expect_information(&r, 4 * BS - 27);
+	harness_read16(&h, BS, 10, 4, &r);
 	for (unsigned i = 0; i < 4 * BS; i++)
 		ck_assert_uint_eq(r.data_in[i], 'A');
 }
@@ -141,7 +88,7 @@ START_TEST(caw_zero_blocks)
 	struct harness_result r;
 
 	caw(0x00, 0, 0, buf, 0, 0, &r); /* Data-Out direction, expected length 0 */
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -153,8 +100,8 @@ START_TEST(caw_over_maximum)
 
 	p->max_compare_and_write = 2;
 	caw(0x00, 0, 3, buf, 6 * BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 13, -1);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 13, -1);
 }
 END_TEST
 
@@ -164,7 +111,7 @@ START_TEST(caw_beyond_eol)
 	struct harness_result r;
 
 	caw(0x00, NUM_BLOCKS - 1, 2, buf, 4 * BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -174,16 +121,16 @@ START_TEST(caw_invalid_data_out_size)
 	struct harness_result r;
 
 	memset(buf, 0xa6, 4 * BS);
-	write16(0, 1, buf);
+	harness_write16(&h, BS, 0, 1, buf);
 	caw(0x00, 0, 1, buf, 4 * BS, 4 * BS, &r); /* too much */
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 13, -1);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 13, -1);
 	caw(0x00, 0, 3, buf, 4 * BS, 4 * BS, &r); /* too little */
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	caw(0x00, 0, 0, buf, 4 * BS, 4 * BS, &r); /* NUMBER OF LOGICAL BLOCKS 0 with Data-Out */
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 13, -1);
-	read16(0, 1, &r);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 13, -1);
+	harness_read16(&h, BS, 0, 1, &r);
 	ck_assert_uint_eq(r.data_in[0], 0xa6);
 }
 END_TEST
@@ -194,11 +141,11 @@ START_TEST(caw_flags)
 	struct harness_result r;
 
 	memset(buf, 0, 2 * BS);
-	write16(0, 1, buf);
+	harness_write16(&h, BS, 0, 1, buf);
 	caw(0x18, 0, 1, buf, 2 * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	caw(0x40, 0, 1, buf, 2 * BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 }
 END_TEST
 
@@ -209,7 +156,7 @@ START_TEST(caw_disabled)
 
 	ck_assert(!sbc_compare_and_write_enabled(h.lu));
 	caw(0x00, 0, 1, buf, 2 * BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE);
 }
 END_TEST
 

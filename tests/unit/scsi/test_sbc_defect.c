@@ -16,59 +16,6 @@ static inline void teardown(void)
 	harness_fini(&h);
 }
 
-static inline void expect_good(const struct harness_result *r)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_GOOD);
-}
-
-static inline void expect_sense(const struct harness_result *r, uint8_t key, uint16_t asc_ascq)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_CHECK_CONDITION);
-	ck_assert_uint_eq(harness_sense_key(r), key);
-	ck_assert_uint_eq(harness_asc_ascq(r), asc_ascq);
-}
-
-/* Fixed-format field pointer: SKSV | C/D (| BPV | bit), byte. */
-static inline void expect_field_pointer(const struct harness_result *r, uint16_t byte, int bit)
-{
-	uint8_t b15 = 0x80 | 0x40;
-
-	if (bit >= 0)
-		b15 |= (uint8_t)(0x08 | bit);
-	ck_assert_uint_eq(r->sense[15], b15);
-	ck_assert_uint_eq(get_be16(r->sense + 16), byte);
-}
-
-/* Fixed-format INFORMATION: VALID bit and bytes 3-6. */
-static inline void expect_information(const struct harness_result *r, uint32_t information)
-{
-	ck_assert_uint_eq(r->sense[0] & 0x80, 0x80);
-	ck_assert_uint_eq(get_be32(r->sense + 3), information);
-}
-
-static inline void write16(uint64_t lba, uint32_t n, const uint8_t *data)
-{
-	uint8_t c[16] = { SCSI_OP_WRITE_16 };
-	struct harness_result r;
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, data, n * BS, 0, &r);
-	expect_good(&r);
-}
-
-static inline void read16(uint64_t lba, uint32_t n, struct harness_result *r)
-{
-	uint8_t c[16] = { SCSI_OP_READ_16 };
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, NULL, 0, n * BS, r);
-	expect_good(r);
-}
-
 static void setup(void)
 {
 	harness_init(&h, NUM_BLOCKS, BS, NULL);
@@ -97,13 +44,13 @@ START_TEST(rdd10_empty_list)
 	struct harness_result r;
 
 	rdd10(0x00, 32, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 4);
 	ck_assert_uint_eq(r.data_in[0], 0);
 	ck_assert_uint_eq(r.data_in[1], 0x00);
 	ck_assert_uint_eq(get_be16(r.data_in + 2), 0);
 	rdd10(0x18 | 0x05, 32, &r); /* PLIST + GLIST, physical sector format */
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in[1], 0x1d);
 	ck_assert_uint_eq(get_be16(r.data_in + 2), 0);
 }
@@ -116,7 +63,7 @@ START_TEST(rdd12_empty_list)
 	static const uint8_t expect[8] = { 0, 0x13, 0, 0, 0, 0, 0, 0 };
 
 	rdd12(0x10 | 0x03, 32, &r); /* PLIST, long block format */
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 8);
 	ck_assert_mem_eq(r.data_in, expect, 8);
 }
@@ -128,10 +75,10 @@ START_TEST(rdd_allocation_length)
 	struct harness_result r;
 
 	rdd10(0x08, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 0);
 	rdd12(0x08, 2, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 2);
 }
 END_TEST
@@ -142,11 +89,11 @@ START_TEST(rdd_unsupported_format)
 	struct harness_result r;
 
 	rdd10(0x06, 32, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 2, 2);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 2, 2);
 	rdd12(0x07, 32, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 1, 2);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 1, 2);
 }
 END_TEST
 

@@ -70,31 +70,6 @@ static void cdb16(uint8_t *c, uint8_t op, uint8_t b1, uint64_t lba, uint32_t len
 	put_be32(c + 10, len);
 }
 
-static void expect_good(const struct harness_result *r)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_GOOD);
-}
-
-static void expect_sense(const struct harness_result *r, uint8_t key, uint16_t asc_ascq)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_CHECK_CONDITION);
-	ck_assert_uint_eq(harness_sense_key(r), key);
-	ck_assert_uint_eq(harness_asc_ascq(r), asc_ascq);
-}
-
-/* Fixed-format field pointer: SKSV | C/D (| BPV | bit), byte. */
-static void expect_field_pointer(const struct harness_result *r, uint16_t byte, int bit)
-{
-	uint8_t b15 = 0x80 | 0x40;
-
-	if (bit >= 0)
-		b15 |= (uint8_t)(0x08 | bit);
-	ck_assert_uint_eq(r->sense[15], b15);
-	ck_assert_uint_eq(get_be16(r->sense + 16), byte);
-}
-
 static void write10(uint32_t lba, uint16_t n, uint8_t fill)
 {
 	uint8_t c[10];
@@ -103,7 +78,7 @@ static void write10(uint32_t lba, uint16_t n, uint8_t fill)
 	memset(buf, fill, (size_t)n * BS);
 	cdb10(c, SCSI_OP_WRITE_10, 0, lba, n);
 	harness_run(&h, 0, c, 10, buf, n * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 
 /* SBC-4 5.43 / 5.17: what WRITE(10) stores, READ(10) returns. */
@@ -115,7 +90,7 @@ START_TEST(write10_read10_round_trip)
 	write10(100, 4, 0x5a);
 	cdb10(c, SCSI_OP_READ_10, 0, 100, 4);
 	harness_run(&h, 0, c, 10, NULL, 0, 4 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 4 * BS);
 	for (unsigned i = 0; i < 4 * BS; i++)
 		ck_assert_uint_eq(r.data_in[i], 0x5a);
@@ -132,10 +107,10 @@ START_TEST(write6_read6_round_trip)
 	memset(buf, 0x11, 2 * BS);
 	cdb6(c, SCSI_OP_WRITE_6, 0x700, 2);
 	harness_run(&h, 0, c, 6, buf, 2 * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	cdb6(c, SCSI_OP_READ_6, 0x700, 2);
 	harness_run(&h, 0, c, 6, NULL, 0, 2 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 2 * BS);
 	ck_assert_uint_eq(r.data_in[0], 0x11);
 	ck_assert_uint_eq(r.data_in[2 * BS - 1], 0x11);
@@ -150,7 +125,7 @@ START_TEST(read6_zero_means_256_blocks)
 
 	cdb6(c, SCSI_OP_READ_6, 0, 0);
 	harness_run(&h, 0, c, 6, NULL, 0, 256 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.residual_kind, SCSI_RESIDUAL_NONE);
 }
 END_TEST
@@ -163,7 +138,7 @@ START_TEST(read6_lba_out_of_range)
 
 	cdb6(c, SCSI_OP_READ_6, 0x1fffff, 1);
 	harness_run(&h, 0, c, 6, NULL, 0, BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -175,7 +150,7 @@ START_TEST(read10_zero_blocks_good)
 
 	cdb10(c, SCSI_OP_READ_10, 0, 0, 0);
 	harness_run(&h, 0, c, 10, NULL, 0, 0xffffffff, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 0);
 }
 END_TEST
@@ -188,7 +163,7 @@ START_TEST(read10_zero_blocks_past_end)
 
 	cdb10(c, SCSI_OP_READ_10, 0, NUM_BLOCKS + 1, 0);
 	harness_run(&h, 0, c, 10, NULL, 0, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -200,17 +175,17 @@ START_TEST(read_beyond_eol)
 
 	cdb10(c, SCSI_OP_READ_10, 0, NUM_BLOCKS - 1, 2);
 	harness_run(&h, 0, c, 10, NULL, 0, 2 * BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	cdb10(c, SCSI_OP_READ_10, 0, NUM_BLOCKS - 2, 2);
 	harness_run(&h, 0, c, 10, NULL, 0, 2 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	cdb12(c, SCSI_OP_READ_12, 0, NUM_BLOCKS, 1);
 	harness_run(&h, 0, c, 12, NULL, 0, BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	/* LBA -1 with 1 block: the sum wraps; still out of range */
 	cdb16(c, SCSI_OP_READ_16, 0, UINT64_MAX, 1);
 	harness_run(&h, 0, c, 16, NULL, 0, BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -227,8 +202,8 @@ START_TEST(read10_rdprotect_invalid)
 	for (uint8_t p = 1; p < 8; p++) {
 		cdb10(c, SCSI_OP_READ_10, (uint8_t)(p << 5), 0, 1);
 		harness_run(&h, 0, c, 10, NULL, 0, BS, &r);
-		expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-		expect_field_pointer(&r, 1, p >= 4 ? 7 : p >= 2 ? 6 : 5);
+		harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+		harness_expect_field_pointer(&r, 1, p >= 4 ? 7 : p >= 2 ? 6 : 5);
 	}
 }
 END_TEST
@@ -241,11 +216,11 @@ START_TEST(read_write_dpo_fua_accepted)
 
 	cdb16(c, SCSI_OP_READ_16, 0x18, 0, 1);
 	harness_run(&h, 0, c, 16, NULL, 0, BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	memset(buf, 0x77, BS);
 	cdb12(c, SCSI_OP_WRITE_12, 0x18, 3, 1);
 	harness_run(&h, 0, c, 12, buf, BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -258,12 +233,12 @@ START_TEST(dpo_fua_rejected_without_dpofua)
 	h.lu->mode_current.dpofua = false;
 	cdb10(c, SCSI_OP_READ_10, 0x10, 0, 1);
 	harness_run(&h, 0, c, 10, NULL, 0, BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 1, 4);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 1, 4);
 	cdb10(c, SCSI_OP_READ_10, 0x08, 0, 1);
 	harness_run(&h, 0, c, 10, NULL, 0, BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 1, 3);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 1, 3);
 }
 END_TEST
 
@@ -275,15 +250,15 @@ START_TEST(max_transfer_length_exceeded)
 
 	cdb10(c, SCSI_OP_READ_10, 0, 0, 9);
 	harness_run(&h, 0, c, 10, NULL, 0, 9 * BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 7, -1);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 7, -1);
 	cdb16(c, SCSI_OP_WRITE_16, 0, 0, 9);
 	harness_run(&h, 0, c, 16, buf, 9 * BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 10, -1);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 10, -1);
 	cdb10(c, SCSI_OP_READ_10, 0, 0, 8);
 	harness_run(&h, 0, c, 10, NULL, 0, 8 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -295,10 +270,10 @@ START_TEST(write16_zero_blocks)
 
 	cdb16(c, SCSI_OP_WRITE_16, 0, 0, 0);
 	harness_run(&h, 0, c, 16, NULL, 0, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	cdb16(c, SCSI_OP_WRITE_16, 0, NUM_BLOCKS + 1, 0);
 	harness_run(&h, 0, c, 16, NULL, 0, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -312,7 +287,7 @@ START_TEST(write10_only_transfer_length_written)
 	memset(buf, 'b', 2 * BS);
 	cdb10(c, SCSI_OP_WRITE_10, 0, 10, 1);
 	harness_run(&h, 0, c, 10, buf, 2 * BS, 2 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.residual_kind, SCSI_RESIDUAL_UNDERFLOW);
 	ck_assert_uint_eq(r.residual, BS);
 	cdb10(c, SCSI_OP_READ_10, 0, 10, 2);
@@ -331,15 +306,15 @@ START_TEST(write_and_verify_bytchk_0_1)
 	memset(buf, 0xa6, 4 * BS);
 	cdb10(c, SCSI_OP_WRITE_AND_VERIFY_10, 0x00, 20, 4);
 	harness_run(&h, 0, c, 10, buf, 4 * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	memset(buf, 0xa7, 4 * BS);
 	cdb12(c, SCSI_OP_WRITE_AND_VERIFY_12, 0x02, 20, 4);
 	harness_run(&h, 0, c, 12, buf, 4 * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	memset(buf, 0xa8, 4 * BS);
 	cdb16(c, SCSI_OP_WRITE_AND_VERIFY_16, 0x12, 20, 4); /* DPO + BYTCHK 01b */
 	harness_run(&h, 0, c, 16, buf, 4 * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	cdb10(c, SCSI_OP_READ_10, 0, 20, 4);
 	harness_run(&h, 0, c, 10, NULL, 0, 4 * BS, &r);
 	ck_assert_uint_eq(r.data_in[0], 0xa8);
@@ -355,12 +330,12 @@ START_TEST(write_and_verify_bytchk_reserved)
 
 	cdb10(c, SCSI_OP_WRITE_AND_VERIFY_10, 0x04, 0, 1);
 	harness_run(&h, 0, c, 10, buf, BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 1, 2);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 1, 2);
 	cdb10(c, SCSI_OP_WRITE_AND_VERIFY_10, 0x06, 0, 1);
 	harness_run(&h, 0, c, 10, buf, BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 1, 2);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 1, 2);
 }
 END_TEST
 
@@ -372,10 +347,10 @@ START_TEST(write_and_verify_zero_blocks)
 
 	cdb10(c, SCSI_OP_WRITE_AND_VERIFY_10, 0, 0, 0);
 	harness_run(&h, 0, c, 10, NULL, 0, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	cdb10(c, SCSI_OP_WRITE_AND_VERIFY_10, 0, 0xffffffff, 0);
 	harness_run(&h, 0, c, 10, NULL, 0, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -390,10 +365,10 @@ START_TEST(orwrite_ors_data)
 	buf[5] = 0x00;
 	cdb16(c, SCSI_OP_ORWRITE_16, 0, 30, 3);
 	harness_run(&h, 0, c, 16, buf, 3 * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	cdb10(c, SCSI_OP_READ_10, 0, 30, 3);
 	harness_run(&h, 0, c, 10, NULL, 0, 3 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in[0], 0xff);
 	ck_assert_uint_eq(r.data_in[5], 0x0f);
 	ck_assert_uint_eq(r.data_in[3 * BS - 1], 0xff);
@@ -408,13 +383,13 @@ START_TEST(orwrite_errors)
 
 	cdb16(c, SCSI_OP_ORWRITE_16, 0x20, 0, 1);
 	harness_run(&h, 0, c, 16, buf, BS, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	cdb16(c, SCSI_OP_ORWRITE_16, 0, 0x8000000000000000ull, 0);
 	harness_run(&h, 0, c, 16, NULL, 0, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	cdb16(c, SCSI_OP_ORWRITE_16, 0, 0, 0);
 	harness_run(&h, 0, c, 16, NULL, 0, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -464,13 +439,13 @@ START_TEST(short_data_out_whole_blocks)
 	memset(buf, 'b', 2 * BS);
 	cdb10(c, SCSI_OP_WRITE_10, 0, 10, 2);
 	harness_run(&h, 0, c, 10, buf, 2 * BS, BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	ck_assert_uint_eq(r.residual_kind, SCSI_RESIDUAL_OVERFLOW);
 	ck_assert_uint_eq(r.residual, BS);
 	cdb10(c, SCSI_OP_WRITE_AND_VERIFY_10, 0x02, 10, 2);
 	memset(buf, 'c', 2 * BS);
 	harness_run(&h, 0, c, 10, buf, 2 * BS, 200, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT);
 	ck_assert_uint_eq(r.residual_kind, SCSI_RESIDUAL_OVERFLOW);
 	ck_assert_uint_eq(r.residual, 2 * BS - 200);
 	cdb10(c, SCSI_OP_READ_10, 0, 10, 2);

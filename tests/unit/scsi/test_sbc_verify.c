@@ -16,59 +16,6 @@ static inline void teardown(void)
 	harness_fini(&h);
 }
 
-static inline void expect_good(const struct harness_result *r)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_GOOD);
-}
-
-static inline void expect_sense(const struct harness_result *r, uint8_t key, uint16_t asc_ascq)
-{
-	ck_assert(r->completed);
-	ck_assert_uint_eq(r->status, SCSI_STATUS_CHECK_CONDITION);
-	ck_assert_uint_eq(harness_sense_key(r), key);
-	ck_assert_uint_eq(harness_asc_ascq(r), asc_ascq);
-}
-
-/* Fixed-format field pointer: SKSV | C/D (| BPV | bit), byte. */
-static inline void expect_field_pointer(const struct harness_result *r, uint16_t byte, int bit)
-{
-	uint8_t b15 = 0x80 | 0x40;
-
-	if (bit >= 0)
-		b15 |= (uint8_t)(0x08 | bit);
-	ck_assert_uint_eq(r->sense[15], b15);
-	ck_assert_uint_eq(get_be16(r->sense + 16), byte);
-}
-
-/* Fixed-format INFORMATION: VALID bit and bytes 3-6. */
-static inline void expect_information(const struct harness_result *r, uint32_t information)
-{
-	ck_assert_uint_eq(r->sense[0] & 0x80, 0x80);
-	ck_assert_uint_eq(get_be32(r->sense + 3), information);
-}
-
-static inline void write16(uint64_t lba, uint32_t n, const uint8_t *data)
-{
-	uint8_t c[16] = { SCSI_OP_WRITE_16 };
-	struct harness_result r;
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, data, n * BS, 0, &r);
-	expect_good(&r);
-}
-
-static inline void read16(uint64_t lba, uint32_t n, struct harness_result *r)
-{
-	uint8_t c[16] = { SCSI_OP_READ_16 };
-
-	put_be64(c + 2, lba);
-	put_be32(c + 10, n);
-	harness_run(&h, 0, c, 16, NULL, 0, n * BS, r);
-	expect_good(r);
-}
-
 static uint8_t buf[16 * BS];
 
 static void setup(void)
@@ -77,7 +24,7 @@ static void setup(void)
 	harness_clear_ua(&h);
 	for (unsigned i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7 + 3);
-	write16(40, 8, buf);
+	harness_write16(&h, BS, 40, 8, buf);
 }
 
 static void verify10(uint8_t b1, uint32_t lba, uint16_t n, const uint8_t *data, uint32_t len,
@@ -96,9 +43,9 @@ START_TEST(verify_bytchk_0_good)
 	struct harness_result r;
 
 	verify10(0x00, 40, 8, NULL, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	verify10(0x10, 0, NUM_BLOCKS, NULL, 0, &r); /* DPO, whole medium (several chunks) */
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -109,11 +56,11 @@ START_TEST(verify_bytchk_1_equal)
 	uint8_t c[16] = { SCSI_OP_VERIFY_16, 0x02 };
 
 	verify10(0x02, 40, 8, buf, 8 * BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	put_be64(c + 2, 41);
 	put_be32(c + 10, 2);
 	harness_run(&h, 0, c, 16, buf + BS, 2 * BS, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 }
 END_TEST
 
@@ -129,8 +76,8 @@ START_TEST(verify_bytchk_1_miscompare)
 	put_be32(c + 2, 40);
 	put_be32(c + 6, 8);
 	harness_run(&h, 0, c, 12, copy, sizeof(copy), 0, &r);
-	expect_sense(&r, SENSE_KEY_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY_OPERATION);
-	expect_information(&r, 3 * BS + 27);
+	harness_expect_sense(&r, SENSE_KEY_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY_OPERATION);
+	harness_expect_information(&r, 3 * BS + 27);
 }
 END_TEST
 
@@ -144,15 +91,15 @@ START_TEST(verify_bytchk_3_one_block)
 	memset(block, 0x3c, BS);
 	for (int i = 0; i < 4; i++)
 		memcpy(same + i * BS, block, BS);
-	write16(100, 4, same);
+	harness_write16(&h, BS, 100, 4, same);
 	verify10(0x06, 100, 4, block, BS, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	/* the third block differs at byte 9: offset 2 * BS + 9 of the duplicated Data-Out */
 	same[2 * BS + 9] = 0;
-	write16(100, 4, same);
+	harness_write16(&h, BS, 100, 4, same);
 	verify10(0x06, 100, 4, block, BS, &r);
-	expect_sense(&r, SENSE_KEY_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY_OPERATION);
-	expect_information(&r, 2 * BS + 9);
+	harness_expect_sense(&r, SENSE_KEY_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY_OPERATION);
+	harness_expect_information(&r, 2 * BS + 9);
 }
 END_TEST
 
@@ -162,8 +109,8 @@ START_TEST(verify_bytchk_2_reserved)
 	struct harness_result r;
 
 	verify10(0x04, 40, 1, buf, BS, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 1, 2);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 1, 2);
 }
 END_TEST
 
@@ -173,13 +120,13 @@ START_TEST(verify_ranges)
 	struct harness_result r;
 
 	verify10(0x02, 0, 0, NULL, 0, &r);
-	expect_good(&r);
+	harness_expect_good(&r);
 	verify10(0x02, NUM_BLOCKS + 1, 0, NULL, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	verify10(0x00, NUM_BLOCKS - 1, 2, NULL, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 	verify10(0x00, 0xffffffff, 1, NULL, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE);
 }
 END_TEST
 
@@ -189,8 +136,8 @@ START_TEST(verify_vrprotect)
 	struct harness_result r;
 
 	verify10(0x80, 40, 1, NULL, 0, &r);
-	expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-	expect_field_pointer(&r, 1, 7);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	harness_expect_field_pointer(&r, 1, 7);
 }
 END_TEST
 

@@ -1,9 +1,12 @@
+#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "scsi_proto.h"
+#include "scsi_wire.h"
 #include "../../../../backends/backend.h"
 
 struct harness_task {
@@ -168,4 +171,55 @@ uint16_t harness_asc_ascq(const struct harness_result *r)
 	if (r->sense_len < 14)
 		return 0xffff;
 	return (uint16_t)((r->sense[12] << 8) | r->sense[13]);
+}
+
+void harness_expect_good(const struct harness_result *r)
+{
+	ck_assert(r->completed);
+	ck_assert_uint_eq(r->status, SCSI_STATUS_GOOD);
+}
+
+void harness_expect_sense(const struct harness_result *r, uint8_t key, uint16_t asc_ascq)
+{
+	ck_assert(r->completed);
+	ck_assert_uint_eq(r->status, SCSI_STATUS_CHECK_CONDITION);
+	ck_assert_uint_eq(harness_sense_key(r), key);
+	ck_assert_uint_eq(harness_asc_ascq(r), asc_ascq);
+}
+
+void harness_expect_field_pointer(const struct harness_result *r, uint16_t byte, int bit)
+{
+	uint8_t b15 = 0x80 | 0x40; /* SKSV, C/D = 1 (the CDB) */
+
+	if (bit >= 0)
+		b15 |= (uint8_t)(0x08 | bit); /* BPV, BIT POINTER */
+	ck_assert_uint_eq(r->sense[15], b15);
+	ck_assert_uint_eq(get_be16(r->sense + 16), byte);
+}
+
+void harness_expect_information(const struct harness_result *r, uint32_t information)
+{
+	ck_assert_uint_eq(r->sense[0] & 0x80, 0x80);
+	ck_assert_uint_eq(get_be32(r->sense + 3), information);
+}
+
+void harness_write16(struct harness *h, uint32_t block_size, uint64_t lba, uint32_t n, const uint8_t *data)
+{
+	uint8_t c[16] = { SCSI_OP_WRITE_16 };
+	struct harness_result r;
+
+	put_be64(c + 2, lba);
+	put_be32(c + 10, n);
+	harness_run(h, 0, c, 16, data, n * block_size, 0, &r);
+	harness_expect_good(&r);
+}
+
+void harness_read16(struct harness *h, uint32_t block_size, uint64_t lba, uint32_t n, struct harness_result *r)
+{
+	uint8_t c[16] = { SCSI_OP_READ_16 };
+
+	put_be64(c + 2, lba);
+	put_be32(c + 10, n);
+	harness_run(h, 0, c, 16, NULL, 0, n * block_size, r);
+	harness_expect_good(r);
 }

@@ -51,4 +51,16 @@ void harness_run(struct harness *h, int nexus, const uint8_t *cdb, unsigned cdb_
 uint8_t harness_sense_key(const struct harness_result *r);
 uint16_t harness_asc_ascq(const struct harness_result *r);
 
+/* Check assertions on a result (fixed-format sense, as the harness LU reports it). */
+void harness_expect_good(const struct harness_result *r);
+void harness_expect_sense(const struct harness_result *r, uint8_t key, uint16_t asc_ascq);
+/* SENSE KEY SPECIFIC field pointer: SKSV, C/D = 1, BPV and BIT POINTER when bit >= 0, FIELD POINTER = byte. */
+void harness_expect_field_pointer(const struct harness_result *r, uint16_t byte, int bit);
+/* VALID = 1 and INFORMATION (bytes 3-6) = information. */
+void harness_expect_information(const struct harness_result *r, uint32_t information);
+
+/* WRITE(16) / READ(16) of n blocks of block_size bytes on nexus 0, expecting GOOD. */
+void harness_write16(struct harness *h, uint32_t block_size, uint64_t lba, uint32_t n, const uint8_t *data);
+void harness_read16(struct harness *h, uint32_t block_size, uint64_t lba, uint32_t n, struct harness_result *r);
+
 #endif
