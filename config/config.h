@@ -33,6 +33,7 @@
 #define CFG_LISTEN_MAX 16
 #define CFG_MAX_LUN 255      /* LUNs 0..255 (peripheral device addressing) */
 #define CFG_SECTION_KEYS_MAX 32
+#define CFG_ZONE_LIST_MAX 192 /* offline_zones / read_only_zones text */
 
 enum cfg_log_level {
 	CFG_LOG_ERROR,
@@ -43,7 +44,7 @@ enum cfg_log_level {
 
 enum cfg_lu_kind {
 	CFG_LU_CONVENTIONAL,
-	CFG_LU_ZBC_HM, /* recognised, rejected until the ZBC work lands */
+	CFG_LU_ZBC_HM,
 	CFG_LU_ZBC_HA,
 	CFG_LU_ADMIN,
 };
@@ -115,6 +116,13 @@ struct cfg_lun {
 	uint32_t max_unmap_descriptors;
 	uint32_t max_compare_and_write;
 	uint64_t max_write_same_length;
+	/* zoned kinds (zbc-hm, zbc-ha): docs/zbc.md */
+	uint64_t zone_size;        /* bytes; a power-of-two number of logical blocks */
+	uint32_t conventional_zones;
+	uint32_t max_open_zones;   /* 0 = no limit */
+	bool urswrz;
+	char offline_zones[CFG_ZONE_LIST_MAX];   /* zone indexes and ranges: "3, 7-9" */
+	char read_only_zones[CFG_ZONE_LIST_MAX];
 	struct cfg_key_lines lines;
 };
 
@@ -185,6 +193,15 @@ extern const char cfg_default_ini[];
 
 /* /var/lib/sbcemu for root, else $XDG_STATE_HOME/sbcemu or ~/.local/state/sbcemu.  Returns 0 or -1. */
 int cfg_default_state_dir(char *buf, size_t len);
+
+/*
+ * A zone list (lun.offline_zones, lun.read_only_zones): zone indexes and
+ * inclusive ranges "3, 7-9" separated by spaces or commas.  Calls fn for
+ * each range in order; fn returning non-zero stops the walk and is returned.
+ * Returns 0, or -1 with the reason in why for bad syntax.
+ */
+int cfg_zone_list_walk(const char *text, int (*fn)(void *arg, uint32_t first, uint32_t last), void *arg,
+		       char *why, size_t whylen);
 
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);

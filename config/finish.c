@@ -107,6 +107,104 @@ static uint64_t fnv1a(const char *s, uint64_t h)
 	return h;
 }
 
+static bool key_set(const struct cfg_lun *l, const char *name)
+{
+	unsigned index;
+
+	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && (l->lines.set_mask >> index & 1);
+}
+
+struct zone_list_check {
+	uint64_t nr_zones;      /* 0: unknown (size 0 = the existing file's) */
+	uint8_t *seen;          /* one byte per zone when nr_zones is known */
+	uint8_t mark;
+	uint32_t bad_index;
+	bool overlap;
+};
+
+static int check_zone_range(void *arg, uint32_t first, uint32_t last)
+{
+	struct zone_list_check *c = arg;
+
+	if (!c->nr_zones)
+		return 0;
+	for (uint64_t i = first; i <= last && i < c->nr_zones && c->seen; i++) {
+		if (c->seen[i] && c->seen[i] != c->mark)
+			c->overlap = true;
+		c->seen[i] = c->mark;
+	}
+	if (last >= c->nr_zones) {
+		c->bad_index = last;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Zoned kinds (docs/zbc.md): a power-of-two zone of whole logical blocks,
+ * conventional zones and fault lists within the zone count (when the size
+ * is configured), no thin provisioning.  Other kinds: no zone keys.
+ */
+static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_lun *l)
+{
+	static const char *const zone_keys[] = { "zone_size", "conventional_zones", "max_open_zones", "urswrz",
+						 "offline_zones", "read_only_zones" };
+	struct zone_list_check c = { 0 };
+	uint64_t zone_blocks = l->zone_size / l->logical_block_size;
+	char why[256];
+
+	if (l->kind != CFG_LU_ZBC_HM && l->kind != CFG_LU_ZBC_HA) {
+		for (size_t i = 0; i < sizeof(zone_keys) / sizeof(zone_keys[0]); i++)
+			if (key_set(l, zone_keys[i]))
+				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zone_keys[i]), section, zone_keys[i],
+				     "only zoned logical units (kind zbc-hm or zbc-ha) have zones");
+		return;
+	}
+	/* Host-aware zones are sequential write preferred: no open zone resources, no read restrictions. */
+	if (l->kind == CFG_LU_ZBC_HA && l->max_open_zones)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "max_open_zones"), section, "max_open_zones",
+		     "only host-managed (zbc-hm) logical units limit open zones");
+	if (l->kind == CFG_LU_ZBC_HA && !l->urswrz)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "urswrz"), section, "urswrz",
+		     "host-aware (zbc-ha) logical units always allow unrestricted reads");
+	/* The zone engine does not model deallocated blocks below a write pointer. */
+	if (l->thin_provisioning && key_set(l, "thin_provisioning"))
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "thin_provisioning"), section, "thin_provisioning",
+		     "zoned logical units do not support logical block provisioning (RESET WRITE POINTER "
+		     "releases a zone's space)");
+	l->thin_provisioning = false;
+	/* ZBC and Linux sd_zbc: zones of one power-of-two size (but the last). */
+	if (l->zone_size % l->logical_block_size || zone_blocks == 0 || (zone_blocks & (zone_blocks - 1))) {
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "zone_size"), section, "zone_size",
+		     "%llu bytes is not a power-of-two number of %u-byte logical blocks",
+		     (unsigned long long)l->zone_size, l->logical_block_size);
+		return;
+	}
+	if (l->size == 0 || l->size % l->logical_block_size)
+		return; /* the daemon checks against the existing file's size */
+	c.nr_zones = (l->size / l->logical_block_size + zone_blocks - 1) / zone_blocks;
+	if (l->conventional_zones > c.nr_zones)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), section, "conventional_zones",
+		     "%u is more than the %llu zones of the logical unit", l->conventional_zones,
+		     (unsigned long long)c.nr_zones);
+	c.seen = c.nr_zones <= (1u << 24) ? calloc(c.nr_zones, 1) : NULL;
+	for (unsigned k = 0; k < 2; k++) {
+		const char *key = k ? "read_only_zones" : "offline_zones";
+		const char *list = k ? l->read_only_zones : l->offline_zones;
+
+		c.mark = (uint8_t)(k + 1);
+		c.overlap = false;
+		if (cfg_zone_list_walk(list, check_zone_range, &c, why, sizeof(why)) == 1)
+			fail(f, line_of(&l->lines, CFG_SECTION_LUN, key), section, key,
+			     "zone %u does not exist (the logical unit has %llu zones, 0..%llu)", c.bad_index,
+			     (unsigned long long)c.nr_zones, (unsigned long long)c.nr_zones - 1);
+		else if (c.overlap)
+			fail(f, line_of(&l->lines, CFG_SECTION_LUN, key), section, key,
+			     "names a zone that offline_zones names too");
+	}
+	free(c.seen);
+}
+
 static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l)
 {
 	char section[CFG_NAME_MAX + 32];
@@ -126,6 +224,7 @@ static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l
 		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "max_compare_and_write"), section,
 		     "max_compare_and_write", "%u is larger than max_transfer_length (%u)",
 		     l->max_compare_and_write, l->max_transfer_length);
+	finish_zoned_lun(f, section, l);
 	if (l->path[0] && resolve_path(f->cfg->daemon.state_dir, l->path, sizeof(l->path)))
 		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
 		     "too long once joined to state_dir");

@@ -47,8 +47,8 @@ static const struct cfg_enum_value log_levels[] = {
 
 static const struct cfg_enum_value lu_kinds[] = {
 	{ "conventional", CFG_LU_CONVENTIONAL, NULL },
-	{ "zbc-hm", CFG_LU_ZBC_HM, "host-managed zoned logical units are not supported yet (use conventional)" },
-	{ "zbc-ha", CFG_LU_ZBC_HA, "host-aware zoned logical units are not supported yet (use conventional)" },
+	{ "zbc-hm", CFG_LU_ZBC_HM, NULL },
+	{ "zbc-ha", CFG_LU_ZBC_HA, NULL },
 	{ "admin", CFG_LU_ADMIN, "administrative logical units (conglomerates) are not supported yet "
 				 "(use conventional)" },
 	{ NULL, 0, NULL },
@@ -134,7 +134,8 @@ const struct cfg_key cfg_schema[] = {
 	LUN_U32(lbppbe, "0", 0, 15,
 		"LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT: physical block = logical block << lbppbe."),
 	LUN(kind, CFG_TYPE_ENUM, "conventional", 0, 0, lu_kinds, cfg_set_enum,
-	    "Logical unit type; only conventional is implemented so far."),
+	    "Logical unit type: conventional (SBC disk), zbc-hm (host-managed zoned, peripheral device type "
+	    "14h) or zbc-ha (host-aware zoned); zoned kinds: docs/zbc.md."),
 	LUN_STRING(vendor, "SBCEMU", 8, "T10 VENDOR IDENTIFICATION (INQUIRY), padded with spaces."),
 	LUN_STRING(product, "sbcemu disk", 16, "PRODUCT IDENTIFICATION (INQUIRY)."),
 	LUN_STRING(revision, "0001", 4, "PRODUCT REVISION LEVEL (INQUIRY)."),
@@ -143,7 +144,8 @@ const struct cfg_key cfg_schema[] = {
 	    "High 64 bits of the NAA IEEE Registered Extended designator (16 hex digits starting with 6); "
 	    "0: derived."),
 	LUN_BOOL(thin_provisioning, "true",
-		 "Logical block provisioning management (LBPME): UNMAP and WRITE SAME with UNMAP deallocate."),
+		 "Logical block provisioning management (LBPME): UNMAP and WRITE SAME with UNMAP deallocate; "
+		 "zoned kinds: off (RESET WRITE POINTER releases space instead), true is refused."),
 	LUN_BOOL(write_protect, "false", "Write-protected medium; the backing file is opened read-only."),
 	LUN_BOOL(removable, "false", "RMB bit in INQUIRY (removable medium)."),
 	LUN_U32(max_transfer_length, "8192", 0, UINT32_MAX,
@@ -158,6 +160,21 @@ const struct cfg_key cfg_schema[] = {
 		"Block Limits VPD MAXIMUM COMPARE AND WRITE LENGTH (logical blocks); 0 disables the command."),
 	LUN(max_write_same_length, CFG_TYPE_U64, "65535", 0, UINT64_MAX, NULL, cfg_set_u64,
 	    "Block Limits VPD MAXIMUM WRITE SAME LENGTH (logical blocks); 0: no limit reported."),
+	LUN(zone_size, CFG_TYPE_U64, "256M", 1, INT64_MAX, NULL, cfg_set_u64,
+	    "Zoned kinds: zone length in bytes (K, M, G suffixes); a power-of-two number of logical blocks. "
+	    "The last zone may be shorter."),
+	LUN_U32(conventional_zones, "0", 0, UINT32_MAX,
+		"Zoned kinds: how many zones at the start of the LBA space are conventional (random writes)."),
+	LUN_U32(max_open_zones, "0", 0, UINT32_MAX - 1,
+		"zbc-hm: MAXIMUM NUMBER OF OPEN SEQUENTIAL WRITE REQUIRED ZONES (B6h VPD); 0: no limit."),
+	LUN_BOOL(urswrz, "true",
+		 "zbc-hm: unrestricted reads of sequential write required zones (B6h URSWRZ); false makes reads "
+		 "past the write pointer or across zones fail (Linux refuses such disks)."),
+	LUN(offline_zones, CFG_TYPE_STRING, "", 0, CFG_ZONE_LIST_MAX - 1, NULL, cfg_set_zone_list,
+	    "Zoned kinds, fault injection: zone indexes (0 = first zone) and ranges put in the OFFLINE "
+	    "condition, e.g. `3, 7-9`; zones not listed here or in read_only_zones are repaired at start."),
+	LUN(read_only_zones, CFG_TYPE_STRING, "", 0, CFG_ZONE_LIST_MAX - 1, NULL, cfg_set_zone_list,
+	    "Zoned kinds, fault injection: zone indexes and ranges put in the READ ONLY condition."),
 };
 
 const size_t cfg_schema_len = sizeof(cfg_schema) / sizeof(cfg_schema[0]);

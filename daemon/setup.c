@@ -48,6 +48,66 @@ static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
 	return SCSI_LU_CONVENTIONAL;
 }
 
+struct zone_faults {
+	uint8_t *fault;        /* enum scsi_zone_fault per zone */
+	uint32_t nr_zones;
+	uint8_t value;
+	uint32_t bad_index;
+};
+
+static int mark_zones(void *arg, uint32_t first, uint32_t last)
+{
+	struct zone_faults *zf = arg;
+
+	if (last >= zf->nr_zones) {
+		zf->bad_index = last;
+		return 1;
+	}
+	for (uint64_t i = first; i <= last; i++)
+		zf->fault[i] = zf->value;
+	return 0;
+}
+
+/*
+ * Zone faults on command (lun.offline_zones, lun.read_only_zones; docs/zbc.md):
+ * the listed zones are put OFFLINE or READ ONLY, every other zone that a
+ * previous run left faulty is repaired.  The indexes were checked against the
+ * configured size by cfg_finish(); here they meet the real zone count.
+ */
+static int apply_zone_faults(const struct cfg_target *t, const struct cfg_lun *l, struct scsi_lu *lu)
+{
+	struct zone_faults zf = { .nr_zones = scsi_lu_zone_count(lu) };
+	char err[512];
+	int rc = 0;
+
+	if (zf.nr_zones == 0)
+		return 0;
+	zf.fault = calloc(zf.nr_zones, 1);
+	if (!zf.fault) {
+		sbce_error("target %s LUN %u: out of memory", t->name, l->lun);
+		return -1;
+	}
+	for (unsigned k = 0; k < 2 && rc == 0; k++) {
+		const char *key = k ? "read_only_zones" : "offline_zones";
+
+		zf.value = k ? SCSI_ZONE_FAULT_READ_ONLY : SCSI_ZONE_FAULT_OFFLINE;
+		if (cfg_zone_list_walk(k ? l->read_only_zones : l->offline_zones, mark_zones, &zf, err,
+				       sizeof(err)) != 0) {
+			sbce_error("target %s LUN %u: %s: zone %u does not exist (the LU has %u zones)", t->name,
+				   l->lun, key, zf.bad_index, zf.nr_zones);
+			rc = -1;
+		}
+	}
+	for (uint32_t i = 0; i < zf.nr_zones && rc == 0; i++) {
+		if (scsi_lu_set_zone_fault(lu, i, (enum scsi_zone_fault)zf.fault[i], err, sizeof(err)) != 0) {
+			sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
+			rc = -1;
+		}
+	}
+	free(zf.fault);
+	return rc;
+}
+
 /* Opens (creating if needed) one LU's backing file and adds the LU to its device. */
 static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev,
 		   const struct cfg_lun *l)
@@ -57,6 +117,7 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	char err[512];
 	struct backend *be;
 	struct flush_job *f;
+	struct scsi_lu *lu;
 	const char *sd = d->cfg->daemon.state_dir;
 	size_t sd_len = strlen(sd);
 	int rc;
@@ -103,11 +164,18 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.max_compare_and_write = l->max_compare_and_write;
 	params.max_write_same_length = l->max_write_same_length;
 	params.state_dir = state_dir;
-	if (!scsi_lu_create(dev, &params, be, err, sizeof(err))) {
+	params.zone_size = l->zone_size / l->logical_block_size;
+	params.conventional_zones = l->conventional_zones;
+	params.max_open_zones = l->max_open_zones;
+	params.urswrz = l->urswrz;
+	lu = scsi_lu_create(dev, &params, be, err, sizeof(err));
+	if (!lu) {
 		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
 		be_close(be);
 		return -1;
 	}
+	if (apply_zone_faults(t, l, lu) != 0)
+		return -1;
 	f = &d->flushes[d->flush_count++];
 	f->d = d;
 	f->backend = be;
@@ -115,6 +183,11 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	sbce_info("target %s LUN %u: %s, %llu blocks of %u bytes%s%s", t->name, l->lun, l->path,
 		  (unsigned long long)params.num_blocks, l->logical_block_size,
 		  l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
+	if (scsi_lu_zone_count(lu))
+		sbce_info("target %s LUN %u: %s, %u zones of %llu blocks (%u conventional), max open %u, urswrz %s",
+			  t->name, l->lun, cfg_lu_kind_name(l->kind), scsi_lu_zone_count(lu),
+			  (unsigned long long)params.zone_size, l->conventional_zones, l->max_open_zones,
+			  l->urswrz ? "on" : "off");
 	return 0;
 }
 

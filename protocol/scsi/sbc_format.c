@@ -215,7 +215,8 @@ enum scsi_result sbc_format_unit_exec(struct scsi_cmd *cmd)
 			memcpy(op->pattern + off, req.pattern, n);
 		}
 	} else {
-		op->method = lu->params.thin_provisioning ? SBC_BG_DEALLOCATE : SBC_BG_ZEROES;
+		/* Zoned LUs: deallocating keeps the file sparse, as RESET WRITE POINTER does; reads see zeros. */
+		op->method = lu->params.thin_provisioning || lu->zbc ? SBC_BG_DEALLOCATE : SBC_BG_ZEROES;
 	}
 	op->cmd = req.immed ? NULL : cmd;
 	/* Zoned LUs: formatting empties every write pointer zone (the engine persists it at the end). */

@@ -4,7 +4,8 @@
  *
  * CDB: byte 1 bit 7 IMMED, bit 6 ZNR, bit 5 AUSE, bits 4:0 SERVICE ACTION;
  * bytes 7-8 PARAMETER LIST LENGTH.  The opcode table's CDB USAGE DATA
- * already rejects ZNR (no zoned LUs yet) and the reserved bytes.
+ * rejects the reserved bytes; ZNR (zoned no reset) is refused by the parse
+ * below on LUs that are not zoned.
  *
  * The medium work runs as an sbc_background operation (sbc_background.h):
  * progress in lu->progress with 02/04/1B, so every command but the
@@ -64,6 +65,10 @@ enum scsi_result sbc_sanitize_parse(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 	uint8_t service_action = cdb[1] & 0x1f;
 	uint16_t parameter_list_length = get_be16(cdb + 7);
+
+	/* ZNR only means something on a zoned LU (SBC-4 5.32); elsewhere it is treated as a reserved bit. */
+	if ((cdb[1] & SANITIZE_ZNR) && !lu->zbc && service_action != SCSI_SA_SANITIZE_EXIT_FAILURE_MODE)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 6));
 
 	switch (service_action) {
 	case SCSI_SA_SANITIZE_OVERWRITE:
@@ -218,7 +223,8 @@ enum scsi_result sbc_sanitize_exec(struct scsi_cmd *cmd)
 		break;
 	case SCSI_SA_SANITIZE_CRYPTOGRAPHIC_ERASE:
 	default:
-		op->method = lu->params.thin_provisioning ? SBC_BG_DEALLOCATE : SBC_BG_ZEROES;
+		/* Zoned LUs: deallocating keeps the file sparse, as RESET WRITE POINTER does; reads see zeros. */
+		op->method = lu->params.thin_provisioning || lu->zbc ? SBC_BG_DEALLOCATE : SBC_BG_ZEROES;
 		break;
 	}
 	/* IMMED = 1: GOOD now that the CDB and parameter list are valid; the operation goes on. */

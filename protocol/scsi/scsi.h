@@ -289,6 +289,23 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t lun);
 
 /*
+ * Zoned LUs (zbc_zones.c), set-up time only (blocking I/O): the number of
+ * zones (0 for other kinds), and zone faults on command: puts zone
+ * zone_index (0 = the zone at LBA 0) OFFLINE or READ ONLY and records it in
+ * the persistent zone state; SCSI_ZONE_FAULT_NONE repairs a zone that is
+ * OFFLINE or READ ONLY (back to EMPTY, or NOT WRITE POINTER for a
+ * conventional zone) and leaves any other zone alone.  0 or -1 with err.
+ */
+enum scsi_zone_fault {
+	SCSI_ZONE_FAULT_NONE,
+	SCSI_ZONE_FAULT_OFFLINE,
+	SCSI_ZONE_FAULT_READ_ONLY,
+};
+uint32_t scsi_lu_zone_count(const struct scsi_lu *lu);
+int scsi_lu_set_zone_fault(struct scsi_lu *lu, uint32_t zone_index, enum scsi_zone_fault fault, char *err,
+			   size_t errlen);
+
+/*
  * I_T nexus.  initiator_port_name is the SCSI initiator port name (for iSCSI
  * "<initiator name>,i,0x<ISID>"); transport_id is its TransportID (SPC-4
  * 7.6.4) used by persistent reservations; relative_target_port is the

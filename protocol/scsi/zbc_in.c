@@ -94,19 +94,22 @@ enum scsi_result zbc_report_zones_parse(struct scsi_cmd *cmd)
 static uint8_t same_field(const struct zbc_zone *first, uint32_t n_list, enum zbc_reporting_options ro,
 			  const struct zbc_zone *limit)
 {
-	const struct zbc_zone *last = NULL;
+	const struct zbc_zone *last = NULL, *ref = NULL;
 	bool types_same = true, lengths_same = true, lengths_same_but_last = true;
 	uint32_t seen = 0;
 
 	if (n_list == 0)
 		return 0;
+	/* Compared with the first zone of the list (not the zone holding ZONE START LBA, which may not match). */
 	for (const struct zbc_zone *zone = first; zone < limit && seen < n_list; zone++) {
 		if (!zone_matches(zone, ro))
 			continue;
 		if (last) {
-			types_same &= zone->type == first->type;
+			types_same &= zone->type == ref->type;
 			lengths_same_but_last &= lengths_same;
-			lengths_same &= zone->length == first->length;
+			lengths_same &= zone->length == ref->length;
+		} else {
+			ref = zone;
 		}
 		last = zone;
 		seen++;

@@ -350,3 +350,39 @@ int zbc_set_condition(struct scsi_lu *lu, uint64_t zone_start, enum zbc_zone_con
 	return 0;
 }
 
+
+uint32_t scsi_lu_zone_count(const struct scsi_lu *lu)
+{
+	return lu->zbc ? lu->zbc->nr_zones : 0;
+}
+
+int scsi_lu_set_zone_fault(struct scsi_lu *lu, uint32_t zone_index, enum scsi_zone_fault fault, char *err,
+			   size_t errlen)
+{
+	struct zbc_state *z = lu->zbc;
+	struct zbc_zone *zone;
+	enum zbc_zone_condition want = ZBC_ZC_EMPTY;
+
+	if (!z || zone_index >= z->nr_zones) {
+		snprintf(err, errlen, "zone %u does not exist (LUN %u has %u zones)", zone_index, lu->lun,
+			 z ? z->nr_zones : 0);
+		return -1;
+	}
+	zone = &z->zones[zone_index];
+	switch (fault) {
+	case SCSI_ZONE_FAULT_NONE:
+		if (zone->condition != ZBC_ZC_OFFLINE && zone->condition != ZBC_ZC_READ_ONLY)
+			return 0;
+		want = ZBC_ZC_EMPTY;
+		break;
+	case SCSI_ZONE_FAULT_OFFLINE:
+		want = ZBC_ZC_OFFLINE;
+		break;
+	case SCSI_ZONE_FAULT_READ_ONLY:
+		want = ZBC_ZC_READ_ONLY;
+		break;
+	}
+	if (zone->condition == want)
+		return 0;
+	return zbc_set_condition(lu, zone->start, want, err, errlen);
+}

@@ -27,7 +27,7 @@ START_TEST(embedded_default_validates)
 	ck_assert_uint_eq(cfg->target_count, 1);
 	ck_assert_str_eq(cfg->targets[0]->name, "iqn.2026-12.org.sbcemu:default");
 	ck_assert_uint_eq(cfg->targets[0]->acl_count, 0);
-	ck_assert_uint_eq(cfg->targets[0]->lun_count, 1);
+	ck_assert_uint_ge(cfg->targets[0]->lun_count, 2);
 	l = cfg->targets[0]->luns[0];
 	ck_assert_uint_eq(l->lun, 0);
 	ck_assert_int_eq(l->kind, CFG_LU_CONVENTIONAL);
@@ -38,6 +38,17 @@ START_TEST(embedded_default_validates)
 	ck_assert_uint_eq(l->max_compare_and_write, 255);
 	/* Derived serial: FNV-1a 64 of the target name then "/0", as 16 hex digits. */
 	ck_assert_str_eq(l->serial, "1f270915c6238a30");
+	/* LUN 1: a host-managed zoned disk, 8 zones of 256 MiB, the first conventional. */
+	l = cfg->targets[0]->luns[1];
+	ck_assert_uint_eq(l->lun, 1);
+	ck_assert_int_eq(l->kind, CFG_LU_ZBC_HM);
+	ck_assert_str_eq(l->path, "/srv/state/default-lun1-zbc.img");
+	ck_assert_uint_eq(l->size, 2ull << 30);
+	ck_assert_uint_eq(l->zone_size, 256ull << 20);
+	ck_assert_uint_eq(l->conventional_zones, 1);
+	ck_assert_uint_eq(l->max_open_zones, 16);
+	ck_assert(l->urswrz);
+	ck_assert(!l->thin_provisioning);
 	cfg_free(cfg);
 
 	cfg = cfg_load_default(&diag);
@@ -111,6 +122,57 @@ START_TEST(lun_geometry_and_limits)
 }
 END_TEST
 
+/* Zoned kinds: power-of-two zones of whole blocks; zone counts and fault lists within the LU; no thin provisioning. */
+START_TEST(zoned_lun_checks)
+{
+	struct cfg *cfg;
+
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 64M\nkind = zbc-hm\n"
+			"zone_size = 3M\n",
+			true,
+			"t.ini:7: lun \"" T "\" 0.zone_size: 3145728 bytes is not a power-of-two number of "
+			"512-byte logical blocks\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 64M\nkind = zbc-hm\n"
+			"zone_size = 16M\nconventional_zones = 5\noffline_zones = 1, 3-4\nread_only_zones = 2-3\n"
+			"thin_provisioning = true\n",
+			true,
+			"t.ini:11: lun \"" T "\" 0.thin_provisioning: zoned logical units do not support logical "
+			"block provisioning (RESET WRITE POINTER releases a zone's space)\n"
+			"t.ini:8: lun \"" T "\" 0.conventional_zones: 5 is more than the 4 zones of the logical "
+			"unit\n"
+			"t.ini:9: lun \"" T "\" 0.offline_zones: zone 4 does not exist (the logical unit has 4 zones, "
+			"0..3)\n"
+			"t.ini:10: lun \"" T "\" 0.read_only_zones: names a zone that offline_zones names too\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nzone_size = 16M\nurswrz = false\n",
+			true,
+			"t.ini:5: lun \"" T "\" 0.zone_size: only zoned logical units (kind zbc-hm or zbc-ha) have "
+			"zones\n"
+			"t.ini:6: lun \"" T "\" 0.urswrz: only zoned logical units (kind zbc-hm or zbc-ha) have "
+			"zones\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nkind = zbc-ha\nmax_open_zones = 4\n"
+			"urswrz = off\n",
+			true,
+			"t.ini:6: lun \"" T "\" 0.max_open_zones: only host-managed (zbc-hm) logical units limit open "
+			"zones\n"
+			"t.ini:7: lun \"" T "\" 0.urswrz: host-aware (zbc-ha) logical units always allow unrestricted "
+			"reads\n");
+	cfg_test_expect("[lun \"" T "\" 0]\noffline_zones = 3,x\nread_only_zones = 5-2\n", false,
+			"t.ini:2: lun \"" T "\" 0.offline_zones: \"3,x\" is not a list of zone indexes and ranges "
+			"(like \"3, 7-9\")\n"
+			"t.ini:3: lun \"" T "\" 0.read_only_zones: \"5-2\": the range ends before it starts\n");
+	/* Defaults: 256 MiB zones, URSWRZ on; thin provisioning quietly off for zoned kinds. */
+	cfg = cfg_test_parse_ok("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 1G\n"
+				"kind = zbc-ha\noffline_zones = 0 2\n",
+				true);
+	ck_assert_int_eq(cfg->targets[0]->luns[0]->kind, CFG_LU_ZBC_HA);
+	ck_assert_uint_eq(cfg->targets[0]->luns[0]->zone_size, 256ull << 20);
+	ck_assert(cfg->targets[0]->luns[0]->urswrz);
+	ck_assert(!cfg->targets[0]->luns[0]->thin_provisioning);
+	ck_assert_str_eq(cfg->targets[0]->luns[0]->offline_zones, "0 2");
+	cfg_free(cfg);
+}
+END_TEST
+
 /* Two logical units on one backing file would overwrite each other. */
 START_TEST(shared_backing_file)
 {
@@ -168,6 +230,7 @@ int main(void)
 	tcase_add_test(tc, first_burst_above_max_burst);
 	tcase_add_test(tc, chap_pairs);
 	tcase_add_test(tc, lun_geometry_and_limits);
+	tcase_add_test(tc, zoned_lun_checks);
 	tcase_add_test(tc, shared_backing_file);
 	tcase_add_test(tc, relative_state_dir);
 	tcase_add_test(tc, default_state_dir);

@@ -1,0 +1,15 @@
+# shellcheck shell=bash
+# Kernel test suite "zbc": a host-managed zoned logical unit seen through
+# Linux's sd_zbc (queue/zoned, chunk_sectors, nr_zones, blkzone, fio
+# --zonemode=zbd).  Sourced by tests/kernel/run.sh.  docs/zbc.md.
+SUITE_TARGET=iqn.2026-12.org.sbcemu:kvm
+SUITE_CONFIG=zbc.ini            # sbcemud configuration, next to this file
+SUITE_LUNS="0"
+SUITE_CHECKS="zbc"
+SUITE_ENV=(SBCE_ZBC_LUN=0)
+
+# tgt has no zoned LUs: the suite does not run against the stand-in.
+STANDIN_LUNS=""
+STANDIN_SIZES=()
+STANDIN_THIN=()
+STANDIN_ENV=()
