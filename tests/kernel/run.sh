@@ -179,10 +179,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# guest_program NAME: builds tests/kernel/guest/NAME.c, a static test program a
+# suite's guest checks run (SUITE_PROGRAMS), into $OUTDIR/bin/NAME.
+guest_program() {
+	local src="$HERE/guest/$1.c" bin="$OUTDIR/bin/$1"
+	mkdir -p "$OUTDIR/bin"
+	[ -x "$bin" ] && [ "$bin" -nt "$src" ] && return 0
+	cc -static -O2 -Wall -Wextra -Werror -o "$bin" "$src" 2>"$OUTDIR/bin/$1.log" && return 0
+	kvm_log "cannot build $src (see $OUTDIR/bin/$1.log)"
+	return 1
+}
+
 # ---- one kernel x one suite ----
 run_suite() { # KERNEL MODULES SUITE
 	local kernel=$1 modules=$2 suite=$3 label run_dir checks c verdict secs luns t0
 	local -a envs args details
+	SUITE_PROGRAMS=""
 	# shellcheck disable=SC1090
 	. "$HERE/suites/$suite.sh"
 	SUITE_CONFIG_FILE="$HERE/suites/$SUITE_CONFIG"
@@ -216,6 +228,14 @@ run_suite() { # KERNEL MODULES SUITE
 		target_stop
 		return
 	fi
+	for c in $SUITE_PROGRAMS; do
+		if ! guest_program "$c"; then
+			for c in $checks; do report fail "$label/$suite/$c" "target" "cannot build tests/kernel/guest/$c.c"; done
+			target_stop
+			return
+		fi
+		args+=(--guest-file "$OUTDIR/bin/$c")
+	done
 	for e in "${envs[@]}"; do args+=(--env "$e"); done
 	[ -n "$modules" ] && args+=(--modules "$modules")
 	[ "$VERBOSE" = 1 ] && args+=(--verbose)
