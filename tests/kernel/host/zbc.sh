@@ -88,3 +88,25 @@ host_zbc() {
 	fi
 }
 
+
+# Host side of the "zbc_ha" check (guest: tests/kernel/guest/zbc_ha.sh).
+host_zbc_ha() {
+	local l kernel zs_bytes size nz
+	l=$(res zbc_ha.lun)
+	kernel=$(res zbc_ha.kernel)
+	zs_bytes=$(zbc_size "$(cfg_lun "$l" zone_size)")
+	size=$(zbc_size "$(cfg_lun "$l" size)")
+	nz=$(((size + zs_bytes - 1) / zs_bytes))
+	expect "B1h ZONED (byte 8 bits 5:4) of a host-aware LU" 1 $((($(hex_u8 "$(res zbc_ha.raw_b1)" 8) >> 4) & 3))
+	if [ "$(kernel_model "$kernel")" = 6.1 ]; then
+		expect "queue/zoned on $kernel" host-aware "$(res zbc_ha.zoned)"
+		expect "queue/chunk_sectors (zone_size) on $kernel" $((zs_bytes / 512)) "$(res zbc_ha.chunk_sectors)"
+		expect "queue/nr_zones on $kernel" "$nz" "$(res zbc_ha.nr_zones)"
+		expect "blkzone report: zones on $kernel" "$nz" "$(res zbc_ha.blkzone_zones)"
+	else
+		# Linux 6.10 dropped host-aware support: such a disk is used as a regular one.
+		expect "queue/zoned on $kernel (host-aware disks are regular disks since 6.10)" none "$(res zbc_ha.zoned)"
+	fi
+	expect "write off the write pointer of a sequential write preferred zone, read back" ok \
+		"$(res zbc_ha.nonseq_write)"
+}

@@ -1,12 +1,13 @@
 # shellcheck shell=bash
 # Kernel test suite "zbc": a host-managed zoned logical unit seen through
 # Linux's sd_zbc (queue/zoned, chunk_sectors, nr_zones, blkzone, fio
-# --zonemode=zbd).  Sourced by tests/kernel/run.sh.  docs/zbc.md.
+# --zonemode=zbd), and a host-aware one (a zoned disk for 6.1, a regular
+# disk for 6.10 and later).  Sourced by tests/kernel/run.sh.  docs/zbc.md.
 SUITE_TARGET=iqn.2026-12.org.sbcemu:kvm
 SUITE_CONFIG=zbc.ini            # sbcemud configuration, next to this file
-SUITE_LUNS="0"
-SUITE_CHECKS="zbc"
-SUITE_ENV=(SBCE_ZBC_LUN=0)
+SUITE_LUNS="0 1"
+SUITE_CHECKS="zbc zbc_ha"
+SUITE_ENV=(SBCE_ZBC_LUN=0 SBCE_ZBC_HA_LUN=1)
 
 # tgt has no zoned LUs: the suite does not run against the stand-in.
 STANDIN_LUNS=""
