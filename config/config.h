@@ -32,7 +32,7 @@
 #define CFG_ADDRESS_MAX 64   /* "[ipv6]:port" */
 #define CFG_LISTEN_MAX 16
 #define CFG_MAX_LUN 255      /* LUNs 0..255 (peripheral device addressing) */
-#define CFG_SECTION_KEYS_MAX 32
+#define CFG_SECTION_KEYS_MAX 64 /* at most 64: set_mask is 64 bits */
 #define CFG_ZONE_LIST_MAX 192 /* offline_zones / read_only_zones text */
 
 enum cfg_log_level {
@@ -52,7 +52,7 @@ enum cfg_lu_kind {
 /* Where each key of one section object was set: line numbers, 0 = default.  Parser-private. */
 struct cfg_key_lines {
 	unsigned section; /* line of the section header (0: created implicitly or by default) */
-	uint32_t set_mask; /* bit i: key i of the section was set (from a file or the command line) */
+	uint64_t set_mask; /* bit i: key i of the section was set (from a file or the command line) */
 	unsigned key[CFG_SECTION_KEYS_MAX]; /* line where key i was set (0: command line) */
 };
 
@@ -116,6 +116,17 @@ struct cfg_lun {
 	uint32_t max_unmap_descriptors;
 	uint32_t max_compare_and_write;
 	uint64_t max_write_same_length;
+	/* WRITE ATOMIC: Block Limits VPD atomic fields (docs/atomic.md) */
+	uint32_t max_atomic_transfer_length;
+	uint32_t atomic_alignment;
+	uint32_t atomic_transfer_length_granularity;
+	uint32_t max_atomic_transfer_length_with_boundary;
+	uint32_t max_atomic_boundary_size;
+	/* WRITE SCATTERED: Block Limits Extension VPD (docs/atomic.md) */
+	bool write_scattered;
+	uint32_t max_scattered_lba_range_transfer_length;
+	uint32_t max_scattered_lba_range_descriptors;
+	uint32_t max_scattered_transfer_length;
 	/* zoned kinds (zbc-hm, zbc-ha): docs/zbc.md */
 	uint64_t zone_size;        /* bytes; a power-of-two number of logical blocks */
 	uint32_t conventional_zones;

@@ -145,6 +145,34 @@ static int check_zone_range(void *arg, uint32_t first, uint32_t last)
  * conventional zones and fault lists within the zone count (when the size
  * is configured), no thin provisioning.  Other kinds: no zone keys.
  */
+/* WRITE ATOMIC limits (docs/atomic.md): consistent with each other and with max_transfer_length. */
+static void finish_atomic_lun(struct finish *f, const char *section, const struct cfg_lun *l)
+{
+	static const char *const keys[] = { "max_atomic_transfer_length", "max_atomic_transfer_length_with_boundary" };
+	const uint32_t lengths[] = { l->max_atomic_transfer_length, l->max_atomic_transfer_length_with_boundary };
+	uint32_t gran = l->atomic_transfer_length_granularity;
+
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned line = line_of(&l->lines, CFG_SECTION_LUN, keys[i]);
+
+		if (lengths[i] && l->kind != CFG_LU_CONVENTIONAL)
+			fail(f, line, section, keys[i], "WRITE ATOMIC is not supported on %s LUs",
+			     cfg_lu_kind_name(l->kind));
+		else if (l->max_transfer_length && lengths[i] > l->max_transfer_length)
+			fail(f, line, section, keys[i], "%u is larger than max_transfer_length (%u)", lengths[i],
+			     l->max_transfer_length);
+		else if (gran && lengths[i] % gran)
+			fail(f, line, section, keys[i], "%u is not a multiple of atomic_transfer_length_granularity (%u)",
+			     lengths[i], gran);
+	}
+	if (l->write_scattered && l->kind != CFG_LU_CONVENTIONAL)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "write_scattered"), section, "write_scattered",
+		     "WRITE SCATTERED is not supported on %s LUs", cfg_lu_kind_name(l->kind));
+	if (l->max_atomic_transfer_length_with_boundary && !l->max_atomic_boundary_size)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "max_atomic_boundary_size"), section,
+		     "max_atomic_boundary_size", "must be set when max_atomic_transfer_length_with_boundary is");
+}
+
 static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_lun *l)
 {
 	static const char *const zone_keys[] = { "zone_size", "conventional_zones", "max_open_zones", "urswrz",
@@ -225,6 +253,7 @@ static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l
 		     "max_compare_and_write", "%u is larger than max_transfer_length (%u)",
 		     l->max_compare_and_write, l->max_transfer_length);
 	finish_zoned_lun(f, section, l);
+	finish_atomic_lun(f, section, l);
 	if (l->path[0] && resolve_path(f->cfg->daemon.state_dir, l->path, sizeof(l->path)))
 		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
 		     "too long once joined to state_dir");

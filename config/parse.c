@@ -387,7 +387,7 @@ static void key_set(struct parse *p, unsigned line, const struct section_ref *re
 	}
 	/* Marked as set even when the value is refused: a second line for it is still a duplicate. */
 	ref->lines->key[index] = line;
-	ref->lines->set_mask |= 1u << index;
+	ref->lines->set_mask |= (uint64_t)1 << index;
 	if (key->set(key, ref->object, value, why, sizeof(why)))
 		report(p, line, ref->text, name, "%s", why);
 }

@@ -160,6 +160,31 @@ const struct cfg_key cfg_schema[] = {
 		"Block Limits VPD MAXIMUM COMPARE AND WRITE LENGTH (logical blocks); 0 disables the command."),
 	LUN(max_write_same_length, CFG_TYPE_U64, "65535", 0, UINT64_MAX, NULL, cfg_set_u64,
 	    "Block Limits VPD MAXIMUM WRITE SAME LENGTH (logical blocks); 0: no limit reported."),
+	LUN_U32(max_atomic_transfer_length, "0", 0, UINT32_MAX,
+		"Block Limits VPD MAXIMUM ATOMIC TRANSFER LENGTH (logical blocks): the longest WRITE ATOMIC "
+		"with ATOMIC BOUNDARY 0; at most max_transfer_length. 0 (and "
+		"max_atomic_transfer_length_with_boundary 0): WRITE ATOMIC is not supported."),
+	LUN_U32(atomic_alignment, "0", 0, UINT32_MAX,
+		"Block Limits VPD ATOMIC ALIGNMENT (logical blocks): WRITE ATOMIC must start at a multiple of it; "
+		"0: any LBA."),
+	LUN_U32(atomic_transfer_length_granularity, "0", 0, UINT32_MAX,
+		"Block Limits VPD ATOMIC TRANSFER LENGTH GRANULARITY (logical blocks): WRITE ATOMIC lengths must "
+		"be multiples of it; 0: any length."),
+	LUN_U32(max_atomic_transfer_length_with_boundary, "0", 0, UINT32_MAX,
+		"Block Limits VPD MAXIMUM ATOMIC TRANSFER LENGTH WITH ATOMIC BOUNDARY (logical blocks): the "
+		"longest WRITE ATOMIC with a nonzero ATOMIC BOUNDARY; 0: such commands are refused."),
+	LUN_U32(max_atomic_boundary_size, "0", 0, UINT32_MAX,
+		"Block Limits VPD MAXIMUM ATOMIC BOUNDARY SIZE (logical blocks): the largest ATOMIC BOUNDARY."),
+	LUN_BOOL(write_scattered, "false",
+		 "WRITE SCATTERED(16)/(32) and the Block Limits Extension VPD page (conventional LUs)."),
+	LUN_U32(max_scattered_lba_range_transfer_length, "0", 0, UINT32_MAX,
+		"Block Limits Extension VPD MAXIMUM SCATTERED LBA RANGE TRANSFER LENGTH (logical blocks per LBA "
+		"range descriptor); 0: no limit."),
+	LUN_U32(max_scattered_lba_range_descriptors, "0", 0, 65535,
+		"Block Limits Extension VPD MAXIMUM SCATTERED LBA RANGE DESCRIPTOR COUNT; 0: no limit."),
+	LUN_U32(max_scattered_transfer_length, "0", 0, UINT32_MAX,
+		"Block Limits Extension VPD MAXIMUM SCATTERED TRANSFER LENGTH (logical blocks of data per "
+		"command); 0: no limit beyond max_transfer_length."),
 	LUN(zone_size, CFG_TYPE_U64, "256M", 1, INT64_MAX, NULL, cfg_set_u64,
 	    "Zoned kinds: zone length in bytes (K, M, G suffixes); a power-of-two number of logical blocks. "
 	    "The last zone may be shorter."),

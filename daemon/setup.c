@@ -163,6 +163,15 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.max_unmap_descriptors = l->max_unmap_descriptors;
 	params.max_compare_and_write = l->max_compare_and_write;
 	params.max_write_same_length = l->max_write_same_length;
+	params.max_atomic_transfer_length = l->max_atomic_transfer_length;
+	params.atomic_alignment = l->atomic_alignment;
+	params.atomic_transfer_length_granularity = l->atomic_transfer_length_granularity;
+	params.max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
+	params.max_atomic_boundary_size = l->max_atomic_boundary_size;
+	params.write_scattered = l->write_scattered;
+	params.max_scattered_lba_range_transfer_length = l->max_scattered_lba_range_transfer_length;
+	params.max_scattered_lba_range_descriptors = (uint16_t)l->max_scattered_lba_range_descriptors;
+	params.max_scattered_transfer_length = l->max_scattered_transfer_length;
 	params.state_dir = state_dir;
 	params.zone_size = l->zone_size / l->logical_block_size;
 	params.conventional_zones = l->conventional_zones;

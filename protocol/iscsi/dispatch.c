@@ -119,9 +119,10 @@ static void dispatch_full_feature(struct iscsi_conn *conn, const struct iscsi_pd
 
 void iscsi_conn_handle_pdu(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 {
-	ISCSI_DEBUG(conn->srv, "%s: <- %s ITT 0x%08x len %u (byte1 0x%02x, LUN 0x%016llx, CDB[0] 0x%02x)", conn->peer,
-		    iscsi_opcode_name(iscsi_bhs_opcode(pdu->bhs)), get_be32(pdu->bhs + ISCSI_BHS_ITT), pdu->data_len,
-		    pdu->bhs[1], (unsigned long long)get_be64(pdu->bhs + ISCSI_BHS_LUN), pdu->bhs[32]);
+	ISCSI_DEBUG(conn->srv, "%s: <- %s ITT 0x%08x len %u ahs %u (byte1 0x%02x, LUN 0x%016llx, CDB[0] 0x%02x)",
+		    conn->peer, iscsi_opcode_name(iscsi_bhs_opcode(pdu->bhs)), get_be32(pdu->bhs + ISCSI_BHS_ITT),
+		    pdu->data_len, pdu->ahs_len, pdu->bhs[1], (unsigned long long)get_be64(pdu->bhs + ISCSI_BHS_LUN),
+		    pdu->bhs[32]);
 	switch (conn->state) {
 	case ISCSI_CONN_STATE_LOGIN:
 		if (iscsi_bhs_opcode(pdu->bhs) != ISCSI_OP_LOGIN_REQ) {

@@ -155,6 +155,25 @@ const struct scsi_op scsi_op_table[] = {
 	PROUT(SCSI_SA_PROUT_REGISTER_AND_IGNORE_EXISTING_KEY,
 	      "PERSISTENT RESERVE OUT/REGISTER AND IGNORE EXISTING KEY"),
 	PROUT(SCSI_SA_PROUT_REGISTER_AND_MOVE, "PERSISTENT RESERVE OUT/REGISTER AND MOVE"),
+	/*
+	 * WRITE ATOMIC(32) (sbc_write_atomic.c): ATOMIC BOUNDARY b4-5, GROUP
+	 * NUMBER b6, ADDITIONAL CDB LENGTH b7 = 18h, SERVICE ACTION b8-9,
+	 * DPO/FUA b10, LBA b12-19, expected tags b20-27, TRANSFER LENGTH b28-31.
+	 * Type 2 protection only (sbc_write_atomic_32_enabled).
+	 */
+	ROW("WRITE ATOMIC(32)", 0x7f, SCSI_SA_WRITE_ATOMIC_32, SCSI_SA_BYTES8_9, 32, WR, SCSI_PR_WRITE,
+	    SCSI_LU_CONVENTIONAL, sbc_write_atomic_parse, sbc_write_atomic_exec, sbc_write_atomic_32_enabled,
+	    T_IO, 0x7f, 0x00, 0x00, 0x00, 0xff, 0xff, 0x3f, 0x18, 0x00, 0x0f, 0x18, 0x00, FF8, FF4, 0xff, 0xff,
+	    0xff, 0xff, FF4),
+	/*
+	 * WRITE SCATTERED(32): GROUP NUMBER b6, WRPROTECT/DPO/FUA b10, LBDOF
+	 * b12-13, NUMBER OF LBA RANGE DESCRIPTORS b16-17, BUFFER TRANSFER LENGTH
+	 * b28-31.
+	 */
+	ROW("WRITE SCATTERED(32)", 0x7f, SCSI_SA_WRITE_SCATTERED_32, SCSI_SA_BYTES8_9, 32, WR, SCSI_PR_WRITE,
+	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_enabled,
+	    T_IO, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x11, 0x18, 0x00, 0xff, 0xff, 0x00, 0x00,
+	    0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4),
 	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, RD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, T_IO,
 	    0x88, 0x1e, FF8, FF4, 0x3f, 0x00),
@@ -204,12 +223,24 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("REPORT ZONES", 0x95, ZBC_SA_REPORT_ZONES, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS, SCSI_PR_READ,
 	    SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_report_zones_parse, zbc_report_zones_exec, NULL, T_IO,
 	    0x95, ZBC_SA_REPORT_ZONES, FF8, FF4, 0xbf, 0x00),
+	/* WRITE ATOMIC(16) (sbc_write_atomic.c): ATOMIC BOUNDARY b10-11, TRANSFER LENGTH b12-13. */
+	ROW("WRITE ATOMIC(16)", 0x9c, 0, SCSI_SA_NONE, 16, WR, SCSI_PR_WRITE,
+	    SCSI_LU_CONVENTIONAL, sbc_write_atomic_parse, sbc_write_atomic_exec, sbc_write_atomic_enabled, T_IO,
+	    0x9c, 0x18, FF8, 0xff, 0xff, 0xff, 0xff, 0x3f, 0x00),
 	ROW("READ CAPACITY(16)", 0x9e, SCSI_SA_READ_CAPACITY_16, SCSI_SA_BYTE1, 16, OP_DATA_IN,
 	    SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL, sbc_read_capacity_16_exec, NULL, T_FAST,
 	    0x9e, SCSI_SA_READ_CAPACITY_16, FF8, FF4, 0x01, 0x00),
 	ROW("GET LBA STATUS(16)", 0x9e, SCSI_SA_GET_LBA_STATUS, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS,
 	    SCSI_PR_READ, ALL_SBC_KINDS, NULL, sbc_get_lba_status_exec, sbc_thin_provisioning_enabled, T_IO,
 	    0x9e, SCSI_SA_GET_LBA_STATUS, FF8, FF4, 0x00, 0x00),
+	/*
+	 * WRITE SCATTERED(16) (sbc_write_scattered.c): WRPROTECT/DPO/FUA b2,
+	 * LBDOF b4-5, NUMBER OF LBA RANGE DESCRIPTORS b8-9, BUFFER TRANSFER
+	 * LENGTH b10-13, GROUP NUMBER b14 (DLD bits not supported).
+	 */
+	ROW("WRITE SCATTERED(16)", 0x9f, 0x12, SCSI_SA_BYTE1, 16, WR, SCSI_PR_WRITE,
+	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_enabled,
+	    T_IO, 0x9f, 0x12, 0x18, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, FF4, 0x3f, 0x00),
 	ROW("REPORT LUNS", 0xa0, 0, SCSI_SA_NONE, 12, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_report_luns_exec, NULL, T_FAST,
 	    0xa0, 0x00, 0xff, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),

@@ -262,6 +262,25 @@ struct scsi_lu_params {
 	uint32_t max_unmap_descriptors;
 	uint32_t max_compare_and_write; /* blocks; 0 disables COMPARE AND WRITE */
 	uint64_t max_write_same_length;
+	/*
+	 * WRITE ATOMIC (sbc_write_atomic.c): the Block Limits VPD atomic
+	 * fields, in logical blocks.  WRITE ATOMIC is supported when
+	 * max_atomic_transfer_length or max_atomic_transfer_length_with_boundary
+	 * is nonzero.
+	 */
+	uint32_t max_atomic_transfer_length;
+	uint32_t atomic_alignment;                 /* 0: any LBA */
+	uint32_t atomic_transfer_length_granularity; /* 0: any length */
+	uint32_t max_atomic_transfer_length_with_boundary;
+	uint32_t max_atomic_boundary_size;
+	/*
+	 * WRITE SCATTERED (sbc_write_scattered.c) and the Block Limits
+	 * Extension VPD page; the limits are in logical blocks, 0 = no limit.
+	 */
+	bool write_scattered;
+	uint32_t max_scattered_lba_range_transfer_length;
+	uint16_t max_scattered_lba_range_descriptors;
+	uint32_t max_scattered_transfer_length;
 	const char *state_dir;        /* where mode pages and PR state persist */
 	/* zoned LUs (SCSI_LU_ZBC_HM / SCSI_LU_ZBC_HA; zbc.h) */
 	uint64_t zone_size;           /* blocks, a power of two; 0 = 256 MiB worth of blocks */

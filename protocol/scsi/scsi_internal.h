@@ -253,6 +253,15 @@ enum scsi_result sbc_write_and_verify_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd);
 enum scsi_result sbc_orwrite_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_orwrite_exec(struct scsi_cmd *cmd);
+/* sbc_write_atomic.c: WRITE ATOMIC(16)/(32) */
+enum scsi_result sbc_write_atomic_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_atomic_exec(struct scsi_cmd *cmd);
+bool sbc_write_atomic_enabled(const struct scsi_lu *lu);
+bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu);
+/* sbc_write_scattered.c: WRITE SCATTERED(16)/(32) */
+enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd);
+bool sbc_write_scattered_enabled(const struct scsi_lu *lu);
 /* sbc_verify.c */
 enum scsi_result sbc_verify_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_verify_exec(struct scsi_cmd *cmd);

@@ -192,7 +192,12 @@ static size_t build_block_limits(const struct scsi_cmd *cmd, const struct scsi_l
 		put_be32(b + 28, per_physical);         /* OPTIMAL UNMAP GRANULARITY */
 	}
 	put_be64(b + 36, p->max_write_same_length); /* MAXIMUM WRITE SAME LENGTH (0: not reported) */
-	/* bytes 44-63: the atomic write fields stay 0 until WRITE ATOMIC exists. */
+	/* Atomic write fields (sbc_write_atomic.c; 0: not reported). */
+	put_be32(b + 44, p->max_atomic_transfer_length);
+	put_be32(b + 48, p->atomic_alignment);
+	put_be32(b + 52, p->atomic_transfer_length_granularity);
+	put_be32(b + 56, p->max_atomic_transfer_length_with_boundary);
+	put_be32(b + 60, p->max_atomic_boundary_size);
 	return 0x3c;
 }
 
@@ -243,6 +248,25 @@ static size_t build_zoned_characteristics(const struct scsi_cmd *cmd, const stru
 	return sizeof(page) - 4;
 }
 
+/* ---- B7h Block Limits Extension (SBC-4 6.6.5; spec digest 2.5) ---- */
+
+static bool has_write_scattered(const struct scsi_lu *lu)
+{
+	return lu->params.write_scattered;
+}
+
+static size_t build_block_limits_extension(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
+{
+	const struct scsi_lu_params *p = &lu->params;
+
+	(void)cmd;
+	/* bytes 5-13: no stream control (RSCS 0, MAXIMUM NUMBER OF STREAMS 0). */
+	put_be32(b + 16, p->max_scattered_lba_range_transfer_length);
+	put_be16(b + 22, p->max_scattered_lba_range_descriptors);
+	put_be32(b + 24, p->max_scattered_transfer_length);
+	return 0x1c;
+}
+
 static const struct vpd_page vpd_pages[] = {
 	{ VPD_SUPPORTED_VPD_PAGES, always, build_supported },
 	{ VPD_UNIT_SERIAL_NUMBER, always, build_serial },
@@ -252,6 +276,7 @@ static const struct vpd_page vpd_pages[] = {
 	{ VPD_BLOCK_DEVICE_CHARACTERISTICS, always, build_block_device_characteristics },
 	{ VPD_LOGICAL_BLOCK_PROVISIONING, always, build_logical_block_provisioning },
 	{ VPD_ZONED_BLOCK_DEVICE_CHARACTERISTICS, is_zoned, build_zoned_characteristics },
+	{ VPD_BLOCK_LIMITS_EXTENSION, has_write_scattered, build_block_limits_extension },
 };
 
 #define NUM_VPD_PAGES (sizeof(vpd_pages) / sizeof(vpd_pages[0]))

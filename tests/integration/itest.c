@@ -164,7 +164,7 @@ void itest_close(struct iscsi_context *iscsi)
 
 /* ---- commands ---- */
 
-static void parse_sense(struct itest_sense *s, const uint8_t *p, int len)
+void itest_parse_sense(struct itest_sense *s, const uint8_t *p, int len)
 {
 	memset(s, 0, sizeof(*s));
 	s->key = s->asc = s->ascq = -1;
@@ -260,7 +260,7 @@ void itest_cmd(struct iscsi_context *iscsi, int lun, const uint8_t *cdb, int cdb
 			int slen = (done->datain.data[0] << 8) | done->datain.data[1];
 			if (slen > done->datain.size - 2)
 				slen = done->datain.size - 2;
-			parse_sense(&r->sense, done->datain.data + 2, slen);
+			itest_parse_sense(&r->sense, done->datain.data + 2, slen);
 		}
 	} else if (done->datain.size > 0) {
 		r->data = malloc((size_t)done->datain.size);

@@ -170,6 +170,9 @@ bool itest_expect_cmd(struct iscsi_context *iscsi, int lun, const char *name, co
  */
 bool itest_expect_field_pointer(const char *name, const struct itest_result *r, int cd, int byte, int bit);
 
+/* Decodes fixed or descriptor sense data. */
+void itest_parse_sense(struct itest_sense *s, const uint8_t *p, int len);
+
 /* Clears pending unit attentions with TEST UNIT READY (up to 10 tries). */
 void itest_clear_ua(struct iscsi_context *iscsi, int lun);
 

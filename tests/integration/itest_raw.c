@@ -430,3 +430,57 @@ void itest_raw_clear_ua(struct itest_raw *c, int lun)
 			return;
 	}
 }
+
+void itest_raw_long_cdb_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
+			    uint32_t out_len, struct itest_result *r)
+{
+	uint8_t bhs[48], ahs[260] = { 0 };
+	uint32_t itt = c->itt, ahs_bytes = 0, extra = cdb_len > 16 ? (uint32_t)cdb_len - 16 : 0;
+	struct itest_pdu p;
+
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	if (out_len > c->first_burst || out_len > c->target_mrdsl || !c->immediate_data || c->header_digest) {
+		snprintf(r->error, sizeof(r->error), "Data-Out does not fit one immediate-data PDU");
+		return;
+	}
+	itest_raw_scsi_cmd(c, bhs, lun, cdb, cdb_len, false, out_len > 0, out_len);
+	if (extra) {
+		/* AHSLength counts the reserved byte and the CDB bytes; the entry is padded to 4 bytes. */
+		itest_put_be16(ahs, (uint16_t)(extra + 1));
+		ahs[2] = 0x01; /* Extended CDB */
+		memcpy(ahs + 4, cdb + 16, extra);
+		ahs_bytes = (4 + extra + 3) & ~3u;
+	}
+	bhs[4] = (uint8_t)(ahs_bytes / 4);
+	bhs[5] = (uint8_t)(out_len >> 16);
+	bhs[6] = (uint8_t)(out_len >> 8);
+	bhs[7] = (uint8_t)out_len;
+	if (itest_raw_write(c->fd, bhs, 48) || (ahs_bytes && itest_raw_write(c->fd, ahs, ahs_bytes)) ||
+	    (out_len && itest_raw_write(c->fd, out, out_len)) ||
+	    (out_len & 3 && itest_raw_write(c->fd, "\0\0\0", 4 - (out_len & 3)))) {
+		snprintf(r->error, sizeof(r->error), "send failed");
+		return;
+	}
+	while (itest_raw_recv(c, &p, 10000) == 1) {
+		if ((p.bhs[0] & 0x3f) == RAW_OP_SCSI_RSP && itest_get_be32(p.bhs + 16) == itt) {
+			r->transport_ok = true;
+			r->status = p.bhs[3];
+			c->exp_statsn = itest_get_be32(p.bhs + 24) + 1;
+			if (p.data_len >= 2) {
+				int slen = itest_get_be16(p.data);
+				itest_parse_sense(&r->sense, p.data + 2,
+						  slen < (int)p.data_len - 2 ? slen : (int)p.data_len - 2);
+			}
+			itest_pdu_free(&p);
+			return;
+		}
+		if ((p.bhs[0] & 0x3f) == RAW_OP_REJECT) {
+			snprintf(r->error, sizeof(r->error), "Reject, reason %02x", p.bhs[2]);
+			itest_pdu_free(&p);
+			return;
+		}
+		itest_pdu_free(&p);
+	}
+	snprintf(r->error, sizeof(r->error), "no SCSI Response");
+}

@@ -94,5 +94,13 @@ void itest_raw_scsi_cmd(struct itest_raw *c, uint8_t bhs[48], int lun, const uin
 int itest_raw_nodata_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, int *sense_key);
 /* TEST UNIT READY until it reports no UNIT ATTENTION (at most 10 times). */
 void itest_raw_clear_ua(struct itest_raw *c, int lun);
+/*
+ * A SCSI command with a CDB of up to 260 bytes (bytes 16 on in an Extended
+ * CDB AHS, RFC 7143 11.2.2) and Data-Out sent as immediate data, which must fit
+ * FirstBurstLength and MaxRecvDataSegmentLength (login with ImmediateData=Yes,
+ * no digests).  Fills r as itest_cmd does (no Data-In).
+ */
+void itest_raw_long_cdb_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
+			    uint32_t out_len, struct itest_result *r);
 
 #endif
