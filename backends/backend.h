@@ -42,6 +42,12 @@ struct backend_ops {
 		      enum be_extent_kind *kind, uint64_t *len);
 	/* Changes the size (FORMAT UNIT, capacity changes). */
 	int (*resize)(struct backend *be, uint64_t size);
+	/*
+	 * All or nothing, durable when it returns, even across a crash of the
+	 * process or the machine (be_file: an intent log, journal.h).  NULL:
+	 * not offered.  The caller keeps concurrent I/O to the range out.
+	 */
+	int (*write_atomic)(struct backend *be, const void *buf, size_t len, uint64_t offset);
 };
 
 struct backend {
@@ -49,6 +55,7 @@ struct backend {
 	uint64_t size;        /* bytes */
 	bool can_discard;     /* discard really deallocates */
 	bool read_only;
+	char note[200];       /* what opening it did that is worth a log line (a journal replay), or "" */
 };
 
 /*

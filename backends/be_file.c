@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "journal.h"
 
 #define BE_FILE_ZERO_CHUNK (1024 * 1024)
 
@@ -41,6 +43,9 @@ struct be_file {
 	/* Learned at run time; read and written by several workers, hence atomics. */
 	bool no_rwf_dsync;
 	bool no_zero_range;
+	/* write_atomic: the intent log "<path>.journal" (regular files), one record at a time. */
+	struct journal *journal;
+	pthread_mutex_t journal_lock;
 	char path[];
 };
 
@@ -70,6 +75,8 @@ static void be_file_close(struct backend *be)
 {
 	struct be_file *f = be_file_from(be);
 
+	journal_close(f->journal);
+	pthread_mutex_destroy(&f->journal_lock);
 	close(f->fd);
 	free(f);
 }
@@ -289,6 +296,45 @@ static int be_file_resize(struct backend *be, uint64_t size)
 	return 0;
 }
 
+/* journal_apply_fn: the in-place write of a journal record, made durable. */
+static int apply_in_place(int fd, const void *buf, size_t len, uint64_t offset)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, (off_t)offset);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	while (fdatasync(fd) != 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+static int be_file_write_atomic(struct backend *be, const void *buf, size_t len, uint64_t offset)
+{
+	struct be_file *f = be_file_from(be);
+	int rc = range_check(be, offset, len);
+
+	if (rc)
+		return rc;
+	if (be->read_only)
+		return -EROFS;
+	if (!f->journal) /* a block device: one FUA write is the best there is */
+		return be_file_write(be, buf, len, offset, BE_WRITE_FUA);
+	pthread_mutex_lock(&f->journal_lock);
+	rc = journal_write(f->journal, buf, len, offset);
+	pthread_mutex_unlock(&f->journal_lock);
+	return rc;
+}
+
 static const struct backend_ops be_file_ops = {
 	.name = "file",
 	.close = be_file_close,
@@ -299,6 +345,7 @@ static const struct backend_ops be_file_ops = {
 	.write_zeroes = be_file_write_zeroes,
 	.extent = be_file_extent,
 	.resize = be_file_resize,
+	.write_atomic = be_file_write_atomic,
 };
 
 /*
@@ -409,7 +456,21 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, ch
 		snprintf(err, errlen, "%s: neither a regular file nor a block device", path);
 		rc = -1;
 	}
+	pthread_mutex_init(&f->journal_lock, NULL);
+	if (rc == 0 && !f->is_block_device && !read_only) {
+		char jpath[PATH_MAX];
+
+		if ((size_t)snprintf(jpath, sizeof(jpath), "%s.journal", path) >= sizeof(jpath)) {
+			snprintf(err, errlen, "%s: path too long for its journal", path);
+			rc = -1;
+		} else {
+			f->journal = journal_open(jpath, f->fd, f->be.size, apply_in_place, f->be.note,
+						  sizeof(f->be.note), err, errlen);
+			rc = f->journal ? 0 : -1;
+		}
+	}
 	if (rc != 0) {
+		pthread_mutex_destroy(&f->journal_lock);
 		close(f->fd);
 		free(f);
 		return NULL;

@@ -141,6 +141,8 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
 		return -1;
 	}
+	if (be->note[0])
+		sbce_warn("target %s LUN %u: %s: %s", t->name, l->lun, l->path, be->note);
 	if (be->size % l->logical_block_size)
 		sbce_warn("target %s LUN %u: %s: the last %llu bytes are not a whole logical block and are unused",
 			  t->name, l->lun, l->path, (unsigned long long)(be->size % l->logical_block_size));
@@ -169,6 +171,7 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
 	params.max_atomic_boundary_size = l->max_atomic_boundary_size;
 	params.write_scattered = l->write_scattered;
+	params.allow_32_byte_cdbs = l->allow_32_byte_cdbs;
 	params.max_scattered_lba_range_transfer_length = l->max_scattered_lba_range_transfer_length;
 	params.max_scattered_lba_range_descriptors = (uint16_t)l->max_scattered_lba_range_descriptors;
 	params.max_scattered_transfer_length = l->max_scattered_transfer_length;

@@ -171,7 +171,7 @@ const struct scsi_op scsi_op_table[] = {
 	 * b28-31.
 	 */
 	ROW("WRITE SCATTERED(32)", 0x7f, SCSI_SA_WRITE_SCATTERED_32, SCSI_SA_BYTES8_9, 32, WR, SCSI_PR_WRITE,
-	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_enabled,
+	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_32_enabled,
 	    T_IO, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x11, 0x18, 0x00, 0xff, 0xff, 0x00, 0x00,
 	    0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4),
 	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, RD, SCSI_PR_READ,

@@ -24,9 +24,12 @@
  *
  * Atomicity: the write runs holding lu->io_lock exclusively, so no other
  * command's I/O (every read and write holds it shared) sees the range half
- * written.  With a nonzero ATOMIC BOUNDARY the whole transfer is still one
- * atomic operation, which the standard allows (it only permits splitting).
- * Crash atomicity needs the intent log (docs/atomic.md: not done yet).
+ * written; and through the backend's write_atomic (be_file: an intent log,
+ * backends/journal.h), so that after a crash the range is wholly old or
+ * wholly new, and wholly new once GOOD was returned (the write is durable,
+ * as if FUA were set).  With a nonzero ATOMIC BOUNDARY the whole transfer is
+ * still one atomic operation, which the standard allows (it only permits
+ * splitting).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,7 +53,7 @@ bool sbc_write_atomic_enabled(const struct scsi_lu *lu)
 bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu)
 {
 	/* SBC-4 5.49: the 32-byte form is for LUs formatted with type 2 protection. */
-	return sbc_write_atomic_enabled(lu) && sbc_lu_has_pi(lu);
+	return sbc_write_atomic_enabled(lu) && (sbc_lu_has_pi(lu) || lu->params.allow_32_byte_cdbs);
 }
 
 static void decode(struct scsi_cmd *cmd, struct atomic_cdb *a)
@@ -124,8 +127,12 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 	int rc;
 
 	pthread_rwlock_wrlock(&lu->io_lock);
-	rc = be->ops->write(be, cmd->data_out, (size_t)cmd->nblocks * lu->block_size,
-			    scsi_lu_offset(lu, cmd->lba), sbc_write_flags(cmd));
+	if (be->ops->write_atomic)
+		rc = be->ops->write_atomic(be, cmd->data_out, (size_t)cmd->nblocks * lu->block_size,
+					   scsi_lu_offset(lu, cmd->lba));
+	else
+		rc = be->ops->write(be, cmd->data_out, (size_t)cmd->nblocks * lu->block_size,
+				    scsi_lu_offset(lu, cmd->lba), BE_WRITE_FUA);
 	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));

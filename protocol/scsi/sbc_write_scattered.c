@@ -26,9 +26,10 @@
  * Zero descriptors or BTL 0 with no range data: nothing is written.
  *
  * The ranges are written one after the other, each like a WRITE; the
- * command as a whole is not atomic (SBC-4).  The 32-byte form is accepted
- * whatever the protection type, as Linux scsi_debug does (its expected tags
- * are per descriptor and need type 2 protection to mean anything).
+ * command as a whole is not atomic (SBC-4).  The 32-byte form, whose
+ * per-descriptor expected tags only mean something with type 2 protection,
+ * is supported on type 2 LUs, or everywhere with the LU's allow_32_byte_cdbs
+ * (as Linux scsi_debug does).
  */
 #include <stdlib.h>
 
@@ -47,6 +48,12 @@ struct scattered_cdb {
 bool sbc_write_scattered_enabled(const struct scsi_lu *lu)
 {
 	return lu->params.write_scattered;
+}
+
+bool sbc_write_scattered_32_enabled(const struct scsi_lu *lu)
+{
+	/* Like every 32-byte CDB, for type 2 protection (or allowed by the LU's allow_32_byte_cdbs). */
+	return lu->params.write_scattered && (sbc_lu_has_pi(lu) || lu->params.allow_32_byte_cdbs);
 }
 
 static void decode(struct scsi_cmd *cmd, struct scattered_cdb *c)

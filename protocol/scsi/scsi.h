@@ -278,6 +278,12 @@ struct scsi_lu_params {
 	 * Extension VPD page; the limits are in logical blocks, 0 = no limit.
 	 */
 	bool write_scattered;
+	/*
+	 * Accept WRITE ATOMIC(32) and WRITE SCATTERED(32) on LUs without
+	 * type 2 protection (non-standard, as scsi_debug does for WRITE
+	 * SCATTERED(32)); off: SBC-4's rule, the 32-byte forms need type 2.
+	 */
+	bool allow_32_byte_cdbs;
 	uint32_t max_scattered_lba_range_transfer_length;
 	uint16_t max_scattered_lba_range_descriptors;
 	uint32_t max_scattered_transfer_length;

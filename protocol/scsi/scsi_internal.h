@@ -262,6 +262,7 @@ bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu);
 enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd);
 bool sbc_write_scattered_enabled(const struct scsi_lu *lu);
+bool sbc_write_scattered_32_enabled(const struct scsi_lu *lu);
 /* sbc_verify.c */
 enum scsi_result sbc_verify_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_verify_exec(struct scsi_cmd *cmd);

@@ -35,7 +35,13 @@ static const char config[] =
 	"[lun \"" ITEST_TARGET "\" 1]\n"
 	"path = @DIR@/lun1.img\n"
 	"size = 16M\n"
-	"logical_block_size = 512\n";
+	"logical_block_size = 512\n"
+	"[lun \"" ITEST_TARGET "\" 2]\n"
+	"path = @DIR@/lun2.img\n"
+	"size = 16M\n"
+	"logical_block_size = 512\n"
+	"max_atomic_transfer_length = 64\n"
+	"allow_32_byte_cdbs = true\n";
 
 static struct iscsi_context *s;
 
@@ -144,10 +150,28 @@ static void test_rules(struct itest_daemon *d)
 			itest_ok(false, "raw session for WRITE ATOMIC(32)", "%s", err);
 		} else {
 			itest_raw_clear_ua(&raw, 0);
+			itest_raw_clear_ua(&raw, 2);
 			itest_raw_long_cdb_cmd(&raw, 0, cdb, 32, buf, 8 * BS, &r);
 			itest_ok(itest_result_matches(&r, EXPECT_SENSE(5, 0x20, 0)),
 				 "WRITE ATOMIC(32) on an LU without type 2 protection -> 05/20/00", "got %s",
 				 itest_result_str(&r));
+			itest_result_free(&r);
+			/* LUN 2 accepts the 32-byte form without type 2 (allow_32_byte_cdbs). */
+			itest_pattern(buf, 8 * BS, 4321);
+			itest_put_be64(cdb + 12, 64);
+			itest_raw_long_cdb_cmd(&raw, 2, cdb, 32, buf, 8 * BS, &r);
+			itest_ok(itest_result_matches(&r, EXPECT_GOOD),
+				 "WRITE ATOMIC(32) 8 blocks at LBA 64 (allow_32_byte_cdbs) -> GOOD", "got %s",
+				 itest_result_str(&r));
+			itest_result_free(&r);
+			itest_read16(s, 2, 64, back, 8, BS, "READ(16) after WRITE ATOMIC(32)");
+			itest_ok(memcmp(buf, back, 8 * BS) == 0, "WRITE ATOMIC(32): the data reads back", NULL);
+			itest_put_be32(cdb + 28, 72);
+			itest_raw_long_cdb_cmd(&raw, 2, cdb, 32, NULL, 0, &r);
+			itest_ok(itest_result_matches(&r, EXPECT_SENSE(5, 0x24, 0)),
+				 "WRITE ATOMIC(32) 72 blocks > MAXIMUM ATOMIC TRANSFER LENGTH 64 -> 05/24/00", "got %s",
+				 itest_result_str(&r));
+			itest_expect_field_pointer("WRITE ATOMIC(32) too long: field pointer byte 28", &r, 1, 28, -1);
 			itest_result_free(&r);
 			itest_raw_close(&raw);
 		}
@@ -251,6 +275,7 @@ int main(int argc, char **argv)
 		return itest_finish();
 	itest_clear_ua(s, 0);
 	itest_clear_ua(s, 1);
+	itest_clear_ua(s, 2);
 
 	test_vpd_and_rsoc();
 	test_rules(&d);

@@ -1,0 +1,51 @@
+/*
+ * An intent log for all-or-nothing writes of a byte range (docs/atomic.md):
+ * the range's new bytes are made durable in a side file before they are
+ * written in place, so that after a crash (kill -9, power loss) the range is
+ * either wholly old (the record never became durable: it is discarded) or
+ * wholly new (the record is durable: it is replayed).  It knows nothing of
+ * SCSI; be_file.c uses it for write_atomic.
+ *
+ * One record at a time; the caller serialises journal_write calls.
+ */
+#ifndef SBCEMU_JOURNAL_H
+#define SBCEMU_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Writes len bytes at offset into the data file (fd), durably (fdatasync);
+ * 0 or a negative errno.
+ */
+typedef int (*journal_apply_fn)(int fd, const void *buf, size_t len, uint64_t offset);
+
+struct journal;
+
+/*
+ * Opens (creating it when missing, unless read_only) the journal file at path
+ * for the data file data_fd, of data_size bytes.  A complete record left by a
+ * crash is replayed into the data file with apply, a torn one discarded; what
+ * happened is written into note (empty when there was nothing to do).
+ * Returns NULL with a message in err on failure.
+ */
+struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, journal_apply_fn apply,
+			     char *note, size_t notelen, char *err, size_t errlen);
+void journal_close(struct journal *j);
+
+/*
+ * The all-or-nothing write: the record (header with zlib crc32s, then the
+ * data) is written and fdatasync'd, then the data is applied in place, then
+ * the record is invalidated (and that made durable) before returning, so a
+ * later write to the range can never be overwritten by a stale replay.
+ * 0 or a negative errno.
+ */
+int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offset);
+
+/*
+ * Test hook for crash tests (docs/atomic.md): when the environment variable
+ * SBCEMU_JOURNAL_CRASH is "after-record" or "mid-apply", the process kills
+ * itself (SIGKILL) at that point of the next journal_write.
+ */
+
+#endif

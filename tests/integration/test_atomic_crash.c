@@ -1,0 +1,223 @@
+/*
+ * WRITE ATOMIC(16) across crashes (SBC-4 4.29; docs/atomic.md): the daemon
+ * is killed in the middle of atomic writes and restarted, and every range is
+ * either wholly old or wholly new, and wholly new when the write had been
+ * acknowledged.
+ *
+ * 1. Crash points inside the intent log (SBCEMU_JOURNAL_CRASH, journal.h):
+ *    "mid-record" (record not durable: the old data stands), "after-record"
+ *    (record durable, nothing in place: replayed) and "mid-apply" (half the
+ *    data in place: replayed to the whole).
+ * 2. Random kills: a session issues WRITE ATOMIC(16)s of 64 blocks, each
+ *    block carrying the write's sequence number, while the test kills the
+ *    daemon with SIGKILL at a random moment; after the restart the range
+ *    holds one sequence number in every block, at least the last one
+ *    acknowledged.  ITEST_ATOMIC_KILLS sets the number of rounds (default 20).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define BS 512u
+#define RANGE_LBA 2048u
+#define RANGE_BLOCKS 64u
+
+static const char config[] =
+	"[target \"" ITEST_TARGET "\"]\n"
+	"[lun \"" ITEST_TARGET "\" 0]\n"
+	"path = @DIR@/lun0.img\n"
+	"size = 16M\n"
+	"logical_block_size = 512\n"
+	"max_atomic_transfer_length = 64\n";
+
+static void fill_seq(uint8_t *buf, uint32_t seq)
+{
+	for (size_t off = 0; off < RANGE_BLOCKS * BS; off += 4)
+		itest_put_be32(buf + off, seq);
+}
+
+/* The sequence number every block holds, or -1 if they differ (a torn range). */
+static long range_seq(struct iscsi_context *s, const char *name)
+{
+	uint8_t *buf = malloc(RANGE_BLOCKS * BS);
+	uint32_t first;
+	long seq;
+
+	if (!itest_read16(s, 0, RANGE_LBA, buf, RANGE_BLOCKS, BS, name)) {
+		free(buf);
+		return -2;
+	}
+	first = itest_get_be32(buf);
+	seq = first;
+	for (size_t off = 0; off < RANGE_BLOCKS * BS; off += 4)
+		if (itest_get_be32(buf + off) != first)
+			seq = -1;
+	free(buf);
+	return seq;
+}
+
+static int write_atomic(struct iscsi_context *s, uint32_t seq)
+{
+	uint8_t cdb[16] = { 0x9c }, *buf = malloc(RANGE_BLOCKS * BS);
+	struct itest_result r;
+	int status;
+
+	fill_seq(buf, seq);
+	itest_put_be64(cdb + 2, RANGE_LBA);
+	itest_put_be16(cdb + 12, RANGE_BLOCKS);
+	itest_cmd(s, 0, cdb, 16, ITEST_OUT, buf, RANGE_BLOCKS * BS, 0, &r);
+	status = r.transport_ok ? r.status : -1;
+	itest_result_free(&r);
+	free(buf);
+	return status;
+}
+
+static struct iscsi_context *connect_lu(struct itest_daemon *d)
+{
+	struct iscsi_context *s = itest_session(d, ITEST_INITIATOR_1, 0);
+
+	if (s)
+		itest_clear_ua(s, 0);
+	return s;
+}
+
+static int log_count(const struct itest_daemon *d, const char *what)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(d->log, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, what))
+			n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void crash_point(struct itest_daemon *d, const char *point, bool expect_new, const char *log_word)
+{
+	struct iscsi_context *s = connect_lu(d);
+	uint8_t *buf = malloc(RANGE_BLOCKS * BS);
+	char name[256];
+	long seq;
+	int st, before;
+
+	fill_seq(buf, 1);
+	itest_write16(s, 0, RANGE_LBA, buf, RANGE_BLOCKS, BS, true, "WRITE(16) FUA of the old data");
+	free(buf);
+	itest_close(s);
+	itest_daemon_stop(d, SIGTERM);
+
+	setenv("SBCEMU_JOURNAL_CRASH", point, 1);
+	itest_daemon_start(d);
+	unsetenv("SBCEMU_JOURNAL_CRASH");
+	s = connect_lu(d);
+	st = s ? write_atomic(s, 2) : 0;
+	snprintf(name, sizeof(name), "crash %s: the WRITE ATOMIC(16) gets no status (the daemon died)", point);
+	itest_ok(st == -1, name, "status %d", st);
+	if (s)
+		itest_close(s);
+	itest_daemon_stop(d, SIGKILL);
+
+	before = log_count(d, log_word);
+	itest_daemon_start(d);
+	s = connect_lu(d);
+	seq = s ? range_seq(s, "READ(16) after the restart") : -2;
+	snprintf(name, sizeof(name), "crash %s: after the restart the range is wholly %s", point,
+		 expect_new ? "new (the journal record is replayed)" : "old (the torn record is discarded)");
+	itest_ok(seq == (expect_new ? 2 : 1), name, "range holds %ld (-1: torn)", seq);
+	snprintf(name, sizeof(name), "crash %s: the daemon log %s \"%s\"", point, expect_new ? "says" : "does not say",
+		 log_word);
+	itest_ok(log_count(d, log_word) == before + (expect_new ? 1 : 0), name, NULL);
+	if (s)
+		itest_close(s);
+}
+
+/* ---- random kills ---- */
+
+struct writer {
+	struct itest_daemon *d;
+	uint32_t next_seq;
+	uint32_t last_acked;   /* 0: none yet */
+	volatile int stop;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	struct iscsi_context *s = connect_lu(w->d);
+
+	while (s && !w->stop) {
+		uint32_t seq = w->next_seq++;
+
+		if (write_atomic(s, seq) != 0)
+			break;
+		__atomic_store_n(&w->last_acked, seq, __ATOMIC_SEQ_CST);
+	}
+	if (s)
+		itest_close(s);
+	return NULL;
+}
+
+static void random_kills(struct itest_daemon *d, int rounds)
+{
+	uint32_t seq = 100;
+	int torn = 0, lost = 0, errors = 0, writes = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		struct writer w = { .d = d, .next_seq = seq };
+		pthread_t t;
+		struct iscsi_context *s;
+		long got;
+
+		pthread_create(&t, NULL, writer_main, &w);
+		usleep(20000 + (useconds_t)(rand() % 200000));
+		itest_daemon_stop(d, SIGKILL);
+		w.stop = 1;
+		pthread_join(t, NULL);
+		writes += (int)(w.next_seq - seq);
+		if (itest_daemon_start(d) != 0 || !(s = connect_lu(d))) {
+			errors++;
+			break;
+		}
+		got = range_seq(s, "READ(16) after a kill");
+		if (got < 0)
+			torn++;
+		else if (w.last_acked && (uint32_t)got < w.last_acked)
+			lost++;
+		itest_close(s);
+		seq = w.next_seq + 1;
+	}
+	itest_note("%d kill rounds, %d atomic writes issued", rounds, writes);
+	itest_ok(errors == 0, "random kills: the daemon restarts after every SIGKILL", "%d failures", errors);
+	itest_ok(torn == 0, "random kills: the range is never torn after a SIGKILL (wholly old or wholly new)",
+		 "%d torn ranges in %d rounds", torn, rounds);
+	itest_ok(lost == 0, "random kills: an acknowledged WRITE ATOMIC(16) is never lost",
+		 "%d rounds lost an acknowledged write", lost);
+}
+
+int main(int argc, char **argv)
+{
+	struct itest_daemon d;
+	const char *env = getenv("ITEST_ATOMIC_KILLS");
+	int rounds = env ? atoi(env) : 20;
+
+	itest_init(argc, argv, "test_atomic_crash: WRITE ATOMIC(16) across crashes");
+	srand((unsigned)getpid());
+	itest_daemon_up(&d, "atomic-crash", config);
+
+	crash_point(&d, "mid-record", false, "replayed a journal record");
+	crash_point(&d, "after-record", true, "replayed a journal record");
+	crash_point(&d, "mid-apply", true, "replayed a journal record");
+	random_kills(&d, rounds);
+
+	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
+	itest_daemon_cleanup(&d);
+	return itest_finish();
+}
