@@ -31,6 +31,10 @@ static void setup(void)
 
 static void teardown(void)
 {
+	char journal[320];
+
+	snprintf(journal, sizeof(journal), "%s.journal", path);
+	unlink(journal);
 	unlink(path);
 	rmdir(dir);
 }
