@@ -318,19 +318,30 @@ static int apply_in_place(int fd, const void *buf, size_t len, uint64_t offset)
 	return 0;
 }
 
+/* The intent log's path: the backing file's with ".journal" appended. */
+static const char *journal_path(const struct be_file *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.journal", f->path);
+	return buf;
+}
+
 static int be_file_write_atomic(struct backend *be, const void *buf, size_t len, uint64_t offset)
 {
 	struct be_file *f = be_file_from(be);
+	char jpath[PATH_MAX + 16], err[256], note[8];
 	int rc = range_check(be, offset, len);
 
 	if (rc)
 		return rc;
 	if (be->read_only)
 		return -EROFS;
-	if (!f->journal) /* a block device: one FUA write is the best there is */
+	if (f->is_block_device) /* no side file: one FUA write is the best there is */
 		return be_file_write(be, buf, len, offset, BE_WRITE_FUA);
 	pthread_mutex_lock(&f->journal_lock);
-	rc = journal_write(f->journal, buf, len, offset);
+	if (!f->journal)
+		f->journal = journal_open(journal_path(f, jpath, sizeof(jpath)), f->fd, be->size, apply_in_place, note,
+					  sizeof(note), err, sizeof(err));
+	rc = f->journal ? journal_write(f->journal, buf, len, offset) : -EIO;
 	pthread_mutex_unlock(&f->journal_lock);
 	return rc;
 }
@@ -418,6 +429,7 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, ch
 	size_t path_len = strlen(path);
 	struct be_file *f;
 	struct stat st;
+	char jpath[PATH_MAX + 16];
 	int flags = (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	int rc;
 
@@ -457,17 +469,11 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, ch
 		rc = -1;
 	}
 	pthread_mutex_init(&f->journal_lock, NULL);
-	if (rc == 0 && !f->is_block_device && !read_only) {
-		char jpath[PATH_MAX];
-
-		if ((size_t)snprintf(jpath, sizeof(jpath), "%s.journal", path) >= sizeof(jpath)) {
-			snprintf(err, errlen, "%s: path too long for its journal", path);
-			rc = -1;
-		} else {
-			f->journal = journal_open(jpath, f->fd, f->be.size, apply_in_place, f->be.note,
-						  sizeof(f->be.note), err, errlen);
-			rc = f->journal ? 0 : -1;
-		}
+	/* A journal left by an earlier run is recovered now; a new one is created by the first write_atomic. */
+	if (rc == 0 && !f->is_block_device && !read_only && access(journal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
+		f->journal = journal_open(jpath, f->fd, f->be.size, apply_in_place, f->be.note, sizeof(f->be.note),
+					  err, errlen);
+		rc = f->journal ? 0 : -1;
 	}
 	if (rc != 0) {
 		pthread_mutex_destroy(&f->journal_lock);
