@@ -296,28 +296,6 @@ static int be_file_resize(struct backend *be, uint64_t size)
 	return 0;
 }
 
-/* journal_apply_fn: the in-place write of a journal record, made durable. */
-static int apply_in_place(int fd, const void *buf, size_t len, uint64_t offset)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)offset);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	while (fdatasync(fd) != 0)
-		if (errno != EINTR)
-			return -errno;
-	return 0;
-}
-
 /* The intent log's path: the backing file's with ".journal" appended. */
 static const char *journal_path(const struct be_file *f, char *buf, size_t len)
 {
@@ -339,8 +317,8 @@ static int be_file_write_atomic(struct backend *be, const void *buf, size_t len,
 		return be_file_write(be, buf, len, offset, BE_WRITE_FUA);
 	pthread_mutex_lock(&f->journal_lock);
 	if (!f->journal)
-		f->journal = journal_open(journal_path(f, jpath, sizeof(jpath)), f->fd, be->size, apply_in_place, note,
-					  sizeof(note), err, sizeof(err));
+		f->journal = journal_open(journal_path(f, jpath, sizeof(jpath)), f->fd, be->size, note, sizeof(note), err,
+					  sizeof(err));
 	rc = f->journal ? journal_write(f->journal, buf, len, offset) : -EIO;
 	pthread_mutex_unlock(&f->journal_lock);
 	return rc;
@@ -471,8 +449,7 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, ch
 	pthread_mutex_init(&f->journal_lock, NULL);
 	/* A journal left by an earlier run is recovered now; a new one is created by the first write_atomic. */
 	if (rc == 0 && !f->is_block_device && !read_only && access(journal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
-		f->journal = journal_open(jpath, f->fd, f->be.size, apply_in_place, f->be.note, sizeof(f->be.note),
-					  err, errlen);
+		f->journal = journal_open(jpath, f->fd, f->be.size, f->be.note, sizeof(f->be.note), err, errlen);
 		rc = f->journal ? 0 : -1;
 	}
 	if (rc != 0) {

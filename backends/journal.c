@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,6 @@ struct journal {
 	int fd;
 	int data_fd;
 	uint64_t data_size;
-	journal_apply_fn apply;
 };
 
 static void put_le(uint8_t *p, uint64_t v, unsigned n)
@@ -111,6 +111,14 @@ static int sync_fd(int fd)
 	return 0;
 }
 
+/* The in-place write of a record's data, made durable. */
+static int apply(struct journal *j, const void *buf, size_t len, uint64_t offset)
+{
+	int rc = pwrite_full(j->data_fd, buf, len, offset);
+
+	return rc ? rc : sync_fd(j->data_fd);
+}
+
 static int invalidate(struct journal *j)
 {
 	static const uint8_t zeros[HEADER_LEN];
@@ -119,12 +127,17 @@ static int invalidate(struct journal *j)
 	return rc ? rc : sync_fd(j->fd);
 }
 
-/* Test hook: SIGKILL at the named point (journal.h). */
-static void crash_point(const char *name)
+/* Test hook (journal.h): whether SBCEMU_JOURNAL_CRASH names this point, and the SIGKILL there. */
+static bool crash_wanted(const char *name)
 {
 	const char *want = getenv("SBCEMU_JOURNAL_CRASH");
 
-	if (want && strcmp(want, name) == 0)
+	return want && strcmp(want, name) == 0;
+}
+
+static void crash_point(const char *name)
+{
+	if (crash_wanted(name))
 		kill(getpid(), SIGKILL);
 }
 
@@ -167,7 +180,7 @@ static int recover(struct journal *j, char *note, size_t notelen)
 		return invalidate(j);
 	}
 	if (rc == 0)
-		rc = j->apply(j->data_fd, data, len, offset);
+		rc = apply(j, data, len, offset);
 	free(data);
 	if (rc)
 		return rc;
@@ -176,8 +189,8 @@ static int recover(struct journal *j, char *note, size_t notelen)
 	return invalidate(j);
 }
 
-struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, journal_apply_fn apply,
-			     char *note, size_t notelen, char *err, size_t errlen)
+struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, char *note, size_t notelen,
+			     char *err, size_t errlen)
 {
 	struct journal *j = calloc(1, sizeof(*j));
 	int rc;
@@ -188,7 +201,6 @@ struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, 
 	}
 	j->data_fd = data_fd;
 	j->data_size = data_size;
-	j->apply = apply;
 	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (j->fd < 0) {
 		snprintf(err, errlen, "%s: cannot open the journal: %s", path, strerror(errno));
@@ -233,13 +245,12 @@ int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offse
 	if (rc)
 		return rc;
 	crash_point("after-record");
-	if (getenv("SBCEMU_JOURNAL_CRASH") && strcmp(getenv("SBCEMU_JOURNAL_CRASH"), "mid-apply") == 0 && len > 1) {
+	if (len > 1 && crash_wanted("mid-apply")) {
 		/* Half the data in place, then the crash: recovery must complete it. */
-		pwrite_full(j->data_fd, buf, len / 2, offset);
-		sync_fd(j->data_fd);
+		apply(j, buf, len / 2, offset);
 		crash_point("mid-apply");
 	}
-	rc = j->apply(j->data_fd, buf, len, offset);
+	rc = apply(j, buf, len, offset);
 	if (rc)
 		return rc;
 	return invalidate(j);

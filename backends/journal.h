@@ -14,23 +14,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * Writes len bytes at offset into the data file (fd), durably (fdatasync);
- * 0 or a negative errno.
- */
-typedef int (*journal_apply_fn)(int fd, const void *buf, size_t len, uint64_t offset);
-
 struct journal;
 
 /*
- * Opens (creating it when missing, unless read_only) the journal file at path
- * for the data file data_fd, of data_size bytes.  A complete record left by a
- * crash is replayed into the data file with apply, a torn one discarded; what
- * happened is written into note (empty when there was nothing to do).
- * Returns NULL with a message in err on failure.
+ * Opens (creating it when missing) the journal file at path for the data
+ * file data_fd, of data_size bytes.  A complete record left by a crash is
+ * replayed into the data file (written in place and fdatasync'd), a torn
+ * one discarded; what happened is written into note (empty when there was
+ * nothing to do).  Returns NULL with a message in err on failure.
  */
-struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, journal_apply_fn apply,
-			     char *note, size_t notelen, char *err, size_t errlen);
+struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, char *note, size_t notelen,
+			     char *err, size_t errlen);
 void journal_close(struct journal *j);
 
 /*
@@ -44,7 +38,7 @@ int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offse
 
 /*
  * Test hook for crash tests (docs/atomic.md): when the environment variable
- * SBCEMU_JOURNAL_CRASH is "after-record" or "mid-apply", the process kills
+ * SBCEMU_JOURNAL_CRASH is "mid-record", "after-record" or "mid-apply", the process kills
  * itself (SIGKILL) at that point of the next journal_write.
  */
 

@@ -21,11 +21,6 @@
 static char dir[256], data_path[300], journal_path[320];
 static int data_fd;
 
-static int apply(int fd, const void *buf, size_t len, uint64_t offset)
-{
-	return pwrite(fd, buf, len, (off_t)offset) == (ssize_t)len ? 0 : -5;
-}
-
 static void setup(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -80,7 +75,7 @@ static void write_record(uint64_t offset, uint32_t len, uint8_t fill, void (*spo
 static void open_and_check(uint64_t offset, uint32_t len, uint8_t want, char *note, size_t notelen)
 {
 	char err[256] = "";
-	struct journal *j = journal_open(journal_path, data_fd, DATA_SIZE, apply, note, notelen, err, sizeof(err));
+	struct journal *j = journal_open(journal_path, data_fd, DATA_SIZE, note, notelen, err, sizeof(err));
 	uint8_t *got = malloc(len);
 
 	ck_assert_msg(j != NULL, "journal_open: %s", err);
@@ -160,7 +155,7 @@ START_TEST(journal_write_round_trip)
 {
 	char note[200], err[256];
 	uint8_t buf[2048], h[64], zero[64] = { 0 };
-	struct journal *j = journal_open(journal_path, data_fd, DATA_SIZE, apply, note, sizeof(note), err, sizeof(err));
+	struct journal *j = journal_open(journal_path, data_fd, DATA_SIZE, note, sizeof(note), err, sizeof(err));
 	int fd;
 
 	ck_assert_ptr_nonnull(j);
