@@ -24,6 +24,12 @@ enum be_extent_kind {
 
 struct backend;
 
+/* A byte range (write_atomic_ranges). */
+struct be_range {
+	uint64_t offset;
+	uint64_t len;
+};
+
 struct backend_ops {
 	const char *name;
 	void (*close)(struct backend *be);
@@ -48,6 +54,8 @@ struct backend_ops {
 	 * not offered.  The caller keeps concurrent I/O to the range out.
 	 */
 	int (*write_atomic)(struct backend *be, const void *buf, size_t len, uint64_t offset);
+	/* The same for n ranges as one unit; buf holds their bytes one range after the other. */
+	int (*write_atomic_ranges)(struct backend *be, const struct be_range *ranges, unsigned n, const void *buf);
 };
 
 struct backend {

@@ -303,25 +303,39 @@ static const char *journal_path(const struct be_file *f, char *buf, size_t len)
 	return buf;
 }
 
-static int be_file_write_atomic(struct backend *be, const void *buf, size_t len, uint64_t offset)
+static int be_file_write_atomic_ranges(struct backend *be, const struct be_range *ranges, unsigned n,
+				       const void *buf)
 {
 	struct be_file *f = be_file_from(be);
 	char jpath[PATH_MAX + 16], err[256], note[8];
-	int rc = range_check(be, offset, len);
+	const uint8_t *p = buf;
+	int rc = 0;
 
+	for (unsigned i = 0; i < n && !rc; i++)
+		rc = range_check(be, ranges[i].offset, ranges[i].len);
 	if (rc)
 		return rc;
 	if (be->read_only)
 		return -EROFS;
-	if (f->is_block_device) /* no side file: one FUA write is the best there is */
-		return be_file_write(be, buf, len, offset, BE_WRITE_FUA);
+	if (f->is_block_device) { /* no side file: FUA writes are the best there is */
+		for (unsigned i = 0; i < n && !rc; i++, p += ranges[i - 1].len)
+			rc = be_file_write(be, p, ranges[i].len, ranges[i].offset, BE_WRITE_FUA);
+		return rc;
+	}
 	pthread_mutex_lock(&f->journal_lock);
 	if (!f->journal)
 		f->journal = journal_open(journal_path(f, jpath, sizeof(jpath)), f->fd, be->size, note, sizeof(note), err,
 					  sizeof(err));
-	rc = f->journal ? journal_write(f->journal, buf, len, offset) : -EIO;
+	rc = f->journal ? journal_write_ranges(f->journal, ranges, n, buf) : -EIO;
 	pthread_mutex_unlock(&f->journal_lock);
 	return rc;
+}
+
+static int be_file_write_atomic(struct backend *be, const void *buf, size_t len, uint64_t offset)
+{
+	struct be_range r = { .offset = offset, .len = len };
+
+	return be_file_write_atomic_ranges(be, &r, 1, buf);
 }
 
 static const struct backend_ops be_file_ops = {
@@ -335,6 +349,7 @@ static const struct backend_ops be_file_ops = {
 	.extent = be_file_extent,
 	.resize = be_file_resize,
 	.write_atomic = be_file_write_atomic,
+	.write_atomic_ranges = be_file_write_atomic_ranges,
 };
 
 /*

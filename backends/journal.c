@@ -1,15 +1,16 @@
 /*
  * The intent log (journal.h).  File layout: one record at offset 0,
  *
- *   bytes 0-7    magic "SBCEJNL1"
- *   bytes 8-15   OFFSET in the data file (little endian)
- *   bytes 16-23  LENGTH of the data
- *   bytes 24-27  zlib crc32 of the data
+ *   bytes 0-7    magic "SBCEJNL2"
+ *   bytes 8-11   RANGE COUNT n, at least 1 (little endian, like every field)
+ *   bytes 16-23  DATA LENGTH: the sum of the ranges' lengths
+ *   bytes 24-27  zlib crc32 of the range table and the data
  *   bytes 28-59  reserved (0)
  *   bytes 60-63  zlib crc32 of bytes 0-59
- *   bytes 64-    the data
+ *   bytes 64-    the range table: n x (OFFSET in the data file, 8 bytes;
+ *                LENGTH, 8 bytes), then the data of every range in order
  *
- * A record is valid when the magic, both crc32s and the range (within the
+ * A record is valid when the magic, both crc32s and every range (within the
  * data file) check out.  Invalidation overwrites the header with zeros.
  * Replay at open: a valid record is applied (again: applying is idempotent)
  * and invalidated; anything else is a record whose write never completed,
@@ -28,7 +29,9 @@
 #include "journal.h"
 
 #define HEADER_LEN 64
-static const char magic[8] = { 'S', 'B', 'C', 'E', 'J', 'N', 'L', '1' };
+static const char magic[8] = { 'S', 'B', 'C', 'E', 'J', 'N', 'L', '2' };
+#define RANGE_LEN 16
+#define MAX_RANGES 65536u
 
 struct journal {
 	int fd;
@@ -51,20 +54,24 @@ static uint64_t get_le(const uint8_t *p, unsigned n)
 	return v;
 }
 
-static uint32_t crc(const void *p, size_t len)
+static uint32_t crc_more(uint32_t c, const void *p, size_t len)
 {
-	uLong c = crc32(0L, Z_NULL, 0);
 	const Bytef *b = p;
 
 	/* zlib's crc32 takes a uInt length: feed it in pieces. */
 	while (len > 0) {
 		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
 
-		c = crc32(c, b, n);
+		c = (uint32_t)crc32(c, b, n);
 		b += n;
 		len -= n;
 	}
-	return (uint32_t)c;
+	return c;
+}
+
+static uint32_t crc(const void *p, size_t len)
+{
+	return crc_more(0, p, len);
 }
 
 static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
@@ -111,12 +118,22 @@ static int sync_fd(int fd)
 	return 0;
 }
 
-/* The in-place write of a record's data, made durable. */
-static int apply(struct journal *j, const void *buf, size_t len, uint64_t offset)
+/*
+ * The in-place writes of a record's ranges, made durable; at most limit bytes
+ * of data (the crash test's "mid-apply" stops half way).
+ */
+static int apply(struct journal *j, const struct be_range *r, unsigned n, const uint8_t *data, uint64_t limit)
 {
-	int rc = pwrite_full(j->data_fd, buf, len, offset);
+	for (unsigned i = 0; i < n && limit; i++) {
+		uint64_t len = r[i].len < limit ? r[i].len : limit;
+		int rc = pwrite_full(j->data_fd, data, len, r[i].offset);
 
-	return rc ? rc : sync_fd(j->data_fd);
+		if (rc)
+			return rc;
+		data += r[i].len;
+		limit -= len;
+	}
+	return sync_fd(j->data_fd);
 }
 
 static int invalidate(struct journal *j)
@@ -141,12 +158,45 @@ static void crash_point(const char *name)
 		kill(getpid(), SIGKILL);
 }
 
+/* Reads the range table and the data of a record whose header checked out; NULL if torn. */
+static uint8_t *read_body(struct journal *j, unsigned n, uint64_t data_len, uint32_t want_crc,
+			  struct be_range *r)
+{
+	size_t table_len = (size_t)n * RANGE_LEN;
+	uint8_t *body = malloc(table_len + data_len);
+	uint64_t sum = 0;
+
+	if (!body)
+		return NULL;
+	if (pread_full(j->fd, body, table_len + data_len, HEADER_LEN) != 0 ||
+	    crc(body, table_len + data_len) != want_crc) {
+		free(body);
+		return NULL;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		r[i].offset = get_le(body + (size_t)i * RANGE_LEN, 8);
+		r[i].len = get_le(body + (size_t)i * RANGE_LEN + 8, 8);
+		sum += r[i].len;
+		if (r[i].offset > j->data_size || r[i].len > j->data_size - r[i].offset) {
+			free(body);
+			return NULL;
+		}
+	}
+	if (sum != data_len) {
+		free(body);
+		return NULL;
+	}
+	return body;
+}
+
 /* Replays or discards what a crash left; describes it in note. */
 static int recover(struct journal *j, char *note, size_t notelen)
 {
 	uint8_t h[HEADER_LEN];
-	uint64_t offset, len;
-	uint8_t *data;
+	struct be_range *r;
+	uint8_t *body;
+	uint64_t data_len;
+	unsigned n;
 	int rc = pread_full(j->fd, h, HEADER_LEN, 0);
 
 	note[0] = '\0';
@@ -162,31 +212,29 @@ static int recover(struct journal *j, char *note, size_t notelen)
 			}
 		return 0; /* invalidated record */
 	}
-	offset = get_le(h + 8, 8);
-	len = get_le(h + 16, 8);
-	if ((uint32_t)get_le(h + 60, 4) != crc(h, 60) || offset > j->data_size || len > j->data_size - offset ||
-	    len > SIZE_MAX) {
+	n = (unsigned)get_le(h + 8, 4);
+	data_len = get_le(h + 16, 8);
+	if ((uint32_t)get_le(h + 60, 4) != crc(h, 60) || n == 0 || n > MAX_RANGES || data_len > j->data_size) {
 		snprintf(note, notelen, "discarded a torn journal record (bad header)");
 		return invalidate(j);
 	}
-	data = malloc(len ? len : 1);
-	if (!data)
+	r = calloc(n, sizeof(*r));
+	if (!r)
 		return -ENOMEM;
-	rc = pread_full(j->fd, data, len, HEADER_LEN);
-	if (rc == -ENODATA || (rc == 0 && (uint32_t)get_le(h + 24, 4) != crc(data, len))) {
-		free(data);
-		snprintf(note, notelen, "discarded a torn journal record (%llu bytes at %llu): the old data stands",
-			 (unsigned long long)len, (unsigned long long)offset);
+	body = read_body(j, n, data_len, (uint32_t)get_le(h + 24, 4), r);
+	if (!body) {
+		free(r);
+		snprintf(note, notelen, "discarded a torn journal record (%u ranges, %llu bytes): the old data stands",
+			 n, (unsigned long long)data_len);
 		return invalidate(j);
 	}
+	rc = apply(j, r, n, body + (size_t)n * RANGE_LEN, UINT64_MAX);
+	free(body);
 	if (rc == 0)
-		rc = apply(j, data, len, offset);
-	free(data);
-	if (rc)
-		return rc;
-	snprintf(note, notelen, "replayed a journal record: %llu bytes at offset %llu", (unsigned long long)len,
-		 (unsigned long long)offset);
-	return invalidate(j);
+		snprintf(note, notelen, "replayed a journal record: %llu bytes in %u range(s), the first at offset %llu",
+			 (unsigned long long)data_len, n, (unsigned long long)r[0].offset);
+	free(r);
+	return rc ? rc : invalidate(j);
 }
 
 struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, char *note, size_t notelen,
@@ -225,18 +273,33 @@ void journal_close(struct journal *j)
 	}
 }
 
-int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offset)
+int journal_write_ranges(struct journal *j, const struct be_range *r, unsigned n, const void *data)
 {
-	uint8_t h[HEADER_LEN] = { 0 };
+	uint8_t h[HEADER_LEN] = { 0 }, *table;
+	size_t table_len = (size_t)n * RANGE_LEN;
+	uint64_t data_len = 0;
 	int rc;
 
+	if (n == 0 || n > MAX_RANGES)
+		return -EINVAL;
+	table = malloc(table_len);
+	if (!table)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		put_le(table + (size_t)i * RANGE_LEN, r[i].offset, 8);
+		put_le(table + (size_t)i * RANGE_LEN + 8, r[i].len, 8);
+		data_len += r[i].len;
+	}
 	memcpy(h, magic, sizeof(magic));
-	put_le(h + 8, offset, 8);
-	put_le(h + 16, len, 8);
-	put_le(h + 24, crc(buf, len), 4);
+	put_le(h + 8, n, 4);
+	put_le(h + 16, data_len, 8);
+	put_le(h + 24, crc_more(crc(table, table_len), data, data_len), 4);
 	put_le(h + 60, crc(h, 60), 4);
-	/* The data first, the header last: a record is never valid before its data is there. */
-	rc = pwrite_full(j->fd, buf, len, HEADER_LEN);
+	/* The body first, the header last: a record is never valid before its body is there. */
+	rc = pwrite_full(j->fd, table, table_len, HEADER_LEN);
+	if (!rc)
+		rc = pwrite_full(j->fd, data, data_len, HEADER_LEN + table_len);
+	free(table);
 	crash_point("mid-record");
 	if (!rc)
 		rc = pwrite_full(j->fd, h, HEADER_LEN, 0);
@@ -245,13 +308,18 @@ int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offse
 	if (rc)
 		return rc;
 	crash_point("after-record");
-	if (len > 1 && crash_wanted("mid-apply")) {
+	if (data_len > 1 && crash_wanted("mid-apply")) {
 		/* Half the data in place, then the crash: recovery must complete it. */
-		apply(j, buf, len / 2, offset);
+		apply(j, r, n, data, data_len / 2);
 		crash_point("mid-apply");
 	}
-	rc = apply(j, buf, len, offset);
-	if (rc)
-		return rc;
-	return invalidate(j);
+	rc = apply(j, r, n, data, UINT64_MAX);
+	return rc ? rc : invalidate(j);
+}
+
+int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offset)
+{
+	struct be_range r = { .offset = offset, .len = len };
+
+	return journal_write_ranges(j, &r, 1, buf);
 }

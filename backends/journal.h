@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h" /* struct be_range */
+
 struct journal;
 
 /*
@@ -35,6 +37,11 @@ void journal_close(struct journal *j);
  * 0 or a negative errno.
  */
 int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offset);
+/*
+ * The same for n ranges (1 to 65 536) as one all-or-nothing unit; data
+ * holds their bytes one range after the other.
+ */
+int journal_write_ranges(struct journal *j, const struct be_range *r, unsigned n, const void *data);
 
 /*
  * Test hook for crash tests (docs/atomic.md): when the environment variable

@@ -124,6 +124,7 @@ struct cfg_lun {
 	uint32_t max_atomic_boundary_size;
 	/* WRITE SCATTERED: Block Limits Extension VPD (docs/atomic.md) */
 	bool write_scattered;
+	bool write_scattered_atomic;
 	bool allow_32_byte_cdbs;
 	uint32_t max_scattered_lba_range_transfer_length;
 	uint32_t max_scattered_lba_range_descriptors;

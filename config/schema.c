@@ -177,6 +177,9 @@ const struct cfg_key cfg_schema[] = {
 		"Block Limits VPD MAXIMUM ATOMIC BOUNDARY SIZE (logical blocks): the largest ATOMIC BOUNDARY."),
 	LUN_BOOL(write_scattered, "false",
 		 "WRITE SCATTERED(16)/(32) and the Block Limits Extension VPD page (conventional LUs)."),
+	LUN_BOOL(write_scattered_atomic, "false",
+		 "Non-standard extension: each WRITE SCATTERED is one atomic unit, all of its ranges or none, "
+		 "even across a crash (the intent log of WRITE ATOMIC; docs/atomic.md)."),
 	LUN_BOOL(allow_32_byte_cdbs, "false",
 		 "Non-standard: also accept WRITE ATOMIC(32) and WRITE SCATTERED(32) without type 2 protection "
 		 "(as Linux scsi_debug does for WRITE SCATTERED(32)); SBC-4 reserves the 32-byte forms for type 2."),

@@ -171,6 +171,7 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
 	params.max_atomic_boundary_size = l->max_atomic_boundary_size;
 	params.write_scattered = l->write_scattered;
+	params.write_scattered_atomic = l->write_scattered_atomic;
 	params.allow_32_byte_cdbs = l->allow_32_byte_cdbs;
 	params.max_scattered_lba_range_transfer_length = l->max_scattered_lba_range_transfer_length;
 	params.max_scattered_lba_range_descriptors = (uint16_t)l->max_scattered_lba_range_descriptors;

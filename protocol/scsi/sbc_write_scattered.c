@@ -26,11 +26,14 @@
  * Zero descriptors or BTL 0 with no range data: nothing is written.
  *
  * The ranges are written one after the other, each like a WRITE; the
- * command as a whole is not atomic (SBC-4).  The 32-byte form, whose
+ * command as a whole is not atomic (SBC-4), unless the LU sets the
+ * non-standard write_scattered_atomic: then all ranges go to the backend's
+ * write_atomic_ranges (the intent log) as one unit, exclusive of other I/O.  The 32-byte form, whose
  * per-descriptor expected tags only mean something with type 2 protection,
  * is supported on type 2 LUs, or everywhere with the LU's allow_32_byte_cdbs
  * (as Linux scsi_debug does).
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "sbc.h"
@@ -155,6 +158,41 @@ static enum scsi_result check_ranges(struct scsi_cmd *cmd, const struct scattere
 	return SCSI_OK;
 }
 
+/*
+ * write_scattered_atomic (non-standard): every range in one backend
+ * write_atomic_ranges, holding lu->io_lock exclusively, like WRITE ATOMIC.
+ */
+static void write_scattered_atomic_work(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	struct backend *be = lu->backend;
+	struct scattered_cdb c;
+	struct be_range *r;
+	unsigned n = 0;
+	int rc;
+
+	decode(cmd, &c);
+	r = calloc(c.count, sizeof(*r));
+	if (!r) {
+		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+		return;
+	}
+	for (uint32_t i = 0; i < c.count; i++) {
+		const uint8_t *d = cmd->data_out + HEADER_LEN + (size_t)i * DESCRIPTOR_LEN;
+		uint32_t blocks = get_be32(d + 8);
+
+		if (blocks)
+			r[n++] = (struct be_range){ .offset = scsi_lu_offset(lu, get_be64(d)),
+						    .len = (uint64_t)blocks * lu->block_size };
+	}
+	pthread_rwlock_wrlock(&lu->io_lock);
+	rc = be->ops->write_atomic_ranges(be, r, n, cmd->data_out + (size_t)c.lbdof * lu->block_size);
+	pthread_rwlock_unlock(&lu->io_lock);
+	free(r);
+	if (rc < 0)
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+}
+
 static void write_scattered_work(struct scsi_cmd *cmd)
 {
 	struct scattered_cdb c;
@@ -197,5 +235,7 @@ enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd)
 	if (r != SCSI_OK || c.btl == 0)
 		return r;
 	sbc_apply_write_cache(cmd);
+	if (cmd->lu->params.write_scattered_atomic && cmd->lu->backend->ops->write_atomic_ranges)
+		return scsi_cmd_run_io(cmd, write_scattered_atomic_work, NULL);
 	return scsi_cmd_run_io(cmd, write_scattered_work, NULL);
 }

@@ -278,6 +278,7 @@ struct scsi_lu_params {
 	 * Extension VPD page; the limits are in logical blocks, 0 = no limit.
 	 */
 	bool write_scattered;
+	bool write_scattered_atomic;  /* non-standard: all ranges of a WRITE SCATTERED as one atomic unit */
 	/*
 	 * Accept WRITE ATOMIC(32) and WRITE SCATTERED(32) on LUs without
 	 * type 2 protection (non-standard, as scsi_debug does for WRITE

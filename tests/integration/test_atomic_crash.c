@@ -13,6 +13,8 @@
  *    daemon with SIGKILL at a random moment; after the restart the range
  *    holds one sequence number in every block, at least the last one
  *    acknowledged.  ITEST_ATOMIC_KILLS sets the number of rounds (default 20).
+ * 3. WRITE SCATTERED with write_scattered_atomic (non-standard): a crash in
+ *    the middle leaves all of its ranges old or all new.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -33,7 +35,9 @@ static const char config[] =
 	"path = @DIR@/lun0.img\n"
 	"size = 16M\n"
 	"logical_block_size = 512\n"
-	"max_atomic_transfer_length = 64\n";
+	"max_atomic_transfer_length = 64\n"
+	"write_scattered = true\n"
+	"write_scattered_atomic = true\n";
 
 static void fill_seq(uint8_t *buf, uint32_t seq)
 {
@@ -139,6 +143,88 @@ static void crash_point(struct itest_daemon *d, const char *point, bool expect_n
 		itest_close(s);
 }
 
+/* ---- WRITE SCATTERED as one atomic unit (write_scattered_atomic) ---- */
+
+static const struct {
+	uint64_t lba;
+	uint32_t n;
+} scat[3] = { { 4096, 8 }, { 6000, 16 }, { 8000, 8 } };
+
+/* WRITE SCATTERED(16) of the three ranges, every block holding seq. */
+static int write_scattered(struct iscsi_context *s, uint32_t seq)
+{
+	uint8_t cdb[16] = { 0x9f, 0x12 }, *buf = calloc(1 + 32, BS);
+	struct itest_result r;
+	int status;
+
+	for (unsigned i = 0; i < 3; i++) {
+		itest_put_be64(buf + 32 + 32 * i, scat[i].lba);
+		itest_put_be32(buf + 32 + 32 * i + 8, scat[i].n);
+	}
+	for (size_t off = BS; off < 33 * BS; off += 4)
+		itest_put_be32(buf + off, seq);
+	itest_put_be16(cdb + 4, 1);   /* LOGICAL BLOCK DATA OFFSET */
+	itest_put_be16(cdb + 8, 3);   /* NUMBER OF LBA RANGE DESCRIPTORS */
+	itest_put_be32(cdb + 10, 32); /* BUFFER TRANSFER LENGTH */
+	itest_cmd(s, 0, cdb, 16, ITEST_OUT, buf, 33 * BS, 0, &r);
+	status = r.transport_ok ? r.status : -1;
+	itest_result_free(&r);
+	free(buf);
+	return status;
+}
+
+/* The sequence number all three ranges hold, or -1 if they differ anywhere. */
+static long scattered_seq(struct iscsi_context *s)
+{
+	long seq = -2;
+
+	for (unsigned i = 0; i < 3; i++) {
+		uint8_t *buf = malloc((size_t)scat[i].n * BS);
+
+		if (!itest_read16(s, 0, scat[i].lba, buf, scat[i].n, BS, "READ(16) of a scattered range")) {
+			free(buf);
+			return -2;
+		}
+		for (size_t off = 0; off < (size_t)scat[i].n * BS; off += 4) {
+			if (seq == -2)
+				seq = itest_get_be32(buf + off);
+			else if (itest_get_be32(buf + off) != (uint32_t)seq)
+				seq = -1;
+		}
+		free(buf);
+	}
+	return seq;
+}
+
+static void scattered_crash(struct itest_daemon *d, const char *point, bool expect_new)
+{
+	struct iscsi_context *s = connect_lu(d);
+	char name[256];
+	long seq;
+	int st;
+
+	st = write_scattered(s, 7);
+	itest_ok(st == 0, "WRITE SCATTERED(16) of 3 ranges (write_scattered_atomic) -> GOOD", "status %d", st);
+	itest_close(s);
+	itest_daemon_stop(d, SIGTERM);
+	setenv("SBCEMU_JOURNAL_CRASH", point, 1);
+	itest_daemon_start(d);
+	unsetenv("SBCEMU_JOURNAL_CRASH");
+	s = connect_lu(d);
+	st = s ? write_scattered(s, 8) : 0;
+	if (s)
+		itest_close(s);
+	itest_daemon_stop(d, SIGKILL);
+	itest_daemon_start(d);
+	s = connect_lu(d);
+	seq = s ? scattered_seq(s) : -2;
+	snprintf(name, sizeof(name), "WRITE SCATTERED as one atomic unit, crash %s: all 3 ranges wholly %s", point,
+		 expect_new ? "new" : "old");
+	itest_ok(st == -1 && seq == (expect_new ? 8 : 7), name, "status %d, ranges hold %ld (-1: mixed)", st, seq);
+	if (s)
+		itest_close(s);
+}
+
 /* ---- random kills ---- */
 
 struct writer {
@@ -215,6 +301,8 @@ int main(int argc, char **argv)
 	crash_point(&d, "mid-record", false, "replayed a journal record");
 	crash_point(&d, "after-record", true, "replayed a journal record");
 	crash_point(&d, "mid-apply", true, "replayed a journal record");
+	scattered_crash(&d, "mid-record", false);
+	scattered_crash(&d, "mid-apply", true);
 	random_kills(&d, rounds);
 
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);

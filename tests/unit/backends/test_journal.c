@@ -50,25 +50,26 @@ static void put_le(uint8_t *p, uint64_t v, unsigned n)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Writes a record as journal.c lays it out (journal.c's header comment), then lets the caller spoil it. */
+/* Writes a one-range record as journal.c lays it out (journal.c's header comment), then lets the caller spoil it. */
 static void write_record(uint64_t offset, uint32_t len, uint8_t fill, void (*spoil)(uint8_t *h, uint8_t *data))
 {
-	uint8_t h[64] = { 'S', 'B', 'C', 'E', 'J', 'N', 'L', '1' };
-	uint8_t *data = malloc(len);
+	uint8_t h[64] = { 'S', 'B', 'C', 'E', 'J', 'N', 'L', '2' };
+	uint8_t *body = malloc(16 + len);
 	int fd = open(journal_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
-	memset(data, fill, len);
-	put_le(h + 8, offset, 8);
+	put_le(body, offset, 8);
+	put_le(body + 8, len, 8);
+	memset(body + 16, fill, len);
+	put_le(h + 8, 1, 4);
 	put_le(h + 16, len, 8);
-	put_le(h + 24, crc32(0, data, len), 4);
+	put_le(h + 24, crc32(0, body, 16 + len), 4);
 	put_le(h + 60, crc32(0, h, 60), 4);
 	if (spoil)
-		spoil(h, data);
+		spoil(h, body + 16);
 	ck_assert_int_eq(pwrite(fd, h, 64, 0), 64);
-	if (len)
-		ck_assert_int_eq(pwrite(fd, data, len, 64), (ssize_t)len);
+	ck_assert_int_eq(pwrite(fd, body, 16 + len, 64), (ssize_t)(16 + len));
 	close(fd);
-	free(data);
+	free(body);
 }
 
 /* Opens the journal; returns the note; checks that data bytes [offset, offset+len) all equal want. */
@@ -144,7 +145,7 @@ START_TEST(missing_data_is_discarded)
 
 	write_record(0, 4096, 0xcd, NULL);
 	fd = open(journal_path, O_RDWR);
-	ck_assert_int_eq(ftruncate(fd, 64 + 1000), 0); /* the header made it, the data did not */
+	ck_assert_int_eq(ftruncate(fd, 64 + 16 + 1000), 0); /* the header made it, the data did not */
 	close(fd);
 	open_and_check(0, 4096, 0x11, note, sizeof(note));
 	ck_assert_ptr_nonnull(strstr(note, "discarded"));
@@ -172,6 +173,29 @@ START_TEST(journal_write_round_trip)
 }
 END_TEST
 
+START_TEST(ranges_all_or_nothing)
+{
+	char note[200], err[256];
+	uint8_t data[3 * 1024];
+	struct be_range r[3] = { { 40960, 1024 }, { 0, 1024 }, { 20480, 1024 } };
+	struct journal *j = journal_open(journal_path, data_fd, DATA_SIZE, note, sizeof(note), err, sizeof(err));
+
+	ck_assert_ptr_nonnull(j);
+	memset(data, 0x21, 1024);
+	memset(data + 1024, 0x22, 1024);
+	memset(data + 2048, 0x23, 1024);
+	ck_assert_int_eq(journal_write_ranges(j, r, 3, data), 0);
+	journal_close(j);
+	open_and_check(40960, 1024, 0x21, note, sizeof(note));
+	open_and_check(0, 1024, 0x22, note, sizeof(note));
+	open_and_check(20480, 1024, 0x23, note, sizeof(note));
+	/* A record needs at least one range. */
+	j = journal_open(journal_path, data_fd, DATA_SIZE, note, sizeof(note), err, sizeof(err));
+	ck_assert_int_eq(journal_write_ranges(j, r, 0, data), -22);
+	journal_close(j);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("journal");
@@ -184,6 +208,7 @@ int main(void)
 	tcase_add_test(tc, torn_records_are_discarded);
 	tcase_add_test(tc, missing_data_is_discarded);
 	tcase_add_test(tc, journal_write_round_trip);
+	tcase_add_test(tc, ranges_all_or_nothing);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
