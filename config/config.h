@@ -122,6 +122,8 @@ struct cfg_lun {
 	uint32_t atomic_transfer_length_granularity;
 	uint32_t max_atomic_transfer_length_with_boundary;
 	uint32_t max_atomic_boundary_size;
+	uint32_t atomic_tear_write;
+	uint32_t atomic_tear_block;
 	/* WRITE SCATTERED: Block Limits Extension VPD (docs/atomic.md) */
 	bool write_scattered;
 	bool write_scattered_atomic;

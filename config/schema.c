@@ -175,6 +175,11 @@ const struct cfg_key cfg_schema[] = {
 		"longest WRITE ATOMIC with a nonzero ATOMIC BOUNDARY; 0: such commands are refused."),
 	LUN_U32(max_atomic_boundary_size, "0", 0, UINT32_MAX,
 		"Block Limits VPD MAXIMUM ATOMIC BOUNDARY SIZE (logical blocks): the largest ATOMIC BOUNDARY."),
+	LUN_U32(atomic_tear_write, "0", 0, UINT32_MAX,
+		"Fault injection (breaks the atomic promise on purpose): the Nth WRITE ATOMIC after start is torn, "
+		"only its first atomic_tear_block blocks written, yet it returns GOOD; 0: never."),
+	LUN_U32(atomic_tear_block, "0", 0, UINT32_MAX,
+		"Fault injection: where atomic_tear_write tears the write (blocks written before the tear)."),
 	LUN_BOOL(write_scattered, "false",
 		 "WRITE SCATTERED(16)/(32) and the Block Limits Extension VPD page (conventional LUs)."),
 	LUN_BOOL(write_scattered_atomic, "false",

@@ -170,6 +170,8 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.atomic_transfer_length_granularity = l->atomic_transfer_length_granularity;
 	params.max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
 	params.max_atomic_boundary_size = l->max_atomic_boundary_size;
+	params.atomic_tear_write = l->atomic_tear_write;
+	params.atomic_tear_block = l->atomic_tear_block;
 	params.write_scattered = l->write_scattered;
 	params.write_scattered_atomic = l->write_scattered_atomic;
 	params.allow_32_byte_cdbs = l->allow_32_byte_cdbs;

@@ -124,10 +124,18 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	struct backend *be = lu->backend;
+	uint32_t nth;
 	int rc;
 
 	pthread_rwlock_wrlock(&lu->io_lock);
-	if (be->ops->write_atomic)
+	nth = ++lu->atomic_writes; /* under the exclusive lock */
+	if (nth == lu->params.atomic_tear_write) {
+		/* Broken promise on purpose (docs/atomic.md): a prefix of the blocks, and GOOD. */
+		uint32_t blocks = lu->params.atomic_tear_block < cmd->nblocks ? lu->params.atomic_tear_block : cmd->nblocks;
+
+		rc = be->ops->write(be, cmd->data_out, (size_t)blocks * lu->block_size, scsi_lu_offset(lu, cmd->lba),
+				    BE_WRITE_FUA);
+	} else if (be->ops->write_atomic)
 		rc = be->ops->write_atomic(be, cmd->data_out, (size_t)cmd->nblocks * lu->block_size,
 					   scsi_lu_offset(lu, cmd->lba));
 	else

@@ -274,6 +274,14 @@ struct scsi_lu_params {
 	uint32_t max_atomic_transfer_length_with_boundary;
 	uint32_t max_atomic_boundary_size;
 	/*
+	 * Broken-promise injection (docs/atomic.md): the atomic_tear_write-th
+	 * WRITE ATOMIC after start (1 = the first; 0 = never) is torn on
+	 * purpose: only its first atomic_tear_block blocks are written, and
+	 * it still returns GOOD.
+	 */
+	uint32_t atomic_tear_write;
+	uint32_t atomic_tear_block;
+	/*
 	 * WRITE SCATTERED (sbc_write_scattered.c) and the Block Limits
 	 * Extension VPD page; the limits are in logical blocks, 0 = no limit.
 	 */

@@ -108,6 +108,7 @@ struct scsi_lu_progress {
 struct scsi_lu {
 	struct scsi_device *dev;
 	struct scsi_lu_params params;
+	uint32_t atomic_writes;          /* WRITE ATOMICs done since start (params.atomic_tear_write) */
 	char state_dir[PATH_MAX];
 	struct backend *backend;
 	uint32_t lun;

@@ -41,7 +41,14 @@ static const char config[] =
 	"size = 16M\n"
 	"logical_block_size = 512\n"
 	"max_atomic_transfer_length = 64\n"
-	"allow_32_byte_cdbs = true\n";
+	"allow_32_byte_cdbs = true\n"
+	"[lun \"" ITEST_TARGET "\" 3]\n"
+	"path = @DIR@/lun3.img\n"
+	"size = 16M\n"
+	"logical_block_size = 512\n"
+	"max_atomic_transfer_length = 64\n"
+	"atomic_tear_write = 2\n"
+	"atomic_tear_block = 3\n";
 
 static struct iscsi_context *s;
 
@@ -190,6 +197,34 @@ static void test_rules(struct itest_daemon *d)
 	itest_ok(memcmp(buf, back, sizeof(buf)) == 0, "short WRITE ATOMIC(16): no block of it was written", NULL);
 }
 
+/* ---- broken-promise injection: atomic_tear_write / atomic_tear_block ---- */
+
+static void test_tear_injection(void)
+{
+	uint8_t cdb[16], a[8 * BS], b[8 * BS], got[8 * BS];
+	struct itest_result r;
+	bool torn_as_asked;
+
+	memset(a, 0xa1, sizeof(a));
+	memset(b, 0xb2, sizeof(b));
+	wa16(cdb, 0, 100, 0, 8);
+	itest_cmd(s, 3, cdb, 16, ITEST_OUT, a, sizeof(a), 0, &r);
+	itest_ok(r.status == 0, "tear injection: the 1st WRITE ATOMIC(16) -> GOOD", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_cmd(s, 3, cdb, 16, ITEST_OUT, b, sizeof(b), 0, &r);
+	itest_ok(r.status == 0, "tear injection: the 2nd WRITE ATOMIC(16), torn on purpose, still -> GOOD", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	itest_read16(s, 3, 100, got, 8, BS, "READ(16) of the torn write");
+	torn_as_asked = memcmp(got, b, 3 * BS) == 0 && memcmp(got + 3 * BS, a + 3 * BS, 5 * BS) == 0;
+	itest_ok(torn_as_asked, "tear injection: blocks 0-2 new, 3-7 old (atomic_tear_write 2, atomic_tear_block 3)",
+		 NULL);
+	itest_cmd(s, 3, cdb, 16, ITEST_OUT, b, sizeof(b), 0, &r);
+	itest_result_free(&r);
+	itest_read16(s, 3, 100, got, 8, BS, "READ(16) after the 3rd WRITE ATOMIC");
+	itest_ok(memcmp(got, b, sizeof(b)) == 0, "tear injection: the 3rd WRITE ATOMIC(16) is whole again", NULL);
+}
+
 /* ---- atomicity against a concurrent reader ---- */
 
 #define RANGE_LBA 4096u
@@ -276,9 +311,11 @@ int main(int argc, char **argv)
 	itest_clear_ua(s, 0);
 	itest_clear_ua(s, 1);
 	itest_clear_ua(s, 2);
+	itest_clear_ua(s, 3);
 
 	test_vpd_and_rsoc();
 	test_rules(&d);
+	test_tear_injection();
 	test_concurrent_reader(&d);
 
 	itest_close(s);
