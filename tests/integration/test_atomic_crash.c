@@ -8,11 +8,12 @@
  *    "mid-record" (record not durable: the old data stands), "after-record"
  *    (record durable, nothing in place: replayed) and "mid-apply" (half the
  *    data in place: replayed to the whole).
- * 2. Random kills: a session issues WRITE ATOMIC(16)s of 64 blocks, each
- *    block carrying the write's sequence number, while the test kills the
- *    daemon with SIGKILL at a random moment; after the restart the range
- *    holds one sequence number in every block, at least the last one
- *    acknowledged.  ITEST_ATOMIC_KILLS sets the number of rounds (default 20).
+ * 2. Random kills: two sessions issue WRITE ATOMIC(16)s of 64 blocks and
+ *    atomic WRITE SCATTERED(16)s of three ranges, each block carrying the
+ *    write's sequence number, while the test kills the daemon with SIGKILL
+ *    at a random moment; after the restart every range holds one sequence
+ *    number, at least the last one acknowledged.  ITEST_ATOMIC_KILLS sets
+ *    the number of rounds (default 20).
  * 3. WRITE SCATTERED with write_scattered_atomic (non-standard): a crash in
  *    the middle leaves all of its ranges old or all new.
  */
@@ -229,6 +230,7 @@ static void scattered_crash(struct itest_daemon *d, const char *point, bool expe
 
 struct writer {
 	struct itest_daemon *d;
+	bool scattered;        /* WRITE SCATTERED (write_scattered_atomic) instead of WRITE ATOMIC */
 	uint32_t next_seq;
 	uint32_t last_acked;   /* 0: none yet */
 	volatile int stop;
@@ -237,12 +239,14 @@ struct writer {
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
-	struct iscsi_context *s = connect_lu(w->d);
+	struct iscsi_context *s = itest_session(w->d, w->scattered ? ITEST_INITIATOR_2 : ITEST_INITIATOR_1, 0);
 
+	if (s)
+		itest_clear_ua(s, 0);
 	while (s && !w->stop) {
 		uint32_t seq = w->next_seq++;
 
-		if (write_atomic(s, seq) != 0)
+		if ((w->scattered ? write_scattered(s, seq) : write_atomic(s, seq)) != 0)
 			break;
 		__atomic_store_n(&w->last_acked, seq, __ATOMIC_SEQ_CST);
 	}
@@ -251,41 +255,53 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Two sessions at once, one issuing WRITE ATOMIC(16)s to one range and one
+ * WRITE SCATTERED(16)s (one atomic unit each) to three others, and a SIGKILL
+ * at a random moment; after the restart every range holds a single sequence
+ * number, at least the last one acknowledged on its session.
+ */
 static void random_kills(struct itest_daemon *d, int rounds)
 {
 	uint32_t seq = 100;
 	int torn = 0, lost = 0, errors = 0, writes = 0;
 
 	for (int i = 0; i < rounds; i++) {
-		struct writer w = { .d = d, .next_seq = seq };
-		pthread_t t;
+		struct writer w[2] = { { .d = d, .next_seq = seq }, { .d = d, .scattered = true, .next_seq = seq } };
+		pthread_t t[2];
 		struct iscsi_context *s;
-		long got;
+		long got[2];
 
-		pthread_create(&t, NULL, writer_main, &w);
-		usleep(20000 + (useconds_t)(rand() % 200000));
+		for (int k = 0; k < 2; k++)
+			pthread_create(&t[k], NULL, writer_main, &w[k]);
+		usleep(50000 + (useconds_t)(rand() % 250000));
 		itest_daemon_stop(d, SIGKILL);
-		w.stop = 1;
-		pthread_join(t, NULL);
-		writes += (int)(w.next_seq - seq);
+		for (int k = 0; k < 2; k++) {
+			w[k].stop = 1;
+			pthread_join(t[k], NULL);
+			writes += (int)(w[k].next_seq - seq);
+		}
 		if (itest_daemon_start(d) != 0 || !(s = connect_lu(d))) {
 			errors++;
 			break;
 		}
-		got = range_seq(s, "READ(16) after a kill");
-		if (got < 0)
-			torn++;
-		else if (w.last_acked && (uint32_t)got < w.last_acked)
-			lost++;
+		got[0] = range_seq(s, "READ(16) after a kill");
+		got[1] = scattered_seq(s);
+		for (int k = 0; k < 2; k++) {
+			if (got[k] < 0)
+				torn++;
+			else if (w[k].last_acked && (uint32_t)got[k] < w[k].last_acked)
+				lost++;
+		}
 		itest_close(s);
-		seq = w.next_seq + 1;
+		seq = (w[0].next_seq > w[1].next_seq ? w[0].next_seq : w[1].next_seq) + 1;
 	}
-	itest_note("%d kill rounds, %d atomic writes issued", rounds, writes);
+	itest_note("%d kill rounds, %d atomic and scattered writes issued from 2 sessions", rounds, writes);
 	itest_ok(errors == 0, "random kills: the daemon restarts after every SIGKILL", "%d failures", errors);
-	itest_ok(torn == 0, "random kills: the range is never torn after a SIGKILL (wholly old or wholly new)",
-		 "%d torn ranges in %d rounds", torn, rounds);
-	itest_ok(lost == 0, "random kills: an acknowledged WRITE ATOMIC(16) is never lost",
-		 "%d rounds lost an acknowledged write", lost);
+	itest_ok(torn == 0,
+		 "random kills: no WRITE ATOMIC range and no atomic WRITE SCATTERED is ever torn (wholly old or new)",
+		 "%d torn in %d rounds", torn, rounds);
+	itest_ok(lost == 0, "random kills: an acknowledged atomic write is never lost", "%d lost", lost);
 }
 
 int main(int argc, char **argv)
