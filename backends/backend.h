@@ -71,6 +71,12 @@ struct backend {
  * device, as a backend.  size 0 means "use the existing size".
  */
 struct backend *be_file_open(const char *path, uint64_t size, bool read_only, char *err, size_t errlen);
+/*
+ * Puts a volatile write-back cache in front of a backend (be_cache.c; power
+ * loss emulation: unflushed writes live only in this process).  Takes
+ * ownership of lower; NULL if lower cannot do write_atomic_ranges.
+ */
+struct backend *be_cache_wrap(struct backend *lower);
 /* An in-memory backend, for tests. */
 struct backend *be_mem_open(uint64_t size);
 

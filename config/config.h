@@ -125,6 +125,7 @@ struct cfg_lun {
 	uint32_t atomic_tear_write;
 	uint32_t atomic_tear_block;
 	/* WRITE SCATTERED: Block Limits Extension VPD (docs/atomic.md) */
+	bool volatile_write_cache;
 	bool write_scattered;
 	bool write_scattered_atomic;
 	bool allow_32_byte_cdbs;

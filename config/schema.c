@@ -175,6 +175,10 @@ const struct cfg_key cfg_schema[] = {
 		"longest WRITE ATOMIC with a nonzero ATOMIC BOUNDARY; 0: such commands are refused."),
 	LUN_U32(max_atomic_boundary_size, "0", 0, UINT32_MAX,
 		"Block Limits VPD MAXIMUM ATOMIC BOUNDARY SIZE (logical blocks): the largest ATOMIC BOUNDARY."),
+	LUN_BOOL(volatile_write_cache, "false",
+		 "Power-loss emulation: writes without FUA stay in sbcemud's memory (up to 64 MiB) until SYNCHRONIZE "
+		 "CACHE, so a SIGKILL of sbcemud (the power cut) loses them, as a drive's volatile cache would; "
+		 "flushed, FUA and atomic writes survive."),
 	LUN_U32(atomic_tear_write, "0", 0, UINT32_MAX,
 		"Fault injection (breaks the atomic promise on purpose): the Nth WRITE ATOMIC after start is torn, "
 		"only its first atomic_tear_block blocks written, yet it returns GOOD; 0: never."),

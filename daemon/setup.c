@@ -143,6 +143,17 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	}
 	if (be->note[0])
 		sbce_warn("target %s LUN %u: %s: %s", t->name, l->lun, l->path, be->note);
+	if (l->volatile_write_cache) {
+		struct backend *cached = be_cache_wrap(be);
+
+		if (!cached) {
+			sbce_error("target %s LUN %u: %s: no volatile write cache on this backend", t->name, l->lun,
+				   l->path);
+			be_close(be);
+			return -1;
+		}
+		be = cached;
+	}
 	if (be->size % l->logical_block_size)
 		sbce_warn("target %s LUN %u: %s: the last %llu bytes are not a whole logical block and are unused",
 			  t->name, l->lun, l->path, (unsigned long long)(be->size % l->logical_block_size));

@@ -1,0 +1,281 @@
+/*
+ * A volatile write-back cache in front of another backend, for power-loss
+ * emulation (docs/atomic.md): writes without BE_WRITE_FUA stay in this
+ * process's memory until a flush, so killing the process (SIGKILL: the
+ * "power cut") loses exactly what a drive with a volatile write cache would
+ * lose, and keeps everything flushed, written with FUA, or written through
+ * write_atomic (durable on its own, the intent log).
+ *
+ * The cache holds whole pages of PAGE_LEN bytes: a write into a page that is
+ * not cached reads the page from below first.  Reads overlay the cached
+ * pages on what the backend below returns.  Operations whose effect on
+ * cached data would be hard to merge (discard, write_zeroes, extent, resize)
+ * write the cache back first, as a drive may at any time; so does a full
+ * cache (CACHE_MAX_PAGES).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+#define PAGE_LEN 4096u
+#define CACHE_MAX_PAGES 16384u /* 64 MiB */
+#define BUCKETS 4096u
+
+struct page {
+	struct page *next;
+	uint64_t index;
+	uint8_t data[PAGE_LEN];
+};
+
+struct be_cache {
+	struct backend be;
+	struct backend *lower;
+	pthread_mutex_t lock;
+	struct page *bucket[BUCKETS];
+	unsigned pages;
+};
+
+static struct be_cache *cache_from(struct backend *be)
+{
+	return (struct be_cache *)be;
+}
+
+static struct page **slot(struct be_cache *c, uint64_t index)
+{
+	struct page **pp = &c->bucket[index % BUCKETS];
+
+	while (*pp && (*pp)->index != index)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Bytes of page index that lie inside the device. */
+static size_t page_len(const struct be_cache *c, uint64_t index)
+{
+	uint64_t start = index * PAGE_LEN;
+
+	return c->be.size - start < PAGE_LEN ? (size_t)(c->be.size - start) : PAGE_LEN;
+}
+
+/* Writes every cached page below (no flush of the backend below) and empties the cache. */
+static int write_back_locked(struct be_cache *c)
+{
+	int rc = 0;
+
+	for (unsigned b = 0; b < BUCKETS; b++) {
+		while (c->bucket[b]) {
+			struct page *p = c->bucket[b];
+			int r = c->lower->ops->write(c->lower, p->data, page_len(c, p->index), p->index * PAGE_LEN, 0);
+
+			if (r && !rc)
+				rc = r;
+			c->bucket[b] = p->next;
+			free(p);
+		}
+	}
+	c->pages = 0;
+	return rc;
+}
+
+/* Copies buf (len bytes at off) into the cached pages it overlaps; with add, caches missing pages first. */
+static int update_pages_locked(struct be_cache *c, const uint8_t *buf, size_t len, uint64_t off, bool add)
+{
+	uint64_t end = off + len;
+
+	for (uint64_t index = off / PAGE_LEN; index * PAGE_LEN < end; index++) {
+		uint64_t start = index * PAGE_LEN;
+		uint64_t from = off > start ? off : start;
+		uint64_t to = end < start + PAGE_LEN ? end : start + PAGE_LEN;
+		struct page **pp = slot(c, index);
+
+		if (!*pp) {
+			int rc;
+
+			if (!add)
+				continue;
+			*pp = calloc(1, sizeof(struct page));
+			if (!*pp)
+				return -ENOMEM;
+			(*pp)->index = index;
+			rc = c->lower->ops->read(c->lower, (*pp)->data, page_len(c, index), start);
+			if (rc) {
+				free(*pp);
+				*pp = NULL;
+				return rc;
+			}
+			c->pages++;
+		}
+		memcpy((*pp)->data + (from - start), buf + (from - off), to - from);
+	}
+	return 0;
+}
+
+static void cache_close(struct backend *be)
+{
+	struct be_cache *c = cache_from(be);
+
+	/* A clean close is not a power cut: what the cache holds goes down. */
+	write_back_locked(c);
+	c->lower->ops->flush(c->lower);
+	be_close(c->lower);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static int cache_read(struct backend *be, void *buf, size_t len, uint64_t off)
+{
+	struct be_cache *c = cache_from(be);
+	uint8_t *out = buf;
+	uint64_t end = off + len;
+	int rc = c->lower->ops->read(c->lower, buf, len, off);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->lock);
+	for (uint64_t index = off / PAGE_LEN; index * PAGE_LEN < end && c->pages; index++) {
+		struct page *p = *slot(c, index);
+		uint64_t start = index * PAGE_LEN;
+		uint64_t from = off > start ? off : start;
+		uint64_t to = end < start + PAGE_LEN ? end : start + PAGE_LEN;
+
+		if (p)
+			memcpy(out + (from - off), p->data + (from - start), to - from);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static int cache_write(struct backend *be, const void *buf, size_t len, uint64_t off, unsigned flags)
+{
+	struct be_cache *c = cache_from(be);
+	int rc;
+
+	if (off > be->size || len > be->size - off)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	if (flags & BE_WRITE_FUA) {
+		/* Through to the medium; cached copies of those bytes follow. */
+		rc = c->lower->ops->write(c->lower, buf, len, off, flags);
+		if (!rc)
+			rc = update_pages_locked(c, buf, len, off, false);
+	} else {
+		if (c->pages + len / PAGE_LEN + 2 > CACHE_MAX_PAGES)
+			write_back_locked(c);
+		rc = update_pages_locked(c, buf, len, off, true);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cache_flush(struct backend *be)
+{
+	struct be_cache *c = cache_from(be);
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = write_back_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return rc ? rc : c->lower->ops->flush(c->lower);
+}
+
+static int write_back(struct be_cache *c)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = write_back_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cache_discard(struct backend *be, uint64_t off, uint64_t len)
+{
+	struct be_cache *c = cache_from(be);
+	int rc = write_back(c);
+
+	return rc ? rc : c->lower->ops->discard(c->lower, off, len);
+}
+
+static int cache_write_zeroes(struct backend *be, uint64_t off, uint64_t len, unsigned flags)
+{
+	struct be_cache *c = cache_from(be);
+	int rc = write_back(c);
+
+	return rc ? rc : c->lower->ops->write_zeroes(c->lower, off, len, flags);
+}
+
+static int cache_extent(struct backend *be, uint64_t off, uint64_t max_len, enum be_extent_kind *kind,
+			uint64_t *len)
+{
+	struct be_cache *c = cache_from(be);
+	int rc = write_back(c);
+
+	return rc ? rc : c->lower->ops->extent(c->lower, off, max_len, kind, len);
+}
+
+static int cache_resize(struct backend *be, uint64_t size)
+{
+	struct be_cache *c = cache_from(be);
+	int rc = write_back(c);
+
+	if (!rc)
+		rc = c->lower->ops->resize(c->lower, size);
+	if (!rc)
+		be->size = c->lower->size;
+	return rc;
+}
+
+static int cache_write_atomic_ranges(struct backend *be, const struct be_range *r, unsigned n, const void *buf)
+{
+	struct be_cache *c = cache_from(be);
+	const uint8_t *p = buf;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = c->lower->ops->write_atomic_ranges(c->lower, r, n, buf);
+	for (unsigned i = 0; i < n && !rc; p += r[i].len, i++)
+		rc = update_pages_locked(c, p, r[i].len, r[i].offset, false);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cache_write_atomic(struct backend *be, const void *buf, size_t len, uint64_t off)
+{
+	struct be_range r = { .offset = off, .len = len };
+
+	return cache_write_atomic_ranges(be, &r, 1, buf);
+}
+
+static const struct backend_ops be_cache_ops = {
+	.name = "volatile write cache",
+	.close = cache_close,
+	.read = cache_read,
+	.write = cache_write,
+	.flush = cache_flush,
+	.discard = cache_discard,
+	.write_zeroes = cache_write_zeroes,
+	.extent = cache_extent,
+	.resize = cache_resize,
+	.write_atomic = cache_write_atomic,
+	.write_atomic_ranges = cache_write_atomic_ranges,
+};
+
+struct backend *be_cache_wrap(struct backend *lower)
+{
+	struct be_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	if (!lower->ops->write_atomic_ranges) {
+		free(c);
+		return NULL;
+	}
+	c->be = *lower;
+	c->be.ops = &be_cache_ops;
+	c->lower = lower;
+	pthread_mutex_init(&c->lock, NULL);
+	return &c->be;
+}
