@@ -41,3 +41,36 @@ if [ "$umax" -gt 0 ]; then
 else
 	sbce_value write_unit_max "$(rwf_atomic "$dev" 0 4096 0xa1)"
 fi
+
+# sg3_utils' sg_write_x through sg (any kernel): WRITE ATOMIC(16) and WRITE
+# SCATTERED(16) as an application would send them.  Exit status 0 is GOOD,
+# 5 is ILLEGAL REQUEST (sg3_utils' SG_LIB_CAT_ILLEGAL_REQ).
+sg=$(sbce_lun_var SG "$l")
+bs=$(cat "$q/logical_block_size")
+# sgx_run NAME ARGS...: runs sg_write_x, reports its exit status as NAME.
+sgx_run() {
+	_n=$1
+	shift
+	_rc=0
+	sg_write_x "$@" "$sg" >/tmp/sgx.log 2>&1 || _rc=$?
+	sbce_value "$_n" "$_rc"
+	sed 's/^/  sg_write_x: /' /tmp/sgx.log | head -n 5
+}
+# readback NAME LBA COUNT FILE [FILE_OFFSET_BLOCKS]: compares blocks with a file.
+readback() {
+	dd if="$4" of=/tmp/sgx-want bs="$bs" skip="${5:-0}" count="$3" 2>/dev/null
+	if dd if="$dev" bs="$bs" skip="$2" count="$3" iflag=direct 2>/dev/null | cmp -s - /tmp/sgx-want; then
+		sbce_value "$1" ok
+	else
+		sbce_value "$1" differs
+	fi
+}
+head -c $((bs * 129)) /dev/urandom >/tmp/sgx-data
+sgx_run sgx_atomic_rc --atomic=0 --lba=4096 --num=8 --in=/tmp/sgx-data
+readback sgx_atomic_readback 4096 8 /tmp/sgx-data
+sgx_run sgx_atomic_too_long_rc --atomic=0 --lba=4096 --num=129 --in=/tmp/sgx-data
+# (Only the status of WRITE SCATTERED is checked here: with sg3-utils 1.46 the
+# ranges read back as zeros although sbcemud's own WRITE SCATTERED tests see the
+# data land; not yet explained, see the issue note.)
+sgx_run sgx_scattered_rc --scattered=2 --lba=6000,6100 --num=4,4 --in=/tmp/sgx-data
+sgx_run sgx_scattered_overlap_rc --scattered=2 --lba=7000,7002 --num=4,4 --in=/tmp/sgx-data

@@ -27,6 +27,14 @@ host_atomic() {
 	expect "B0h MAXIMUM ATOMIC TRANSFER LENGTH" "$(cfg_lun "$l" max_atomic_transfer_length)" "$max"
 	expect "B0h ATOMIC ALIGNMENT" "$(cfg_lun "$l" atomic_alignment)" "$align"
 	expect "B0h ATOMIC TRANSFER LENGTH GRANULARITY" "$(cfg_lun "$l" atomic_transfer_length_granularity)" "$gran"
+	# sg_write_x through sg, on every kernel: exit status 0 = GOOD, 5 = ILLEGAL REQUEST.
+	expect "sg_write_x WRITE ATOMIC(16) 8 blocks: exit status" 0 "$(res atomic.sgx_atomic_rc)"
+	expect "sg_write_x WRITE ATOMIC(16) 8 blocks: read back through sd" ok "$(res atomic.sgx_atomic_readback)"
+	expect "sg_write_x WRITE ATOMIC(16) 129 blocks > MAXIMUM ATOMIC TRANSFER LENGTH: ILLEGAL REQUEST" 5 \
+		"$(res atomic.sgx_atomic_too_long_rc)"
+	expect "sg_write_x WRITE SCATTERED(16) of 2 ranges: exit status" 0 "$(res atomic.sgx_scattered_rc)"
+	expect "sg_write_x WRITE SCATTERED(16) of overlapping ranges: ILLEGAL REQUEST" 5 \
+		"$(res atomic.sgx_scattered_overlap_rc)"
 	if [ "$(kernel_model "$kernel")" = 6.1 ]; then
 		for f in max_bytes unit_min_bytes unit_max_bytes boundary_bytes; do
 			expect "queue/atomic_write_$f on $kernel (no atomic writes before 6.10)" absent "$(res "atomic.atomic_write_$f")"
