@@ -55,6 +55,7 @@ struct cfg_key_lines {
 	uint64_t set_mask; /* bit i: key i of the section was set (from a file or the command line) */
 	unsigned key[CFG_SECTION_KEYS_MAX]; /* line where key i was set (0: command line) */
 };
+_Static_assert(CFG_SECTION_KEYS_MAX <= 64, "cfg_key_lines.set_mask has one bit per key of a section");
 
 struct cfg_daemon {
 	char listen[CFG_LISTEN_MAX][CFG_ADDRESS_MAX]; /* "127.0.0.1:3260", "[::1]:3260" */

@@ -133,20 +133,31 @@ static void write_work(struct scsi_cmd *cmd)
 	sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 }
 
-enum scsi_result sbc_write_exec(struct scsi_cmd *cmd)
+/*
+ * The exec of the WRITE family (WRITE, WRITE AND VERIFY, ORWRITE): the
+ * Data-Out clipped to whole blocks, TRANSFER LENGTH 0 writes nothing and is
+ * not an error (SBC-4 5.43), the zone rules, the write cache (not for WRITE
+ * AND VERIFY, which is always on the medium), then work on a worker.
+ */
+static enum scsi_result write_family_exec(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *), bool cached)
 {
 	enum scsi_result r;
 
 	if (clip_to_data_out(cmd) != SCSI_OK)
 		return SCSI_FAILED;
-	/* SBC-4 5.43: TRANSFER LENGTH 0 writes nothing and is not an error. */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
 	r = sbc_zoned_write_begin(cmd);
 	if (r != SCSI_OK)
 		return r;
-	sbc_apply_write_cache(cmd);
-	return scsi_cmd_run_io(cmd, write_work, NULL);
+	if (cached)
+		sbc_apply_write_cache(cmd);
+	return scsi_cmd_run_io(cmd, work, NULL);
+}
+
+enum scsi_result sbc_write_exec(struct scsi_cmd *cmd)
+{
+	return write_family_exec(cmd, write_work, true);
 }
 
 /* ---- WRITE AND VERIFY(10/12/16) ---- */
@@ -203,16 +214,7 @@ static void write_and_verify_work(struct scsi_cmd *cmd)
 
 enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd)
 {
-	enum scsi_result r;
-
-	if (clip_to_data_out(cmd) != SCSI_OK)
-		return SCSI_FAILED;
-	if (cmd->nblocks == 0)
-		return SCSI_OK;
-	r = sbc_zoned_write_begin(cmd);
-	if (r != SCSI_OK)
-		return r;
-	return scsi_cmd_run_io(cmd, write_and_verify_work, NULL);
+	return write_family_exec(cmd, write_and_verify_work, false);
 }
 
 /* ---- ORWRITE(16) ---- */
@@ -261,15 +263,5 @@ static void orwrite_work(struct scsi_cmd *cmd)
 
 enum scsi_result sbc_orwrite_exec(struct scsi_cmd *cmd)
 {
-	enum scsi_result r;
-
-	if (clip_to_data_out(cmd) != SCSI_OK)
-		return SCSI_FAILED;
-	if (cmd->nblocks == 0)
-		return SCSI_OK;
-	r = sbc_zoned_write_begin(cmd);
-	if (r != SCSI_OK)
-		return r;
-	sbc_apply_write_cache(cmd);
-	return scsi_cmd_run_io(cmd, orwrite_work, NULL);
+	return write_family_exec(cmd, orwrite_work, true);
 }
