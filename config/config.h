@@ -34,12 +34,21 @@
 #define CFG_MAX_LUN 255      /* LUNs 0..255 (peripheral device addressing) */
 #define CFG_SECTION_KEYS_MAX 64 /* at most 64: set_mask is 64 bits */
 #define CFG_ZONE_LIST_MAX 192 /* offline_zones / read_only_zones text */
+#define CFG_PI_FAULTS_TEXT_MAX 256 /* pi_faults text */
+#define CFG_PI_FAULTS_MAX 16 /* pi_faults items */
 
 enum cfg_log_level {
 	CFG_LOG_ERROR,
 	CFG_LOG_WARN,
 	CFG_LOG_INFO,
 	CFG_LOG_DEBUG,
+};
+
+/* The PI field a pi_faults item corrupts. */
+enum cfg_pi_field {
+	CFG_PI_GUARD,
+	CFG_PI_APP_TAG,
+	CFG_PI_REF_TAG,
 };
 
 enum cfg_lu_kind {
@@ -140,6 +149,10 @@ struct cfg_lun {
 	bool urswrz;
 	char offline_zones[CFG_ZONE_LIST_MAX];   /* zone indexes and ranges: "3, 7-9" */
 	char read_only_zones[CFG_ZONE_LIST_MAX];
+	/* protection information: docs/pi.md */
+	uint32_t protection_type;  /* 0: none; 1..3: formatted with that type */
+	uint32_t p_i_exponent;
+	char pi_faults[CFG_PI_FAULTS_TEXT_MAX];
 	struct cfg_key_lines lines;
 };
 
@@ -219,6 +232,15 @@ int cfg_default_state_dir(char *buf, size_t len);
  */
 int cfg_zone_list_walk(const char *text, int (*fn)(void *arg, uint32_t first, uint32_t last), void *arg,
 		       char *why, size_t whylen);
+
+/*
+ * A PI fault list (lun.pi_faults): "FIELD LBA" or "FIELD FIRST-LAST" items,
+ * FIELD one of guard, app, ref, separated by commas or spaces.  Calls fn for
+ * each item in order; fn returning non-zero stops the walk and is returned.
+ * Returns 0, or -1 with the reason in why for bad syntax.
+ */
+int cfg_pi_fault_walk(const char *text, int (*fn)(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last),
+		      void *arg, char *why, size_t whylen);
 
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);

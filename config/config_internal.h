@@ -88,6 +88,7 @@ int cfg_set_allowed_initiators(const struct cfg_key *key, void *object, const ch
 int cfg_set_naa(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 /* A zone list (zones.c): checks the syntax, stores the text. */
 int cfg_set_zone_list(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_pi_faults(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 
 /* Checks an iSCSI name (RFC 7143 4.2.7.1: iqn., eui., naa. formats).  Returns 0 or -1 with why. */
 int cfg_check_iscsi_name(const char *name, char *why, size_t whylen);

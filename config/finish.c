@@ -233,6 +233,56 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 	free(c.seen);
 }
 
+struct pi_fault_check {
+	uint64_t num_blocks; /* 0: not known before the backing file is opened */
+	uint64_t bad_lba;
+};
+
+static int check_pi_fault(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last)
+{
+	struct pi_fault_check *c = arg;
+
+	(void)field;
+	(void)first;
+	if (c->num_blocks && last >= c->num_blocks) {
+		c->bad_lba = last;
+		return 1;
+	}
+	return 0;
+}
+
+/* Protection information (docs/pi.md). */
+static void finish_pi_lun(struct finish *f, const char *section, const struct cfg_lun *l)
+{
+	struct pi_fault_check c = { 0 };
+	char why[256];
+
+	if (l->protection_type == 0) {
+		static const char *const keys[] = { "p_i_exponent", "pi_faults" };
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (key_set(l, keys[i]))
+				fail(f, line_of(&l->lines, CFG_SECTION_LUN, keys[i]), section, keys[i],
+				     "needs protection_type 1, 2 or 3");
+		return;
+	}
+	if (l->kind != CFG_LU_CONVENTIONAL) {
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "protection_type"), section, "protection_type",
+		     "protection information is supported on conventional logical units only");
+		return;
+	}
+	/* A protection interval holds at least 512 bytes of data (SBC-4 4.22.2: 2^n intervals per block). */
+	if ((l->logical_block_size >> l->p_i_exponent) < 512)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "p_i_exponent"), section, "p_i_exponent",
+		     "%u-byte logical blocks cannot hold 2^%u protection intervals of at least 512 bytes",
+		     l->logical_block_size, l->p_i_exponent);
+	if (l->size % l->logical_block_size == 0)
+		c.num_blocks = l->size / l->logical_block_size;
+	if (cfg_pi_fault_walk(l->pi_faults, check_pi_fault, &c, why, sizeof(why)) == 1)
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "pi_faults"), section, "pi_faults",
+		     "LBA %llu is past the last LBA %llu", (unsigned long long)c.bad_lba,
+		     (unsigned long long)c.num_blocks - 1);
+}
+
 static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l)
 {
 	char section[CFG_NAME_MAX + 32];
@@ -254,6 +304,7 @@ static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l
 		     l->max_compare_and_write, l->max_transfer_length);
 	finish_zoned_lun(f, section, l);
 	finish_atomic_lun(f, section, l);
+	finish_pi_lun(f, section, l);
 	if (l->path[0] && resolve_path(f->cfg->daemon.state_dir, l->path, sizeof(l->path)))
 		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
 		     "too long once joined to state_dir");

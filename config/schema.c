@@ -215,6 +215,18 @@ const struct cfg_key cfg_schema[] = {
 	    "condition, e.g. `3, 7-9`; zones not listed here or in read_only_zones are repaired at start."),
 	LUN(read_only_zones, CFG_TYPE_STRING, "", 0, CFG_ZONE_LIST_MAX - 1, NULL, cfg_set_zone_list,
 	    "Zoned kinds, fault injection: zone indexes and ranges put in the READ ONLY condition."),
+	LUN_U32(protection_type, "0", 0, 3,
+		"T10 protection information (docs/pi.md): 0 none (the LU has no PI support); 1, 2 or 3: the LU "
+		"supports PI (INQUIRY PROTECT = 1) and is formatted with that type at first start, an 8-byte PI "
+		"tuple per protection interval stored after the data in the backing file. FORMAT UNIT may change "
+		"the type later; the change is kept in the state directory. Conventional LUs only."),
+	LUN_U32(p_i_exponent, "0", 0, 3,
+		"PROTECTION INTERVAL EXPONENT (READ CAPACITY(16) P_I_EXPONENT): 2^n protection intervals (and PI "
+		"tuples) per logical block; intervals are at least 512 bytes, so 512-byte blocks take 0 only."),
+	LUN(pi_faults, CFG_TYPE_STRING, "", 0, CFG_PI_FAULTS_TEXT_MAX - 1, NULL, cfg_set_pi_faults,
+	    "Fault injection for PI LUs: the medium returns the named PI field of these LBAs corrupted "
+	    "(its lowest bit flipped), e.g. `guard 100-107, ref 2048, app 4096`; at most 16 items. Blocks "
+	    "whose stored PI is the escape (never written) stay unchecked."),
 };
 
 const size_t cfg_schema_len = sizeof(cfg_schema) / sizeof(cfg_schema[0]);

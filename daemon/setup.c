@@ -108,6 +108,22 @@ static int apply_zone_faults(const struct cfg_target *t, const struct cfg_lun *l
 	return rc;
 }
 
+/* Hands one pi_faults item (config/pi.c) to the SCSI core. */
+static int add_pi_fault(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last)
+{
+	struct scsi_lu_params *params = arg;
+
+	if (params->pi_fault_count >= SCSI_PI_FAULTS_MAX)
+		return -1;
+	params->pi_faults[params->pi_fault_count++] = (struct scsi_pi_fault){
+		.field = field == CFG_PI_GUARD ? SCSI_PI_GUARD : field == CFG_PI_APP_TAG ? SCSI_PI_APP_TAG
+											 : SCSI_PI_REF_TAG,
+		.first_lba = first,
+		.last_lba = last,
+	};
+	return 0;
+}
+
 /* Opens (creating if needed) one LU's backing file and adds the LU to its device. */
 static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev,
 		   const struct cfg_lun *l)
@@ -136,7 +152,12 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		sbce_error("target %s LUN %u: cannot create %s: %s", t->name, l->lun, state_dir, strerror(-rc));
 		return -1;
 	}
-	be = be_file_open(l->path, l->size, l->write_protect, err, sizeof(err));
+	/* With PI support the tuples follow the data in the backing file (protocol/scsi/sbc_pi.h). */
+	be = be_file_open(l->path,
+			  l->size ? scsi_lu_backing_bytes(l->logical_block_size, l->size / l->logical_block_size,
+							  l->protection_type != 0)
+				  : 0,
+			  l->write_protect, err, sizeof(err));
 	if (!be) {
 		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
 		return -1;
@@ -154,14 +175,14 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		}
 		be = cached;
 	}
-	if (be->size % l->logical_block_size)
+	if (!l->protection_type && be->size % l->logical_block_size)
 		sbce_warn("target %s LUN %u: %s: the last %llu bytes are not a whole logical block and are unused",
 			  t->name, l->lun, l->path, (unsigned long long)(be->size % l->logical_block_size));
 	params.kind = lu_kind(l->kind);
 	params.lun = l->lun;
 	params.logical_block_size = l->logical_block_size;
 	params.lbppbe = (uint8_t)l->lbppbe;
-	params.num_blocks = be->size / l->logical_block_size;
+	params.num_blocks = scsi_lu_blocks_in_backing(l->logical_block_size, be->size, l->protection_type != 0);
 	snprintf(params.vendor, sizeof(params.vendor), "%s", l->vendor);
 	snprintf(params.product, sizeof(params.product), "%s", l->product);
 	snprintf(params.revision, sizeof(params.revision), "%s", l->revision);
@@ -194,6 +215,13 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.conventional_zones = l->conventional_zones;
 	params.max_open_zones = l->max_open_zones;
 	params.urswrz = l->urswrz;
+	params.protection_type = (uint8_t)l->protection_type;
+	params.p_i_exponent = (uint8_t)l->p_i_exponent;
+	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &params, err, sizeof(err)) != 0) {
+		sbce_error("target %s LUN %u: pi_faults: %s", t->name, l->lun, err);
+		be_close(be);
+		return -1;
+	}
 	lu = scsi_lu_create(dev, &params, be, err, sizeof(err));
 	if (!lu) {
 		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
@@ -209,6 +237,10 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	sbce_info("target %s LUN %u: %s, %llu blocks of %u bytes%s%s", t->name, l->lun, l->path,
 		  (unsigned long long)params.num_blocks, l->logical_block_size,
 		  l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
+	if (l->protection_type)
+		sbce_info("target %s LUN %u: protection information type %u, %u interval(s) per block%s%s", t->name,
+			  l->lun, l->protection_type, 1u << l->p_i_exponent, l->pi_faults[0] ? ", pi_faults " : "",
+			  l->pi_faults);
 	if (scsi_lu_zone_count(lu))
 		sbce_info("target %s LUN %u: %s, %u zones of %llu blocks (%u conventional), max open %u, urswrz %s",
 			  t->name, l->lun, cfg_lu_kind_name(l->kind), scsi_lu_zone_count(lu),

@@ -3,7 +3,7 @@
 #   1. unit and integration tests (ctest) in the normal build (build/,
 #      RelWithDebInfo) and in the sanitizer build (build-asan/, ASan + UBSan);
 #   2. conformance: libiscsi's compliance suite (iscsi-test-cu) against
-#      build/'s sbcemud, on the default 512n LU and on a 512e LU
+#      build/'s sbcemud, on the default 512n LU, on a 512e LU and on a PI type 1 LU
 #      (tests/conformance/: known failures with their reasons, the 512e config);
 #   3. kernel: real Linux kernels (Debian 12's 6.1 and 6.12) under QEMU log in
 #      and use every kind of LU (tests/kernel/run.sh, docs/kernel-testing.md).
@@ -69,6 +69,10 @@ elif [ "$quick" = no ]; then
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/512e" \
 		--known-failures "$conf/known-failures-512e.txt" --min-passed 210 \
 		--daemon-arg -c --daemon-arg "$conf/lun-512e.ini" "$daemon" || status=1
+	echo "=== test.sh: libiscsi iscsi-test-cu, LU with protection information type 1, logs in $logs/pi"
+	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/pi" \
+		--known-failures "$conf/known-failures.txt" --min-passed 206 \
+		--daemon-arg -c --daemon-arg "$conf/lun-pi.ini" "$daemon" || status=1
 	# Sanitize.Reset is a known failure of the full run only (test order, see
 	# known-failures.txt); alone it must pass.
 	echo "=== test.sh: libiscsi Sanitize.Reset alone, logs in $logs/sanitize-reset"

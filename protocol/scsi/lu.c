@@ -124,7 +124,8 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 		free(lu);
 		return NULL;
 	}
-	if (zbc_init(lu, err, errlen) != 0) {
+	if (zbc_init(lu, err, errlen) != 0 || sbc_pi_init(lu, err, errlen) != 0) {
+		zbc_fini(lu);
 		spc_pr_fini(lu);
 		spc_mode_fini(lu);
 		pthread_rwlock_destroy(&lu->io_lock);

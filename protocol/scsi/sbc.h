@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sbc_pi.h"
 #include "scsi_internal.h"
 #include "zbc.h"
 
@@ -43,9 +44,18 @@ static inline unsigned sbc_cdb_shape(const uint8_t *cdb)
 		return 16;
 	case 5:
 		return 12;
+	case 3:
+		/* 7Fh: the 32-byte variable-length READ/WRITE family (SBC-4 5.20, 5.50): type 2 protection. */
+		return cdb[0] == SCSI_OP_VARIABLE_LENGTH ? 32 : 0;
 	default:
 		return 0;
 	}
+}
+
+/* The byte holding RDPROTECT / WRPROTECT / VRPROTECT, DPO, FUA and BYTCHK: 1, or 10 in 32-byte CDBs. */
+static inline unsigned sbc_cdb_flags_byte(const uint8_t *cdb)
+{
+	return sbc_cdb_shape(cdb) == 32 ? 10 : 1;
 }
 
 /* LOGICAL BLOCK ADDRESS (6-byte form: 21 bits). */
@@ -59,6 +69,8 @@ static inline uint64_t sbc_cdb_lba(const uint8_t *cdb)
 		return get_be32(cdb + 2);
 	case 16:
 		return get_be64(cdb + 2);
+	case 32:
+		return get_be64(cdb + 12);
 	default:
 		return 0;
 	}
@@ -79,6 +91,8 @@ static inline uint32_t sbc_cdb_transfer_length_raw(const uint8_t *cdb)
 		return get_be32(cdb + 6);
 	case 16:
 		return get_be32(cdb + 10);
+	case 32:
+		return get_be32(cdb + 28);
 	default:
 		return 0;
 	}
@@ -110,33 +124,35 @@ static inline uint16_t sbc_cdb_transfer_length_offset(const uint8_t *cdb)
 		return 6;
 	case 16:
 		return 10;
+	case 32:
+		return 28;
 	default:
 		return 0;
 	}
 }
 
-/* RDPROTECT / WRPROTECT / VRPROTECT / ORPROTECT: byte 1 bits 7:5 (none in the 6-byte form). */
+/* RDPROTECT / WRPROTECT / VRPROTECT / ORPROTECT: flags byte bits 7:5 (none in the 6-byte form). */
 static inline uint8_t sbc_cdb_protect(const uint8_t *cdb)
 {
-	return sbc_cdb_shape(cdb) == 6 ? 0 : (uint8_t)(cdb[1] >> 5);
+	return sbc_cdb_shape(cdb) == 6 ? 0 : (uint8_t)(cdb[sbc_cdb_flags_byte(cdb)] >> 5);
 }
 
-/* DPO: byte 1 bit 4 (none in the 6-byte form). */
+/* DPO: flags byte bit 4 (none in the 6-byte form). */
 static inline bool sbc_cdb_dpo(const uint8_t *cdb)
 {
-	return sbc_cdb_shape(cdb) != 6 && (cdb[1] & 0x10);
+	return sbc_cdb_shape(cdb) != 6 && (cdb[sbc_cdb_flags_byte(cdb)] & 0x10);
 }
 
-/* FUA: byte 1 bit 3 (none in the 6-byte form). */
+/* FUA: flags byte bit 3 (none in the 6-byte form). */
 static inline bool sbc_cdb_fua(const uint8_t *cdb)
 {
-	return sbc_cdb_shape(cdb) != 6 && (cdb[1] & 0x08);
+	return sbc_cdb_shape(cdb) != 6 && (cdb[sbc_cdb_flags_byte(cdb)] & 0x08);
 }
 
-/* BYTCHK of VERIFY / WRITE AND VERIFY: byte 1 bits 2:1. */
+/* BYTCHK of VERIFY / WRITE AND VERIFY: flags byte bits 2:1. */
 static inline uint8_t sbc_cdb_bytchk(const uint8_t *cdb)
 {
-	return (cdb[1] >> 1) & 0x3;
+	return (cdb[sbc_cdb_flags_byte(cdb)] >> 1) & 0x3;
 }
 
 /* GROUP NUMBER: byte 6 (10-byte), 10 (12-byte), 14 (16-byte), bits 5:0. */
@@ -149,28 +165,41 @@ static inline uint8_t sbc_cdb_group_number(const uint8_t *cdb)
 		return cdb[10] & 0x3f;
 	case 16:
 		return cdb[14] & 0x3f;
+	case 32:
+		return cdb[6] & 0x3f;
 	default:
 		return 0;
 	}
 }
 
-/* The LU was formatted with protection information (not yet: PI is a later issue). */
-static inline bool sbc_lu_has_pi(const struct scsi_lu *lu)
-{
-	(void)lu;
-	return false;
-}
-
 /*
- * SBC-4 4.22 / 5.x: a non-zero RDPROTECT/WRPROTECT/VRPROTECT/ORPROTECT on an
- * LU without protection information is INVALID FIELD IN CDB, field pointer
- * on byte 1 bit 7 (the field's most significant bit).  Returns SCSI_OK or
- * SCSI_FAILED (sense stored).
+ * The PROTECT field (spec digest 3.4, 3.5), checked in parse; the field sits
+ * in byte 1, byte 10 of 32-byte CDBs, byte 2 of WRITE SCATTERED(16):
+ *  - nonzero on an LU not formatted with PI: INVALID FIELD IN CDB (SBC-4 4.22);
+ *  - 110b and 111b are reserved: INVALID FIELD IN CDB;
+ *  - nonzero in a 6/10/12/16-byte CDB on a type 2 LU: INVALID COMMAND
+ *    OPERATION CODE (SBC-4 4.22.2.4: type 2 takes the 32-byte CDBs; the
+ *    digest's choice between LIO's 24/00 and scsi_debug's 20/00).
+ * Also takes the expected tags of a 32-byte CDB (bytes 20-27).
  */
 static inline enum scsi_result sbc_check_protect(struct scsi_cmd *cmd, uint8_t protect)
 {
-	if (protect != 0 && !sbc_lu_has_pi(cmd->lu))
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 7));
+	const uint8_t *cdb = cmd->cdb;
+	bool cdb32 = cdb[0] == SCSI_OP_VARIABLE_LENGTH;
+	uint16_t byte = cdb32 ? 10 : cdb[0] == SCSI_OP_SERVICE_ACTION_OUT_16 ? 2 : 1;
+
+	cmd->pi_cdb32 = cdb32;
+	if (cdb32) {
+		cmd->pi_ref_tag = get_be32(cdb + 20);
+		cmd->pi_app_tag = get_be16(cdb + 24);
+		cmd->pi_app_mask = get_be16(cdb + 26);
+	}
+	if (protect == 0)
+		return SCSI_OK;
+	if (!sbc_lu_has_pi(cmd->lu) || protect > 5)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(byte, 7));
+	if (cmd->lu->protection_type == 2 && !cdb32)
+		return scsi_cmd_fail(cmd, sense_invalid_command_operation_code());
 	return SCSI_OK;
 }
 
@@ -188,7 +217,7 @@ static inline enum scsi_result sbc_check_max_transfer_length(struct scsi_cmd *cm
 	if (max != 0 && nblocks > max)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(len_offset, -1));
 	/* A transfer must also fit the 32-bit byte counts of the core and the transports. */
-	if (nblocks * cmd->lu->block_size > UINT32_MAX)
+	if (nblocks * sbc_wire_block_len(cmd) > UINT32_MAX)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(len_offset, -1));
 	return SCSI_OK;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "sbc_background.h"
+#include "sbc_pi.h"
 #include "zbc.h"
 
 /*
@@ -118,6 +119,14 @@ static void bg_work(struct scsi_io_job *job)
 	if (op->offset == op->size) {
 		op->pass++;
 		/* Zoned LUs: the zone conditions the caller set before the first chunk become durable. */
+		/* Every block's PI becomes the escape (it is either deallocated or rewritten without PI). */
+		if (op->pass == op->passes) {
+			pthread_rwlock_wrlock(&op->lu->io_lock);
+			rc = sbc_pi_discard(op->lu, 0, op->lu->num_blocks);
+			pthread_rwlock_unlock(&op->lu->io_lock);
+			if (rc < 0)
+				op->err = rc;
+		}
 		if (op->pass == op->passes && op->lu->zbc) {
 			rc = zbc_persist_all(op->lu, 0);
 			if (rc < 0)

@@ -1,8 +1,7 @@
 /*
  * SBC-4 READ CAPACITY(10) (5.20) and READ CAPACITY(16) (5.21): answered from
- * the LU's own state, no backend I/O.  Not here: protection information
- * (P_TYPE/PROT_EN/P_I_EXPONENT stay zero until an LU can be formatted with
- * PI) and ZBC's RC BASIS (zero: conventional LUs).
+ * the LU's own state, no backend I/O: with protection information
+ * P_TYPE/PROT_EN/P_I_EXPONENT of the current format, and ZBC's RC BASIS.
  */
 #include <errno.h>
 
@@ -58,10 +57,12 @@ enum scsi_result sbc_read_capacity_16_exec(struct scsi_cmd *cmd)
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
 	put_be64(d, last_lba(lu));
 	put_be32(d + 8, lu->block_size);
-	/* byte 12: RC BASIS 0, P_TYPE 0, PROT_EN 0 (no protection information) */
+	/* byte 12: RC BASIS, P_TYPE (type - 1), PROT_EN (spec digest 3.7) */
 	d[12] = (uint8_t)(zbc_rc_basis(cmd->lu) << 4);
-	/* byte 13: P_I_EXPONENT 0, LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
-	d[13] = lu->params.lbppbe & 0x0f;
+	if (sbc_lu_has_pi(lu))
+		d[12] |= (uint8_t)(((lu->protection_type - 1) << 1) | 0x01);
+	/* byte 13: P_I_EXPONENT (0 without PI), LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
+	d[13] = (uint8_t)((sbc_lu_has_pi(lu) ? lu->p_i_exponent << 4 : 0) | (lu->params.lbppbe & 0x0f));
 	/*
 	 * byte 14: LBPME = logical block provisioning management (UNMAP and
 	 * friends); LBPRZ = 1: an unmapped block reads as zeros (holes in the

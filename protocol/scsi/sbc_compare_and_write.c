@@ -4,7 +4,11 @@
  * only if they are equal, write the second half (the write instance).  The
  * compare and the write hold lu->io_lock exclusively, so no other command's
  * I/O falls between them (the atomicity SBC-4 4.29 / 5.3 asks for).
- * Not here: WRPROTECT != 0 (no PI yet: rejected).
+ *
+ * Protection information (sbc_pi.h): with WRPROTECT != 0 both instances
+ * carry tuples interleaved and both are checked by the WRPROTECT table
+ * before the compare; the write instance's tuples (or generated ones) are
+ * stored with its data.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,7 +49,7 @@ enum scsi_result sbc_compare_and_write_parse(struct scsi_cmd *cmd)
 	if (r != SCSI_OK)
 		return r;
 	/* The Data-Out holds the verify instance then the write instance. */
-	cmd->data_length = 2u * cmd->nblocks * cmd->lu->block_size;
+	cmd->data_length = 2u * cmd->nblocks * sbc_wire_block_len(cmd);
 	/*
 	 * The command cannot run on part of its Data-Out: an expected transfer
 	 * length that differs from 2 * NUMBER OF LOGICAL BLOCKS blocks is
@@ -67,6 +71,8 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 	size_t len = (size_t)cmd->nblocks * lu->block_size;
 	uint64_t offset = scsi_lu_offset(lu, cmd->lba);
 	uint8_t *medium = malloc(len);
+	struct sbc_write_data verify = { 0 }, write = { 0 };
+	struct scsi_sense_info s;
 	size_t first;
 	int rc;
 
@@ -74,11 +80,19 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
 		return;
 	}
+	rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, &verify, &s);
+	if (rc == 0)
+		rc = sbc_write_data_prepare(cmd, cmd->data_out + (size_t)cmd->nblocks * sbc_wire_block_len(cmd),
+					    cmd->lba, cmd->nblocks, 0, &write, &s);
+	if (rc != 0) {
+		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, false));
+		goto out;
+	}
 	pthread_rwlock_wrlock(&lu->io_lock);
 	rc = be->ops->read(be, medium, len, offset);
 	if (rc < 0) {
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
-	} else if (!sbc_compare(medium, cmd->data_out, len, &first)) {
+	} else if (!sbc_compare(medium, verify.data, len, &first)) {
 		/*
 		 * SBC-4 5.3: MISCOMPARE DURING VERIFY OPERATION, INFORMATION = the
 		 * offset from the start of the Data-Out Buffer to the first byte
@@ -86,12 +100,22 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		 */
 		scsi_cmd_fail(cmd, sbc_sense_miscompare(first));
 	} else {
-		rc = be->ops->write(be, cmd->data_out + len, len, offset, sbc_write_flags(cmd));
+		rc = be->ops->write(be, write.data, len, offset, sbc_write_flags(cmd));
+		if (rc >= 0 && write.tuples) {
+			uint64_t tlen = sbc_pi_bytes(lu, cmd->nblocks);
+
+			sbc_pi_medium_form(write.tuples, tlen);
+			rc = be->ops->write(be, write.tuples, (size_t)tlen, sbc_pi_offset(lu, cmd->lba),
+					    sbc_write_flags(cmd));
+		}
 		if (rc < 0)
 			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 		sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 	}
 	pthread_rwlock_unlock(&lu->io_lock);
+out:
+	sbc_write_data_free(&verify);
+	sbc_write_data_free(&write);
 	free(medium);
 }
 

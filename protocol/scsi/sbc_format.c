@@ -2,9 +2,16 @@
  * FORMAT UNIT (SBC-4 5.4).
  *
  * CDB byte 1: bits 7:6 FMTPINFO, bit 5 LONGLIST, bit 4 FMTDATA, bit 3
- * CMPLST, bits 2:0 DEFECT LIST FORMAT.  No LU has protection information
- * yet, so FMTPINFO must be 0 (the opcode table's CDB USAGE DATA already
- * rejects it; the check below keeps the rule when PI arrives).
+ * CMPLST, bits 2:0 DEFECT LIST FORMAT.
+ *
+ * Protection information (SBC-4 5.4, table "FMTPINFO and PROTECTION FIELD
+ * USAGE"; spec digest 3.2): FMTPINFO 00b formats without PI, 10b with type
+ * 1, 11b with type 2 (PFU 000b), type 3 (001b), or type 2 / type 3 with the
+ * long list's PROTECTION INTERVAL EXPONENT (010b / 011b).  FMTPINFO != 0 on
+ * an LU without PI support, and FMTPINFO 01b, are INVALID FIELD IN CDB;
+ * other PFU values, a nonzero P_I_INFORMATION, an exponent where PFU takes
+ * none or one whose intervals would be under 512 bytes are INVALID FIELD IN
+ * PARAMETER LIST.  Every tuple becomes the escape (sbc_background.c).
  *
  * FMTDATA = 0: no parameter list, format with the defaults.  FMTDATA = 1: a
  * parameter list follows (SBC-4 5.4, parameter list): the short (4-byte, LONGLIST = 0) or
@@ -56,6 +63,8 @@
 /* What the parameter list asks for. */
 struct format_request {
 	bool immed;
+	uint8_t protection_type;  /* the format asked for */
+	uint8_t p_i_exponent;
 	const uint8_t *pattern;  /* IP TYPE 01h: INITIALIZATION PATTERN, or NULL */
 	uint16_t pattern_length;
 };
@@ -76,8 +85,10 @@ enum scsi_result sbc_format_unit_parse(struct scsi_cmd *cmd)
 	uint32_t max_len = header_len + IP_DESCRIPTOR_LEN + 0xffff;
 
 	/* SBC-4 5.4: FMTPINFO != 0 on an LU without protection information -> INVALID FIELD IN CDB. */
-	if ((flags & FORMAT_FMTPINFO_MASK) && !sbc_lu_has_pi(cmd->lu))
+	if ((flags & FORMAT_FMTPINFO_MASK) && !sbc_lu_pi_capable(cmd->lu))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 7));
+	if ((flags & FORMAT_FMTPINFO_MASK) == 0x40)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 6));
 	if (!(flags & FORMAT_FMTDATA)) {
 		/* SBC-4 5.4: FMTDATA = 0, no parameter list is transferred. */
 		cmd->data_length = 0;
@@ -96,6 +107,33 @@ enum scsi_result sbc_format_unit_parse(struct scsi_cmd *cmd)
 }
 
 /*
+ * The protection format of FMTPINFO (CDB), PROTECTION FIELD USAGE (pfu) and
+ * the long list's byte 3 (P_I_INFORMATION, PROTECTION INTERVAL EXPONENT).
+ */
+static enum scsi_result protection_format(struct scsi_cmd *cmd, uint8_t pfu, uint8_t b3, struct format_request *req)
+{
+	uint8_t fmtpinfo = cmd->cdb[1] >> 6;
+	uint8_t exponent = b3 & 0x0f;
+
+	if (b3 & 0xf0)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(3, highest_bit(b3 & 0xf0)));
+	if (fmtpinfo == 3 && pfu <= 3) {
+		req->protection_type = (pfu & 1) ? 3 : 2;
+	} else if (pfu == 0) {
+		req->protection_type = fmtpinfo == 2 ? 1 : 0;
+	} else {
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(0, highest_bit(pfu)));
+	}
+	/* The exponent counts only with PFU 010b / 011b (it must be 0 otherwise). */
+	if (exponent && pfu < 2)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(3, highest_bit(exponent)));
+	if ((cmd->lu->block_size >> exponent) < 512)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(3, highest_bit(exponent)));
+	req->p_i_exponent = exponent;
+	return SCSI_OK;
+}
+
+/*
  * Validates the parameter list (SBC-4 5.4, parameter list).  Returns SCSI_OK with req
  * filled, or SCSI_FAILED with the sense stored.
  */
@@ -110,9 +148,11 @@ static enum scsi_result parse_parameter_list(struct scsi_cmd *cmd, struct format
 
 	if (len < header_len)
 		return scsi_cmd_fail(cmd, sense_parameter_list_length_error());
-	/* Byte 0: bits 7:3 reserved, bits 2:0 PROTECTION FIELD USAGE (000b without PI). */
-	if (p[0])
+	/* Byte 0: bits 7:3 reserved, bits 2:0 PROTECTION FIELD USAGE. */
+	if (p[0] & 0xf8)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(0, highest_bit(p[0])));
+	if (protection_format(cmd, p[0] & 0x07, longlist ? p[3] : 0, req) != SCSI_OK)
+		return SCSI_FAILED;
 	b1 = p[1];
 	/*
 	 * SBC-4 5.4 (parameter list header): FOV = 0 asks for the defaults, and then DPRY, DCRT,
@@ -126,11 +166,9 @@ static enum scsi_result parse_parameter_list(struct scsi_cmd *cmd, struct format
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(1, 2));
 	req->immed = (b1 & HDR_IMMED) != 0;
 	if (longlist) {
-		/* Byte 2 reserved; byte 3 P_I_INFORMATION and PROTECTION INTERVAL EXPONENT (0 without PI). */
+		/* Byte 2 reserved; byte 3 P_I_INFORMATION and PROTECTION INTERVAL EXPONENT (protection_format). */
 		if (p[2])
 			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(2, highest_bit(p[2])));
-		if (p[3])
-			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(3, highest_bit(p[3])));
 		defect_list_length = get_be32(p + 4);
 	} else {
 		defect_list_length = get_be16(p + 2);
@@ -196,7 +234,12 @@ enum scsi_result sbc_format_unit_exec(struct scsi_cmd *cmd)
 		enum scsi_result r = parse_parameter_list(cmd, &req);
 		if (r != SCSI_OK)
 			return r;
+	} else if (protection_format(cmd, 0, 0, &req) != SCSI_OK) {
+		return SCSI_FAILED;
 	}
+	/* The new format holds from now on (the LU is NOT READY until the format ends). */
+	if (sbc_lu_pi_capable(lu) && sbc_pi_set_format(lu, req.protection_type, req.p_i_exponent) != 0)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_MEDIUM_ERROR, ASC_FORMAT_COMMAND_FAILED));
 	op = sbc_background_alloc(lu);
 	if (!op)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));

@@ -1,13 +1,16 @@
 /*
- * SBC-4 data transfer commands: READ(6/10/12/16) (5.15-5.18), WRITE(6/10/12/16)
- * (5.42-5.45), WRITE AND VERIFY(10/12/16) (5.46-5.48) and ORWRITE(16) (5.9),
- * plus the worker-side I/O helpers the other SBC handlers share (sbc.h).
+ * SBC-4 data transfer commands: READ(6/10/12/16/32) (5.15-5.20),
+ * WRITE(6/10/12/16/32) (5.42-5.47), WRITE AND VERIFY(10/12/16/32) (5.50-5.53)
+ * and ORWRITE(16) (5.9), plus the worker-side I/O helpers the other SBC
+ * handlers share (sbc.h).  The 32-byte forms exist on type 2 LUs only.
  *
  * Parse decodes the CDB (sbc_decode_rw: PROTECT, DPO/FUA, MAXIMUM TRANSFER
  * LENGTH, LBA range) before any Data-Out is solicited; exec runs the backend
- * I/O on a worker under lu->io_lock.  Not here: protection information
- * (an LU never has PI yet, so any RDPROTECT/WRPROTECT/ORPROTECT != 0 is
- * rejected), zoned write-pointer rules, and ORWRITE(32)'s BMOP / generation
+ * I/O on a worker under lu->io_lock.  On an LU formatted with protection
+ * information every block's tuple is checked on read (RDPROTECT table) and
+ * generated or checked on write (WRPROTECT table), and with a nonzero
+ * PROTECT field it travels interleaved with the data (sbc_pi.h).  Not here:
+ * zoned write-pointer rules (zbc_rw.c), ORWRITE(32)'s BMOP / generation
  * processing.
  */
 #include <errno.h>
@@ -65,17 +68,50 @@ enum scsi_result sbc_read_parse(struct scsi_cmd *cmd)
 	return sbc_decode_rw(cmd);
 }
 
+/* READ on an LU with PI: the RDPROTECT checks, then the data alone or interleaved with its tuples. */
+static void read_pi_work(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	uint64_t data_len = (uint64_t)cmd->nblocks * lu->block_size;
+	uint64_t tuple_len = sbc_pi_bytes(lu, cmd->nblocks);
+	bool joined = cmd->protect != 0;
+	uint8_t *buf = malloc((joined ? data_len : 0) + tuple_len);
+	uint8_t *data = joined ? buf : cmd->data_in;
+	struct sbc_pi_checks c;
+	struct scsi_sense_info s;
+	int rc;
+
+	if (!buf) {
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
+		return;
+	}
+	sbc_pi_checks_init(cmd, cmd->protect, &c);
+	rc = sbc_medium_read_checked(lu, &c, cmd->lba, cmd->nblocks, 0, data, buf + (joined ? data_len : 0), &s);
+	if (rc < 0)
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+	else if (rc > 0)
+		scsi_cmd_fail(cmd, s);
+	else if (joined)
+		sbc_pi_join(lu, data, buf + data_len, cmd->nblocks, cmd->data_in);
+	free(buf);
+}
+
 static void read_work(struct scsi_cmd *cmd)
 {
-	int rc = sbc_medium_read(cmd->lu, cmd->data_in, cmd->lba, cmd->data_in_len);
+	int rc;
 
+	if (sbc_lu_has_pi(cmd->lu)) {
+		read_pi_work(cmd);
+		return;
+	}
+	rc = sbc_medium_read(cmd->lu, cmd->data_in, cmd->lba, cmd->data_in_len);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
 }
 
 enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
 {
-	size_t len = (size_t)cmd->nblocks * cmd->lu->block_size;
+	size_t len = (size_t)cmd->nblocks * sbc_wire_block_len(cmd);
 
 	/* SBC-4 5.16: TRANSFER LENGTH 0 reads nothing and is not an error. */
 	if (cmd->nblocks == 0)
@@ -102,7 +138,7 @@ enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
  */
 static enum scsi_result clip_to_data_out(struct scsi_cmd *cmd)
 {
-	uint32_t bs = cmd->lu->block_size;
+	uint32_t bs = sbc_wire_block_len(cmd);
 
 	if (cmd->data_out_len >= cmd->data_length)
 		return SCSI_OK;
@@ -119,18 +155,40 @@ enum scsi_result sbc_write_parse(struct scsi_cmd *cmd)
 
 	if (r != SCSI_OK)
 		return r;
-	cmd->data_length = cmd->nblocks * cmd->lu->block_size;
+	cmd->data_length = cmd->nblocks * sbc_wire_block_len(cmd);
 	return SCSI_OK;
+}
+
+/*
+ * Takes the user data and tuples of the Data-Out (sbc_write_data_prepare)
+ * and writes them.  Returns true if the write was done; else the command
+ * has failed.
+ */
+static bool write_blocks(struct scsi_cmd *cmd, unsigned flags, struct sbc_write_data *w)
+{
+	struct scsi_sense_info s;
+	int rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, w, &s);
+
+	if (rc > 0) {
+		scsi_cmd_fail(cmd, s);
+		return false;
+	}
+	if (rc == 0)
+		rc = sbc_medium_write_pi(cmd->lu, w->data, w->tuples, cmd->lba, cmd->nblocks, flags);
+	if (rc < 0) {
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		return false;
+	}
+	sbc_zoned_persist(cmd, flags);
+	return cmd->status == SCSI_STATUS_GOOD;
 }
 
 static void write_work(struct scsi_cmd *cmd)
 {
-	size_t len = (size_t)cmd->nblocks * cmd->lu->block_size;
-	int rc = sbc_medium_write(cmd->lu, cmd->data_out, cmd->lba, len, sbc_write_flags(cmd));
+	struct sbc_write_data w;
 
-	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
-	sbc_zoned_persist(cmd, sbc_write_flags(cmd));
+	write_blocks(cmd, sbc_write_flags(cmd), &w);
+	sbc_write_data_free(&w);
 }
 
 /*
@@ -174,11 +232,11 @@ enum scsi_result sbc_write_and_verify_parse(struct scsi_cmd *cmd)
 	enum scsi_result r;
 
 	if (sbc_cdb_bytchk(cmd->cdb) & 0x2)
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 2));
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb((uint16_t)sbc_cdb_flags_byte(cmd->cdb), 2));
 	r = sbc_decode_rw(cmd);
 	if (r != SCSI_OK)
 		return r;
-	cmd->data_length = cmd->nblocks * cmd->lu->block_size;
+	cmd->data_length = cmd->nblocks * sbc_wire_block_len(cmd);
 	return SCSI_OK;
 }
 
@@ -186,30 +244,29 @@ static void write_and_verify_work(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	size_t len = (size_t)cmd->nblocks * lu->block_size;
+	struct sbc_write_data w;
 	size_t first;
 	uint8_t *medium;
 	int rc;
 
-	rc = sbc_medium_write(lu, cmd->data_out, cmd->lba, len, BE_WRITE_FUA);
-	if (rc < 0) {
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+	if (!write_blocks(cmd, BE_WRITE_FUA, &w)) {
+		sbc_write_data_free(&w);
 		return;
 	}
-	sbc_zoned_persist(cmd, BE_WRITE_FUA);
-	if (cmd->status != SCSI_STATUS_GOOD)
-		return;
 	/* The verify step: read the blocks back (medium verification), and compare if BYTCHK = 01b. */
 	medium = malloc(len);
 	if (!medium) {
+		sbc_write_data_free(&w);
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
 		return;
 	}
 	rc = sbc_medium_read(lu, medium, cmd->lba, len);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
-	else if (sbc_cdb_bytchk(cmd->cdb) == 1 && !sbc_compare(medium, cmd->data_out, len, &first))
+	else if (sbc_cdb_bytchk(cmd->cdb) == 1 && !sbc_compare(medium, w.data, len, &first))
 		scsi_cmd_fail(cmd, sbc_sense_miscompare(first));
 	free(medium);
+	sbc_write_data_free(&w);
 }
 
 enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd)
@@ -230,6 +287,11 @@ enum scsi_result sbc_orwrite_parse(struct scsi_cmd *cmd)
 	return sbc_write_parse(cmd);
 }
 
+/*
+ * With PI the ORPROTECT field is checked like WRPROTECT on the received
+ * tuples; the stored guards are those of the ORed data (the data changed),
+ * the tags those received or generated.
+ */
 static void orwrite_work(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
@@ -237,27 +299,44 @@ static void orwrite_work(struct scsi_cmd *cmd)
 	size_t len = (size_t)cmd->nblocks * lu->block_size;
 	uint64_t offset = scsi_lu_offset(lu, cmd->lba);
 	uint8_t *buf = malloc(len);
+	struct sbc_write_data w;
+	struct scsi_sense_info s;
 	int rc;
 
 	if (!buf) {
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
 		return;
 	}
+	rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, &w, &s);
+	if (rc != 0) {
+		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, true));
+		goto out;
+	}
 	pthread_rwlock_wrlock(&lu->io_lock);
 	rc = be->ops->read(be, buf, len, offset);
 	if (rc < 0) {
 		pthread_rwlock_unlock(&lu->io_lock);
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
-		free(buf);
-		return;
+		goto out;
 	}
 	for (size_t i = 0; i < len; i++)
-		buf[i] |= cmd->data_out[i];
+		buf[i] |= w.data[i];
 	rc = be->ops->write(be, buf, len, offset, sbc_write_flags(cmd));
+	if (rc >= 0 && w.tuples) {
+		uint64_t tlen = sbc_pi_bytes(lu, cmd->nblocks);
+		uint32_t il = lu->block_size >> lu->p_i_exponent;
+
+		for (uint64_t k = 0; k < ((uint64_t)cmd->nblocks << lu->p_i_exponent); k++)
+			put_be16(w.tuples + k * PI_TUPLE_LEN, pi_guard(buf + k * il, il));
+		sbc_pi_medium_form(w.tuples, tlen);
+		rc = be->ops->write(be, w.tuples, (size_t)tlen, sbc_pi_offset(lu, cmd->lba), sbc_write_flags(cmd));
+	}
 	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 	sbc_zoned_persist(cmd, sbc_write_flags(cmd));
+out:
+	sbc_write_data_free(&w);
 	free(buf);
 }
 

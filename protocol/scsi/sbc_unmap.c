@@ -61,6 +61,9 @@ static void unmap_work(struct scsi_cmd *cmd)
 		if (nblocks)
 			rc = lu->backend->ops->discard(lu->backend, scsi_lu_offset(lu, lba),
 						       (uint64_t)nblocks * lu->block_size);
+		/* Unmapped blocks carry the escape PI (SBC-4 4.7.4.5, sbc_pi.h). */
+		if (nblocks && rc == 0)
+			rc = sbc_pi_discard(lu, lba, nblocks);
 	}
 	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)

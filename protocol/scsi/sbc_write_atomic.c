@@ -19,8 +19,9 @@
  * LBA OUT OF RANGE (05/21/00).  TRANSFER LENGTH 0 writes nothing.  The
  * commands are unsupported (05/20/00, and not listed by REPORT SUPPORTED
  * OPERATION CODES) when the LU advertises no atomic lengths; the 32-byte form
- * needs type 2 protection, like READ(32)/WRITE(32), so it is unsupported
- * until protection information exists.
+ * needs type 2 protection, like READ(32)/WRITE(32) (or the LU's
+ * allow_32_byte_cdbs).  On an LU with PI the tuples are part of the atomic
+ * unit (sbc_pi.h).
  *
  * Atomicity: the write runs holding lu->io_lock exclusively, so no other
  * command's I/O (every read and write holds it shared) sees the range half
@@ -33,6 +34,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sbc.h"
 
@@ -53,7 +56,7 @@ bool sbc_write_atomic_enabled(const struct scsi_lu *lu)
 bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu)
 {
 	/* SBC-4 5.49: the 32-byte form is for LUs formatted with type 2 protection. */
-	return sbc_write_atomic_enabled(lu) && (sbc_lu_has_pi(lu) || lu->params.allow_32_byte_cdbs);
+	return sbc_write_atomic_enabled(lu) && (sbc_pi_type2_enabled(lu) || lu->params.allow_32_byte_cdbs);
 }
 
 static void decode(struct scsi_cmd *cmd, struct atomic_cdb *a)
@@ -116,20 +119,64 @@ enum scsi_result sbc_write_atomic_parse(struct scsi_cmd *cmd)
 		r = sbc_check_lba_range(cmd, cmd->lba, cmd->nblocks);
 	if (r != SCSI_OK)
 		return r;
-	cmd->data_length = cmd->nblocks * cmd->lu->block_size;
+	cmd->data_length = cmd->nblocks * sbc_wire_block_len(cmd);
 	return SCSI_OK;
+}
+
+/*
+ * An LU with PI: the data and its tuples as one atomic unit (two ranges of
+ * one intent-log record), or torn on purpose like the data alone.
+ */
+static int write_atomic_pi(struct scsi_cmd *cmd, const struct sbc_write_data *w, bool tear, uint32_t tear_blocks)
+{
+	struct scsi_lu *lu = cmd->lu;
+	struct backend *be = lu->backend;
+	uint32_t n = tear ? tear_blocks : cmd->nblocks;
+	uint64_t data_len = (uint64_t)n * lu->block_size, tuple_len = sbc_pi_bytes(lu, n);
+	struct be_range ranges[2] = { { scsi_lu_offset(lu, cmd->lba), data_len },
+				      { sbc_pi_offset(lu, cmd->lba), tuple_len } };
+	uint8_t *buf = malloc(data_len + tuple_len + 1);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, w->data, data_len);
+	memcpy(buf + data_len, w->tuples, tuple_len);
+	sbc_pi_medium_form(buf + data_len, tuple_len);
+	if (tear || !be->ops->write_atomic_ranges) {
+		rc = be->ops->write(be, buf, data_len, ranges[0].offset, BE_WRITE_FUA);
+		if (rc >= 0)
+			rc = be->ops->write(be, buf + data_len, tuple_len, ranges[1].offset, BE_WRITE_FUA);
+	} else {
+		rc = be->ops->write_atomic_ranges(be, ranges, 2, buf);
+	}
+	free(buf);
+	return rc;
 }
 
 static void write_atomic_work(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	struct backend *be = lu->backend;
+	struct sbc_write_data w;
+	struct scsi_sense_info s;
 	uint32_t nth;
 	int rc;
 
+	rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, &w, &s);
+	if (rc != 0) {
+		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, true));
+		sbc_write_data_free(&w);
+		return;
+	}
 	pthread_rwlock_wrlock(&lu->io_lock);
 	nth = ++lu->atomic_writes; /* under the exclusive lock */
-	if (nth == lu->params.atomic_tear_write) {
+	if (w.tuples) {
+		uint32_t tear_blocks = lu->params.atomic_tear_block < cmd->nblocks ? lu->params.atomic_tear_block
+										 : cmd->nblocks;
+
+		rc = write_atomic_pi(cmd, &w, nth == lu->params.atomic_tear_write, tear_blocks);
+	} else if (nth == lu->params.atomic_tear_write) {
 		/* Broken promise on purpose (docs/atomic.md): a prefix of the blocks, and GOOD. */
 		uint32_t blocks = lu->params.atomic_tear_block < cmd->nblocks ? lu->params.atomic_tear_block : cmd->nblocks;
 
@@ -142,6 +189,7 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 		rc = be->ops->write(be, cmd->data_out, (size_t)cmd->nblocks * lu->block_size,
 				    scsi_lu_offset(lu, cmd->lba), BE_WRITE_FUA);
 	pthread_rwlock_unlock(&lu->io_lock);
+	sbc_write_data_free(&w);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 }

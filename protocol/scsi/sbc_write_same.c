@@ -1,11 +1,16 @@
 /*
- * WRITE SAME(10) and WRITE SAME(16) (SBC-4; spec digest 7.3).
+ * WRITE SAME(10), WRITE SAME(16) and WRITE SAME(32) (SBC-4; spec digest 7.3).
  *
- * CDB byte 1: bits 7:5 WRPROTECT, bit 4 ANCHOR, bit 3 UNMAP, bit 2 PBDATA
- * and bit 1 LBDATA (obsolete), bit 0 NDOB (16 only).  LBA and NUMBER OF
- * LOGICAL BLOCKS sit where the READ/WRITE shapes have them (sbc.h).  The
- * opcode table's CDB USAGE DATA refuses ANCHOR (ANC_SUP = 0), PBDATA,
- * LBDATA and a non-zero WRPROTECT before parse runs.
+ * CDB byte 1 (byte 10 of the 32-byte form, a type 2 LU's): bits 7:5
+ * WRPROTECT, bit 4 ANCHOR, bit 3 UNMAP, bit 2 PBDATA and bit 1 LBDATA
+ * (obsolete), bit 0 NDOB (16 and 32 only).  LBA and NUMBER OF LOGICAL BLOCKS
+ * sit where the READ/WRITE shapes have them (sbc.h).  The opcode table's CDB
+ * USAGE DATA refuses ANCHOR (ANC_SUP = 0), PBDATA and LBDATA before parse.
+ *
+ * Protection information (sbc_pi.h): the one block's tuples (received with
+ * WRPROTECT != 0 and checked, or generated) are repeated over the range,
+ * reference tags following the LBA (types 1, 2 from short CDBs) or counting
+ * up from the received one (type 2); deallocated blocks get the escape.
  *
  * Rules implemented (choices marked as such):
  *  - NUMBER OF LOGICAL BLOCKS 0 writes from the LBA to the end of the medium
@@ -27,6 +32,7 @@
  * most 1 MiB of repeated pattern in memory), so the command can be aborted
  * between chunks and never holds the whole range in memory.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +58,7 @@ struct ws_state {
 	uint64_t remaining;  /* blocks still to write */
 	uint8_t *chunk;      /* WS_WRITE_PATTERN: the block repeated */
 	uint32_t chunk_blocks;
+	uint8_t *pi_first;   /* PI LUs: the tuples of the command's one block */
 };
 
 static void ws_state_free(void *p)
@@ -59,7 +66,14 @@ static void ws_state_free(void *p)
 	struct ws_state *st = p;
 
 	free(st->chunk);
+	free(st->pi_first);
 	free(st);
+}
+
+/* The flags byte: WRPROTECT, ANCHOR, UNMAP, NDOB. */
+static uint8_t ws_flags(const uint8_t *cdb)
+{
+	return cdb[sbc_cdb_flags_byte(cdb)];
 }
 
 /*
@@ -79,7 +93,7 @@ enum scsi_result sbc_write_same_parse(struct scsi_cmd *cmd)
 {
 	const uint8_t *cdb = cmd->cdb;
 	struct scsi_lu *lu = cmd->lu;
-	bool ndob = cdb[0] == SCSI_OP_WRITE_SAME_16 && (cdb[1] & WS_NDOB);
+	bool ndob = cdb[0] != SCSI_OP_WRITE_SAME_10 && (ws_flags(cdb) & WS_NDOB);
 	uint64_t max = lu->params.max_write_same_length;
 	uint64_t nblocks;
 	enum scsi_result r;
@@ -91,11 +105,11 @@ enum scsi_result sbc_write_same_parse(struct scsi_cmd *cmd)
 	if (r != SCSI_OK)
 		return r;
 	/* SBC-4 WRITE SAME: ANCHOR = 1 with ANC_SUP = 0 -> INVALID FIELD IN CDB (also refused by the usage data). */
-	if (cdb[1] & WS_ANCHOR)
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 4));
+	if (ws_flags(cdb) & WS_ANCHOR)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb((uint16_t)sbc_cdb_flags_byte(cdb), 4));
 	/* UNMAP = 1 on an LU without logical block provisioning (LBPWS = 0). */
-	if ((cdb[1] & WS_UNMAP) && !sbc_thin_provisioning_enabled(lu))
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 3));
+	if ((ws_flags(cdb) & WS_UNMAP) && !sbc_thin_provisioning_enabled(lu))
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb((uint16_t)sbc_cdb_flags_byte(cdb), 3));
 	/* WSNZ = 0: NUMBER OF LOGICAL BLOCKS 0 means "to the last LBA", so the LBA itself must exist. */
 	if (sbc_cdb_transfer_length_raw(cdb) == 0 && cmd->lba >= lu->num_blocks)
 		return scsi_cmd_fail(cmd, sense_lba_out_of_range());
@@ -107,7 +121,7 @@ enum scsi_result sbc_write_same_parse(struct scsi_cmd *cmd)
 	if (r != SCSI_OK)
 		return r;
 	cmd->nblocks = nblocks > UINT32_MAX ? UINT32_MAX : (uint32_t)nblocks;
-	cmd->data_length = ndob ? 0 : lu->block_size;
+	cmd->data_length = ndob ? 0 : sbc_wire_block_len(cmd);
 	if ((cmd->dir == SCSI_DIR_TO_DEVICE || cmd->dir == SCSI_DIR_BIDI) && cmd->expected_length > cmd->data_length)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST,
 						     ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT));
@@ -121,6 +135,7 @@ static void ws_work(struct scsi_cmd *cmd)
 	struct ws_state *st = cmd->handler_state;
 	uint64_t nblocks = st->remaining;
 	uint64_t offset = scsi_lu_offset(lu, st->lba);
+	uint8_t *tuples = NULL;
 	int rc = 0;
 
 	if (st->method == WS_WRITE_PATTERN) {
@@ -128,6 +143,16 @@ static void ws_work(struct scsi_cmd *cmd)
 			nblocks = st->chunk_blocks;
 	} else if (nblocks > WS_ZERO_CHUNK / lu->block_size) {
 		nblocks = WS_ZERO_CHUNK / lu->block_size;
+	}
+	if (st->pi_first && st->method != WS_DEALLOCATE) {
+		tuples = malloc(sbc_pi_bytes(lu, nblocks));
+		if (!tuples) {
+			scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+			return;
+		}
+		sbc_pi_replicate(cmd, st->pi_first, st->lba, (uint32_t)nblocks, (st->lba - cmd->lba) << lu->p_i_exponent,
+				 tuples);
+		sbc_pi_medium_form(tuples, sbc_pi_bytes(lu, nblocks));
 	}
 	pthread_rwlock_rdlock(&lu->io_lock);
 	switch (st->method) {
@@ -139,9 +164,14 @@ static void ws_work(struct scsi_cmd *cmd)
 		break;
 	case WS_DEALLOCATE:
 		rc = be->ops->write_zeroes(be, offset, nblocks * lu->block_size, BE_ZERO_MAY_DISCARD);
+		if (rc >= 0 && st->pi_first)
+			rc = sbc_pi_discard(lu, st->lba, nblocks);
 		break;
 	}
+	if (rc >= 0 && tuples)
+		rc = be->ops->write(be, tuples, (size_t)sbc_pi_bytes(lu, nblocks), sbc_pi_offset(lu, st->lba), 0);
 	pthread_rwlock_unlock(&lu->io_lock);
+	free(tuples);
 	if (rc < 0) {
 		scsi_cmd_fail(cmd, sense_with_information(scsi_sense_from_errno(rc, true), st->lba));
 		return;
@@ -173,10 +203,11 @@ static bool all_zero(const uint8_t *p, size_t len)
 enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
-	bool unmap = (cmd->cdb[1] & WS_UNMAP) != 0;
+	bool unmap = (ws_flags(cmd->cdb) & WS_UNMAP) != 0;
 	const uint8_t *block = cmd->data_length ? cmd->data_out : NULL; /* NULL: NDOB, zeros */
 	struct ws_state *st;
 	enum scsi_result r;
+	uint8_t *split = NULL;
 
 	/*
 	 * Zoned LUs: the write rules and the write pointer advance, before
@@ -192,6 +223,34 @@ enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd)
 	cmd->handler_state_free = ws_state_free;
 	st->lba = cmd->lba;
 	st->remaining = ws_number_of_blocks(cmd, cmd->lba);
+	if (sbc_lu_has_pi(lu)) {
+		struct sbc_write_data w = { 0 };
+		struct scsi_sense_info s = { 0 };
+		uint8_t *zeros = block ? NULL : calloc(1, lu->block_size);
+		int rc = block || zeros ? sbc_write_data_prepare(cmd, block ? block : zeros, cmd->lba, 1, 0, &w, &s)
+					: -ENOMEM;
+
+		if (rc == 0) {
+			/* Keep the block's user data and tuples; the Data-Out's interleaved form is not used again. */
+			split = malloc(lu->block_size);
+			st->pi_first = malloc(sbc_pi_bytes(lu, 1));
+			if (split && st->pi_first) {
+				memcpy(split, w.data, lu->block_size);
+				memcpy(st->pi_first, w.tuples, sbc_pi_bytes(lu, 1));
+			} else {
+				rc = -ENOMEM;
+			}
+		}
+		sbc_write_data_free(&w);
+		free(zeros);
+		if (rc != 0) {
+			free(split);
+			return scsi_cmd_fail(cmd, rc > 0 ? s : sense_make(SENSE_KEY_ABORTED_COMMAND,
+									     ASC_INSUFFICIENT_RESOURCES));
+		}
+		if (block)
+			block = split;
+	}
 	if (unmap) {
 		/*
 		 * UNMAP = 1 (only accepted when thin provisioned): the blocks are
@@ -209,11 +268,14 @@ enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd)
 			blocks = WS_PATTERN_CHUNK / lu->block_size;
 		st->chunk_blocks = (uint32_t)blocks;
 		st->chunk = malloc((size_t)blocks * lu->block_size);
-		if (!st->chunk)
+		if (!st->chunk) {
+			free(split);
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+		}
 		for (uint64_t i = 0; i < blocks; i++)
 			memcpy(st->chunk + i * lu->block_size, block, lu->block_size);
 	}
+	free(split);
 	if (st->remaining == 0)
 		return SCSI_OK;
 	return scsi_cmd_run_io(cmd, ws_work, ws_after);

@@ -35,6 +35,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sbc.h"
 
@@ -56,7 +57,7 @@ bool sbc_write_scattered_enabled(const struct scsi_lu *lu)
 bool sbc_write_scattered_32_enabled(const struct scsi_lu *lu)
 {
 	/* Like every 32-byte CDB, for type 2 protection (or allowed by the LU's allow_32_byte_cdbs). */
-	return lu->params.write_scattered && (sbc_lu_has_pi(lu) || lu->params.allow_32_byte_cdbs);
+	return lu->params.write_scattered && (sbc_pi_type2_enabled(lu) || lu->params.allow_32_byte_cdbs);
 }
 
 static void decode(struct scsi_cmd *cmd, struct scattered_cdb *c)
@@ -86,8 +87,16 @@ enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd)
 	struct scattered_cdb c;
 
 	decode(cmd, &c);
-	if (cmd->protect && !sbc_lu_has_pi(cmd->lu))
+	if (sbc_check_protect(cmd, cmd->protect) != SCSI_OK)
+		return SCSI_FAILED;
+	/*
+	 * PI LUs: the tuples are generated, reference tags from the LBA of each
+	 * range.  Tuples interleaved in the Data-Out (WRPROTECT != 0) and the
+	 * descriptors' expected tags are not supported (docs/pi.md).
+	 */
+	if (cmd->protect)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(c.flags_offset, 7));
+	cmd->pi_cdb32 = false;
 	if (!cmd->lu->mode_current.dpofua && (cmd->dpo || cmd->fua))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(c.flags_offset, cmd->dpo ? 4 : 3));
 	if (p->max_scattered_lba_range_descriptors && c.count > p->max_scattered_lba_range_descriptors)
@@ -168,26 +177,55 @@ static void write_scattered_atomic_work(struct scsi_cmd *cmd)
 	struct backend *be = lu->backend;
 	struct scattered_cdb c;
 	struct be_range *r;
+	bool pi = sbc_lu_has_pi(lu);
+	const uint8_t *data;
+	uint8_t *buf = NULL;
+	uint64_t data_len, tuple_pos;
 	unsigned n = 0;
 	int rc;
 
 	decode(cmd, &c);
-	r = calloc(c.count, sizeof(*r));
-	if (!r) {
+	data = cmd->data_out + (size_t)c.lbdof * lu->block_size;
+	data_len = (uint64_t)c.btl * lu->block_size;
+	r = calloc((size_t)c.count * (pi ? 2 : 1) + 1, sizeof(*r));
+	/* With PI: the data ranges then the tuple ranges, and a buffer with the data then the tuples. */
+	if (r && pi) {
+		buf = malloc(data_len + sbc_pi_bytes(lu, c.btl) + 1);
+		if (buf)
+			memcpy(buf, data, data_len);
+	}
+	if (!r || (pi && !buf)) {
+		free(r);
 		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 		return;
 	}
-	for (uint32_t i = 0; i < c.count; i++) {
-		const uint8_t *d = cmd->data_out + HEADER_LEN + (size_t)i * DESCRIPTOR_LEN;
-		uint32_t blocks = get_be32(d + 8);
+	tuple_pos = data_len;
+	for (int pass = 0; pass < (pi ? 2 : 1); pass++) {
+		const uint8_t *range_data = data;
 
-		if (blocks)
-			r[n++] = (struct be_range){ .offset = scsi_lu_offset(lu, get_be64(d)),
-						    .len = (uint64_t)blocks * lu->block_size };
+		for (uint32_t i = 0; i < c.count; i++) {
+			const uint8_t *d = cmd->data_out + HEADER_LEN + (size_t)i * DESCRIPTOR_LEN;
+			uint32_t blocks = get_be32(d + 8);
+
+			if (!blocks)
+				continue;
+			if (pass == 0) {
+				r[n++] = (struct be_range){ .offset = scsi_lu_offset(lu, get_be64(d)),
+							    .len = (uint64_t)blocks * lu->block_size };
+			} else {
+				r[n++] = (struct be_range){ .offset = sbc_pi_offset(lu, get_be64(d)),
+							    .len = sbc_pi_bytes(lu, blocks) };
+				sbc_pi_generate(cmd, range_data, get_be64(d), blocks, 0, buf + tuple_pos);
+				sbc_pi_medium_form(buf + tuple_pos, sbc_pi_bytes(lu, blocks));
+				tuple_pos += sbc_pi_bytes(lu, blocks);
+			}
+			range_data += (size_t)blocks * lu->block_size;
+		}
 	}
 	pthread_rwlock_wrlock(&lu->io_lock);
-	rc = be->ops->write_atomic_ranges(be, r, n, cmd->data_out + (size_t)c.lbdof * lu->block_size);
+	rc = be->ops->write_atomic_ranges(be, r, n, pi ? buf : data);
 	pthread_rwlock_unlock(&lu->io_lock);
+	free(buf);
 	free(r);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
@@ -204,11 +242,16 @@ static void write_scattered_work(struct scsi_cmd *cmd)
 	for (uint32_t i = 0; i < c.count; i++) {
 		const uint8_t *d = cmd->data_out + HEADER_LEN + (size_t)i * DESCRIPTOR_LEN;
 		uint32_t n = get_be32(d + 8);
+		struct sbc_write_data w;
+		struct scsi_sense_info s;
 		int rc;
 
 		if (!n)
 			continue;
-		rc = sbc_medium_write(cmd->lu, data, get_be64(d), (size_t)n * bs, sbc_write_flags(cmd));
+		rc = sbc_write_data_prepare(cmd, data, get_be64(d), n, 0, &w, &s);
+		if (rc == 0)
+			rc = sbc_medium_write_pi(cmd->lu, w.data, w.tuples, get_be64(d), n, sbc_write_flags(cmd));
+		sbc_write_data_free(&w);
 		if (rc < 0) {
 			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 			return;

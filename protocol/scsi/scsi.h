@@ -213,6 +213,11 @@ struct scsi_cmd {
 	bool dpo;
 	uint8_t protect;               /* RDPROTECT / WRPROTECT / VRPROTECT */
 	uint8_t group_number;
+	/* 32-byte CDBs (sbc_pi.h): the expected PI tags */
+	bool pi_cdb32;
+	uint32_t pi_ref_tag;           /* EXPECTED INITIAL LOGICAL BLOCK REFERENCE TAG */
+	uint16_t pi_app_tag;           /* EXPECTED LOGICAL BLOCK APPLICATION TAG */
+	uint16_t pi_app_mask;          /* LOGICAL BLOCK APPLICATION TAG MASK */
 
 	/* result [core] */
 	uint8_t *data_in;              /* owned by the core, freed by scsi_cmd_release */
@@ -241,6 +246,20 @@ struct scsi_cmd {
 };
 
 /* ---- configuration of a logical unit (filled by config/, read by the core) ---- */
+
+/* Protection information fault injection (sbc_pi.c): a PI field the medium returns corrupted. */
+enum scsi_pi_field {
+	SCSI_PI_GUARD,
+	SCSI_PI_APP_TAG,
+	SCSI_PI_REF_TAG,
+};
+
+struct scsi_pi_fault {
+	enum scsi_pi_field field;
+	uint64_t first_lba, last_lba;
+};
+
+#define SCSI_PI_FAULTS_MAX 16
 
 struct scsi_lu_params {
 	enum scsi_lu_kind kind;
@@ -302,7 +321,34 @@ struct scsi_lu_params {
 	uint32_t conventional_zones;  /* the first zones are conventional */
 	uint32_t max_open_zones;      /* MAXIMUM NUMBER OF OPEN SWR ZONES; 0 = no limit (FFFFFFFFh) */
 	bool urswrz;                  /* unrestricted reads of sequential write required zones */
+	/*
+	 * Protection information (sbc_pi.h, docs/pi.md): 0 = the LU has no PI
+	 * support; 1..3 = it supports PI and is formatted with that type
+	 * (with 2^p_i_exponent intervals per block) until a FORMAT UNIT
+	 * changes it.  The PI lives in the backend after the data
+	 * (scsi_lu_backing_bytes).
+	 */
+	uint8_t protection_type;
+	uint8_t p_i_exponent;
+	struct scsi_pi_fault pi_faults[SCSI_PI_FAULTS_MAX];
+	unsigned pi_fault_count;
 };
+
+/*
+ * The backend bytes an LU of num_blocks logical blocks needs: the data, then
+ * for an LU with PI support room for the tuples of the finest protection
+ * interval (512 bytes: block_size / 64 bytes per block).  And the other way
+ * round: the logical blocks a backend of bytes holds.
+ */
+static inline uint64_t scsi_lu_backing_bytes(uint32_t block_size, uint64_t num_blocks, bool pi)
+{
+	return num_blocks * (block_size + (pi ? block_size / 64 : 0));
+}
+
+static inline uint64_t scsi_lu_blocks_in_backing(uint32_t block_size, uint64_t bytes, bool pi)
+{
+	return bytes / (block_size + (pi ? block_size / 64 : 0));
+}
 
 /* ---- devices, logical units and nexuses ---- */
 

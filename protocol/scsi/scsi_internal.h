@@ -45,6 +45,12 @@ enum scsi_pr_class {
 #define OP_NO_LU_OK         (1u << 6)  /* runs for a LUN that has no LU (cmd->lu == NULL) */
 #define OP_IN_PROGRESS_OK   (1u << 7)  /* allowed while a sanitize or format runs */
 #define OP_SHORT_DATA_OUT_OK (1u << 8) /* exec handles a Data-Out shorter than data_length (FCP-4 9.4.2 a) */
+/*
+ * The CDB has an RDPROTECT / WRPROTECT / VRPROTECT field (byte 1; byte 2 of
+ * WRITE SCATTERED(16); byte 10 of 32-byte CDBs): REPORT SUPPORTED OPERATION
+ * CODES shows it only on LUs formatted with protection information.
+ */
+#define OP_PROTECT_FIELD    (1u << 9)
 
 struct scsi_op {
 	const char *name;               /* as the standard writes it: "WRITE SAME(16)" */
@@ -137,6 +143,11 @@ struct scsi_lu {
 	struct scsi_cmd *ts_head, *ts_tail;
 
 	struct zbc_state *zbc;         /* zone engine of a zoned LU (zbc.h); NULL otherwise */
+
+	/* protection information (sbc_pi.h): the current format */
+	uint8_t protection_type;       /* 0: formatted without PI */
+	uint8_t p_i_exponent;
+	uint64_t pi_offset;            /* backend byte offset of the tuple of LBA 0 */
 };
 
 struct scsi_device {
@@ -217,6 +228,9 @@ void spc_pr_nexus_lost(struct scsi_lu *lu, const struct scsi_nexus *nexus);
 /* spc_pr.c / spc_reserve.c: LOGICAL UNIT RESET side effects on reservations. */
 void spc_pr_lu_reset(struct scsi_lu *lu);
 
+/* sbc_pi.c: the LU's current protection format (loads a FORMAT UNIT's choice from state_dir). */
+int sbc_pi_init(struct scsi_lu *lu, char *err, size_t errlen);
+
 /* ---- command handlers, by the standard that defines them ---- */
 
 /* SPC: spc_inquiry.c, spc_vpd.c */
@@ -293,6 +307,8 @@ enum scsi_result sbc_get_lba_status_exec(struct scsi_cmd *cmd);
 /* sbc_format.c */
 enum scsi_result sbc_format_unit_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_format_unit_exec(struct scsi_cmd *cmd);
+/* sbc_pi.c: the 32-byte READ/VERIFY/WRITE/WRITE AND VERIFY/WRITE SAME rows exist on type 2 LUs */
+bool sbc_pi_type2_enabled(const struct scsi_lu *lu);
 /* sbc_sanitize.c */
 enum scsi_result sbc_sanitize_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_sanitize_exec(struct scsi_cmd *cmd);

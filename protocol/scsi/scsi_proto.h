@@ -61,6 +61,11 @@
 #define SCSI_OP_READ_DEFECT_DATA_12 0xb7
 
 /* Variable-length (7Fh) service actions. */
+#define SCSI_SA_READ_32 0x0009
+#define SCSI_SA_VERIFY_32 0x000a
+#define SCSI_SA_WRITE_32 0x000b
+#define SCSI_SA_WRITE_AND_VERIFY_32 0x000c
+#define SCSI_SA_WRITE_SAME_32 0x000d
 #define SCSI_SA_WRITE_ATOMIC_32 0x000f
 #define SCSI_SA_WRITE_SCATTERED_32 0x0011
 /* SERVICE ACTION IN(16) service actions. */

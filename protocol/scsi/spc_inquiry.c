@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "sbc_pi.h"
 #include "spc.h"
 
 /* Standard INQUIRY data with version descriptors: bytes 0-95 (SPC-4 table 142). */
@@ -73,8 +74,8 @@ static void put_standard_inquiry(uint8_t *b, const struct scsi_lu *lu, const str
 	 */
 	b[3] = 0x10 | 0x02;
 	b[4] = STD_INQUIRY_LEN - 5; /* ADDITIONAL LENGTH */
-	/* SCCS 0, ACC 0, TPGS 00b (no ALUA), 3PC 0, PROTECT 0 (no protection information yet). */
-	b[5] = 0x00;
+	/* SCCS 0, ACC 0, TPGS 00b (no ALUA), 3PC 0, PROTECT: the LU supports protection information. */
+	b[5] = lu && sbc_lu_pi_capable(lu) ? 0x01 : 0x00;
 	b[6] = 0x00;
 	/* CMDQUE = 1: the task set accepts SIMPLE, ORDERED and HEAD OF QUEUE (SAM-5 8.6). */
 	b[7] = 0x02;

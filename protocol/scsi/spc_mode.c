@@ -142,6 +142,10 @@ enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 		/* The header bytes are the page's own whatever PC asks (the changeable mask has none). */
 		memcpy(b + off, d->defaults, d->spf ? 4 : 2);
 		b[off] |= 0x80; /* PS: every page can be saved */
+		/* Control ATO (SPC-4 7.5.8): an LU with PI never changes application tags (spc_mode_init). */
+		if (pc == PC_DEFAULT && d->page_code == MODE_PAGE_CONTROL && d->subpage_code == 0 &&
+		    lu->params.protection_type)
+			b[off + 5] |= 0x80;
 		off += d->len;
 	}
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);

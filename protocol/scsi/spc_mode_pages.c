@@ -6,7 +6,8 @@
  * Pages served:
  *   01h     Read-Write Error Recovery (SBC-4 6.5.8): AWRE = ARRE = 1, nothing changeable;
  *   08h     Caching (SBC-4 6.5.5): WCE (default 1) and RCD changeable;
- *   0Ah     Control (SPC-4 7.5.8): D_SENSE and SWP changeable; TST 000b (one
+ *   0Ah     Control (SPC-4 7.5.8): D_SENSE and SWP changeable; ATO 1 on LUs
+ *           with protection information; TST 000b (one
  *           task set for all I_T nexuses), QUEUE ALGORITHM MODIFIER 1
  *           (SIMPLE commands run concurrently), QERR 00b, TAS 0 (the task
  *           set does not report TASK ABORTED to other nexuses), BUSY
@@ -167,6 +168,13 @@ int spc_mode_init(struct scsi_lu *lu)
 		return -1;
 	for (size_t i = 0; i < spc_mode_pages_len; i++)
 		memcpy(m->saved[i], spc_mode_pages[i].defaults, spc_mode_pages[i].len);
+	/*
+	 * Control ATO = 1 on an LU with PI support: the application client owns
+	 * the application tags; the device server stores them unchanged and
+	 * checks them where it knows the expected value (sbc_pi.h).
+	 */
+	if (lu->params.protection_type)
+		m->saved[find_def(MODE_PAGE_CONTROL, 0)][5] |= 0x80;
 	spc_persist_init(&m->file, lu, MODE_FILE_NAME);
 	if (spc_persist_load(&m->file, &img, &len, 4096) == 0) {
 		/* A corrupt file is ignored: the defaults stand (SPC-4 6.11: saved values start as defaults). */

@@ -24,6 +24,7 @@
  */
 #include <string.h>
 
+#include "sbc_pi.h"
 #include "spc.h"
 
 #define RO_ALL 0x0
@@ -93,6 +94,23 @@ static enum scsi_result report_all(struct scsi_cmd *cmd, bool rctd)
 	return SCSI_OK;
 }
 
+/*
+ * The PROTECT fields are usable only on an LU formatted with protection
+ * information, FORMAT UNIT's FMTPINFO only on one that supports it
+ * (sbc_pi.h); elsewhere the CDB USAGE DATA shows them as not used.
+ */
+static void hide_protection_fields(const struct scsi_op *op, const struct scsi_lu *lu, uint8_t *usage)
+{
+	if (!lu)
+		return;
+	if ((op->flags & OP_PROTECT_FIELD) && !sbc_lu_has_pi(lu)) {
+		unsigned byte = op->cdb_len == 32 ? 10 : op->opcode == SCSI_OP_SERVICE_ACTION_OUT_16 ? 2 : 1;
+		usage[byte] &= 0x1f;
+	}
+	if (op->opcode == SCSI_OP_FORMAT_UNIT && !sbc_lu_pi_capable(lu))
+		usage[1] &= 0x3f;
+}
+
 static enum scsi_result report_one(struct scsi_cmd *cmd, bool rctd, uint8_t reporting_options)
 {
 	uint8_t opcode = cmd->cdb[3];
@@ -135,6 +153,7 @@ static enum scsi_result report_one(struct scsi_cmd *cmd, bool rctd, uint8_t repo
 	b[1] = (uint8_t)((rctd ? 0x80 : 0) | SUPPORT_STANDARD); /* CTDP, SUPPORT */
 	put_be16(b + 2, op->cdb_len);                            /* CDB SIZE */
 	memcpy(b + 4, op->usage, op->cdb_len);                   /* CDB USAGE DATA */
+	hide_protection_fields(op, cmd->lu, b + 4);
 	if (rctd)
 		put_timeouts(b + 4 + op->cdb_len, op);
 	return SCSI_OK;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sbc_pi.h"
 #include "spc.h"
 #include "zbc.h"
 
@@ -160,8 +161,13 @@ static size_t build_device_identification(const struct scsi_cmd *cmd, const stru
 static size_t build_extended_inquiry(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
 {
 	(void)cmd;
-	(void)lu;
-	/* byte 4: ACTIVATE MICROCODE, SPT, GRD_CHK, APP_CHK, REF_CHK: 0 (no protection information yet). */
+	/*
+	 * byte 4: ACTIVATE MICROCODE 0; an LU with PI support can be formatted
+	 * with any type (SPT 111b) and checks every field it may (GRD_CHK,
+	 * APP_CHK, REF_CHK: the "may" checks of the PROTECT tables are done).
+	 */
+	if (lu && sbc_lu_pi_capable(lu))
+		b[4] = (7 << 3) | 0x04 | 0x02 | 0x01;
 	/* byte 5: HEADSUP, ORDSUP, SIMPSUP: every task attribute but ACA (SAM-5 8.6). */
 	b[5] = 0x04 | 0x02 | 0x01;
 	/* byte 6: V_SUP: writes may sit in a volatile cache (Caching WCE; SYNCHRONIZE CACHE flushes it). */

@@ -434,6 +434,32 @@ void itest_raw_clear_ua(struct itest_raw *c, int lun)
 void itest_raw_long_cdb_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
 			    uint32_t out_len, struct itest_result *r)
 {
+	itest_raw_long_cdb_io(c, lun, cdb, cdb_len, out, out_len, 0, r);
+}
+
+/* A Data-In PDU of the command: its data at BUFFER OFFSET; with the S bit it carries the status. */
+static bool take_data_in(struct itest_raw *c, const struct itest_pdu *p, uint32_t in_len, struct itest_result *r)
+{
+	uint32_t offset = itest_get_be32(p->bhs + 40);
+
+	if (offset < in_len) {
+		uint32_t n = p->data_len < in_len - offset ? p->data_len : in_len - offset;
+
+		memcpy(r->data + offset, p->data, n);
+		if ((int)(offset + n) > r->data_len)
+			r->data_len = (int)(offset + n);
+	}
+	if (!(p->bhs[1] & 0x01))
+		return false;
+	r->transport_ok = true;
+	r->status = p->bhs[3];
+	c->exp_statsn = itest_get_be32(p->bhs + 24) + 1;
+	return true;
+}
+
+void itest_raw_long_cdb_io(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
+			   uint32_t out_len, uint32_t in_len, struct itest_result *r)
+{
 	uint8_t bhs[48], ahs[260] = { 0 };
 	uint32_t itt = c->itt, ahs_bytes = 0, extra = cdb_len > 16 ? (uint32_t)cdb_len - 16 : 0;
 	struct itest_pdu p;
@@ -444,7 +470,11 @@ void itest_raw_long_cdb_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, in
 		snprintf(r->error, sizeof(r->error), "Data-Out does not fit one immediate-data PDU");
 		return;
 	}
-	itest_raw_scsi_cmd(c, bhs, lun, cdb, cdb_len, false, out_len > 0, out_len);
+	if (in_len && !(r->data = calloc(1, in_len))) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		return;
+	}
+	itest_raw_scsi_cmd(c, bhs, lun, cdb, cdb_len, in_len > 0, out_len > 0, in_len ? in_len : out_len);
 	if (extra) {
 		/* AHSLength counts the reserved byte and the CDB bytes; the entry is padded to 4 bytes. */
 		itest_put_be16(ahs, (uint16_t)(extra + 1));
@@ -463,6 +493,14 @@ void itest_raw_long_cdb_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, in
 		return;
 	}
 	while (itest_raw_recv(c, &p, 10000) == 1) {
+		if ((p.bhs[0] & 0x3f) == 0x25 && itest_get_be32(p.bhs + 16) == itt && in_len) {
+			bool done = take_data_in(c, &p, in_len, r);
+
+			itest_pdu_free(&p);
+			if (done)
+				return;
+			continue;
+		}
 		if ((p.bhs[0] & 0x3f) == RAW_OP_SCSI_RSP && itest_get_be32(p.bhs + 16) == itt) {
 			r->transport_ok = true;
 			r->status = p.bhs[3];

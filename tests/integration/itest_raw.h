@@ -102,5 +102,8 @@ void itest_raw_clear_ua(struct itest_raw *c, int lun);
  */
 void itest_raw_long_cdb_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
 			    uint32_t out_len, struct itest_result *r);
+/* The same with up to in_len bytes of Data-In (r->data, r->data_len; free with itest_result_free). */
+void itest_raw_long_cdb_io(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
+			   uint32_t out_len, uint32_t in_len, struct itest_result *r);
 
 #endif

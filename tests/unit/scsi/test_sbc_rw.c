@@ -203,7 +203,8 @@ START_TEST(read10_rdprotect_invalid)
 		cdb10(c, SCSI_OP_READ_10, (uint8_t)(p << 5), 0, 1);
 		harness_run(&h, 0, c, 10, NULL, 0, BS, &r);
 		harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-		harness_expect_field_pointer(&r, 1, p >= 4 ? 7 : p >= 2 ? 6 : 5);
+		/* SPC-4 4.5.2.4.2: the bit pointer names the leftmost bit of the RDPROTECT field. */
+		harness_expect_field_pointer(&r, 1, 7);
 	}
 }
 END_TEST

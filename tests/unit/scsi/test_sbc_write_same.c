@@ -283,7 +283,7 @@ START_TEST(ws_refused_cdb_bits)
 	assert_field_pointer(&r, 0xc8 | 4, 1);
 	ws10(0, 1, 0x20, block, BS, &r); /* WRPROTECT = 1 */
 	assert_check_condition(&r, 0x5, 0x2400);
-	assert_field_pointer(&r, 0xc8 | 5, 1);
+	assert_field_pointer(&r, 0xc8 | 7, 1); /* the leftmost bit of WRPROTECT */
 	ws10(0, 1, 0x02, block, BS, &r); /* LBDATA */
 	assert_check_condition(&r, 0x5, 0x2400);
 	assert_field_pointer(&r, 0xc8 | 1, 1);
