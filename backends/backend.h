@@ -56,6 +56,18 @@ struct backend_ops {
 	int (*write_atomic)(struct backend *be, const void *buf, size_t len, uint64_t offset);
 	/* The same for n ranges as one unit; buf holds their bytes one range after the other. */
 	int (*write_atomic_ranges)(struct backend *be, const struct be_range *ranges, unsigned n, const void *buf);
+	/*
+	 * write_atomic_ranges for writes too big to hold in memory: the bytes
+	 * of the ranges come in pieces, in order (stream_append, one call at a
+	 * time from any thread); nothing is durable until stream_commit, which
+	 * is all or nothing like write_atomic_ranges.  One stream per backend
+	 * at a time: stream_begin returns -EBUSY otherwise.  A failed append or
+	 * commit ends the stream.  NULL: not offered.
+	 */
+	int (*stream_begin)(struct backend *be, const struct be_range *ranges, unsigned n);
+	int (*stream_append)(struct backend *be, const void *buf, size_t len);
+	int (*stream_commit)(struct backend *be);
+	void (*stream_abandon)(struct backend *be);
 };
 
 struct backend {

@@ -46,6 +46,9 @@ struct be_file {
 	/* write_atomic: the intent log "<path>.journal" (regular files), one record at a time. */
 	struct journal *journal;
 	pthread_mutex_t journal_lock;
+	/* stream_*: a second intent log "<path>.sjournal", so a long stream never holds up write_atomic. */
+	struct journal *sjournal;
+	bool streaming;
 	char path[];
 };
 
@@ -76,6 +79,7 @@ static void be_file_close(struct backend *be)
 	struct be_file *f = be_file_from(be);
 
 	journal_close(f->journal);
+	journal_close(f->sjournal);
 	pthread_mutex_destroy(&f->journal_lock);
 	close(f->fd);
 	free(f);
@@ -331,6 +335,79 @@ static int be_file_write_atomic_ranges(struct backend *be, const struct be_range
 	return rc;
 }
 
+static const char *sjournal_path(const struct be_file *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.sjournal", f->path);
+	return buf;
+}
+
+static int be_file_stream_begin(struct backend *be, const struct be_range *ranges, unsigned n)
+{
+	struct be_file *f = be_file_from(be);
+	char jpath[PATH_MAX + 16], err[256], note[8];
+	int rc = 0;
+
+	for (unsigned i = 0; i < n && !rc; i++)
+		rc = range_check(be, ranges[i].offset, ranges[i].len);
+	if (rc)
+		return rc;
+	if (be->read_only)
+		return -EROFS;
+	if (f->is_block_device)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&f->journal_lock);
+	if (f->streaming) {
+		rc = -EBUSY;
+	} else {
+		if (!f->sjournal)
+			f->sjournal = journal_open(sjournal_path(f, jpath, sizeof(jpath)), f->fd, be->size, note,
+						   sizeof(note), err, sizeof(err));
+		rc = f->sjournal ? journal_begin(f->sjournal, ranges, n) : -EIO;
+		f->streaming = rc == 0;
+	}
+	pthread_mutex_unlock(&f->journal_lock);
+	return rc;
+}
+
+static void stream_end(struct be_file *f)
+{
+	pthread_mutex_lock(&f->journal_lock);
+	f->streaming = false;
+	pthread_mutex_unlock(&f->journal_lock);
+}
+
+static int be_file_stream_append(struct backend *be, const void *buf, size_t len)
+{
+	struct be_file *f = be_file_from(be);
+	int rc = f->streaming ? journal_append(f->sjournal, buf, len) : -EINVAL;
+
+	if (rc && f->streaming)
+		stream_end(f);
+	return rc;
+}
+
+static int be_file_stream_commit(struct backend *be)
+{
+	struct be_file *f = be_file_from(be);
+	int rc;
+
+	if (!f->streaming)
+		return -EINVAL;
+	rc = journal_commit(f->sjournal);
+	stream_end(f);
+	return rc;
+}
+
+static void be_file_stream_abandon(struct backend *be)
+{
+	struct be_file *f = be_file_from(be);
+
+	if (!f->streaming)
+		return;
+	journal_abandon(f->sjournal);
+	stream_end(f);
+}
+
 static int be_file_write_atomic(struct backend *be, const void *buf, size_t len, uint64_t offset)
 {
 	struct be_range r = { .offset = offset, .len = len };
@@ -350,6 +427,10 @@ static const struct backend_ops be_file_ops = {
 	.resize = be_file_resize,
 	.write_atomic = be_file_write_atomic,
 	.write_atomic_ranges = be_file_write_atomic_ranges,
+	.stream_begin = be_file_stream_begin,
+	.stream_append = be_file_stream_append,
+	.stream_commit = be_file_stream_commit,
+	.stream_abandon = be_file_stream_abandon,
 };
 
 /*
@@ -467,7 +548,16 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, ch
 		f->journal = journal_open(jpath, f->fd, f->be.size, f->be.note, sizeof(f->be.note), err, errlen);
 		rc = f->journal ? 0 : -1;
 	}
+	if (rc == 0 && !f->is_block_device && !read_only && access(sjournal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
+		char note[sizeof(f->be.note)];
+
+		f->sjournal = journal_open(jpath, f->fd, f->be.size, note, sizeof(note), err, errlen);
+		rc = f->sjournal ? 0 : -1;
+		if (note[0] && !f->be.note[0])
+			snprintf(f->be.note, sizeof(f->be.note), "%s", note);
+	}
 	if (rc != 0) {
+		journal_close(f->journal);
 		pthread_mutex_destroy(&f->journal_lock);
 		close(f->fd);
 		free(f);

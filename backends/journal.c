@@ -31,12 +31,21 @@
 #define HEADER_LEN 64
 static const char magic[8] = { 'S', 'B', 'C', 'E', 'J', 'N', 'L', '2' };
 #define RANGE_LEN 16
-#define MAX_RANGES 65536u
+#define MAX_RANGES 131072u /* 65535 LBA ranges and their PI tuple ranges */
+
+/* Bytes copied per step when a record is checked or applied from the journal file. */
+#define COPY_CHUNK (1u << 20)
 
 struct journal {
 	int fd;
 	int data_fd;
 	uint64_t data_size;
+	/* the streamed record being written (journal_begin .. journal_commit) */
+	struct be_range *stream_ranges;
+	unsigned stream_n;
+	uint64_t stream_len;      /* DATA LENGTH */
+	uint64_t stream_pos;      /* data bytes appended */
+	uint32_t stream_crc;
 };
 
 static void put_le(uint8_t *p, uint64_t v, unsigned n)
@@ -158,35 +167,70 @@ static void crash_point(const char *name)
 		kill(getpid(), SIGKILL);
 }
 
-/* Reads the range table and the data of a record whose header checked out; NULL if torn. */
-static uint8_t *read_body(struct journal *j, unsigned n, uint64_t data_len, uint32_t want_crc,
-			  struct be_range *r)
+/*
+ * Reads the range table of a record whose header checked out and checks the
+ * crc32 of the table and the data, reading the data in pieces (a record may
+ * hold a gigabyte).  Returns the ranges (malloc'd), or NULL if torn.
+ */
+static struct be_range *read_table(struct journal *j, unsigned n, uint64_t data_len, uint32_t want_crc)
 {
 	size_t table_len = (size_t)n * RANGE_LEN;
-	uint8_t *body = malloc(table_len + data_len);
+	uint8_t *table = malloc(table_len), *chunk = malloc(COPY_CHUNK);
+	struct be_range *r = calloc(n, sizeof(*r));
 	uint64_t sum = 0;
+	uint32_t c;
+	bool ok = table && chunk && r && pread_full(j->fd, table, table_len, HEADER_LEN) == 0;
 
-	if (!body)
-		return NULL;
-	if (pread_full(j->fd, body, table_len + data_len, HEADER_LEN) != 0 ||
-	    crc(body, table_len + data_len) != want_crc) {
-		free(body);
+	if (ok) {
+		c = crc(table, table_len);
+		for (uint64_t pos = 0; ok && pos < data_len; pos += COPY_CHUNK) {
+			size_t len = data_len - pos < COPY_CHUNK ? (size_t)(data_len - pos) : COPY_CHUNK;
+
+			ok = pread_full(j->fd, chunk, len, HEADER_LEN + table_len + pos) == 0;
+			c = crc_more(c, chunk, len);
+		}
+		ok = ok && c == want_crc;
+	}
+	for (unsigned i = 0; ok && i < n; i++) {
+		r[i].offset = get_le(table + (size_t)i * RANGE_LEN, 8);
+		r[i].len = get_le(table + (size_t)i * RANGE_LEN + 8, 8);
+		sum += r[i].len;
+		ok = r[i].offset <= j->data_size && r[i].len <= j->data_size - r[i].offset;
+	}
+	free(table);
+	free(chunk);
+	if (!ok || sum != data_len) {
+		free(r);
 		return NULL;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		r[i].offset = get_le(body + (size_t)i * RANGE_LEN, 8);
-		r[i].len = get_le(body + (size_t)i * RANGE_LEN + 8, 8);
-		sum += r[i].len;
-		if (r[i].offset > j->data_size || r[i].len > j->data_size - r[i].offset) {
-			free(body);
-			return NULL;
+	return r;
+}
+
+/* apply() with the data read from the record in the journal file, a piece at a time; at most limit bytes. */
+static int apply_from_file(struct journal *j, const struct be_range *r, unsigned n, uint64_t limit)
+{
+	uint64_t src = HEADER_LEN + (uint64_t)n * RANGE_LEN;
+	uint8_t *chunk = malloc(COPY_CHUNK);
+	int rc = 0;
+
+	if (!chunk)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n && limit && !rc; i++) {
+		for (uint64_t done = 0; done < r[i].len && limit && !rc;) {
+			size_t len = r[i].len - done < COPY_CHUNK ? (size_t)(r[i].len - done) : COPY_CHUNK;
+
+			if (len > limit)
+				len = (size_t)limit;
+			rc = pread_full(j->fd, chunk, len, src);
+			if (!rc)
+				rc = pwrite_full(j->data_fd, chunk, len, r[i].offset + done);
+			done += len;
+			src += len;
+			limit -= len;
 		}
 	}
-	if (sum != data_len) {
-		free(body);
-		return NULL;
-	}
-	return body;
+	free(chunk);
+	return rc ? rc : sync_fd(j->data_fd);
 }
 
 /* Replays or discards what a crash left; describes it in note. */
@@ -194,7 +238,6 @@ static int recover(struct journal *j, char *note, size_t notelen)
 {
 	uint8_t h[HEADER_LEN];
 	struct be_range *r;
-	uint8_t *body;
 	uint64_t data_len;
 	unsigned n;
 	int rc = pread_full(j->fd, h, HEADER_LEN, 0);
@@ -218,18 +261,13 @@ static int recover(struct journal *j, char *note, size_t notelen)
 		snprintf(note, notelen, "discarded a torn journal record (bad header)");
 		return invalidate(j);
 	}
-	r = calloc(n, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	body = read_body(j, n, data_len, (uint32_t)get_le(h + 24, 4), r);
-	if (!body) {
-		free(r);
+	r = read_table(j, n, data_len, (uint32_t)get_le(h + 24, 4));
+	if (!r) {
 		snprintf(note, notelen, "discarded a torn journal record (%u ranges, %llu bytes): the old data stands",
 			 n, (unsigned long long)data_len);
 		return invalidate(j);
 	}
-	rc = apply(j, r, n, body + (size_t)n * RANGE_LEN, UINT64_MAX);
-	free(body);
+	rc = apply_from_file(j, r, n, UINT64_MAX);
 	if (rc == 0)
 		snprintf(note, notelen, "replayed a journal record: %llu bytes in %u range(s), the first at offset %llu",
 			 (unsigned long long)data_len, n, (unsigned long long)r[0].offset);
@@ -268,6 +306,7 @@ struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, 
 void journal_close(struct journal *j)
 {
 	if (j) {
+		journal_abandon(j);
 		close(j->fd);
 		free(j);
 	}
@@ -322,4 +361,100 @@ int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offse
 	struct be_range r = { .offset = offset, .len = len };
 
 	return journal_write_ranges(j, &r, 1, buf);
+}
+
+/* ---- streamed records ---- */
+
+int journal_begin(struct journal *j, const struct be_range *r, unsigned n)
+{
+	size_t table_len = (size_t)n * RANGE_LEN;
+	uint8_t *table;
+	int rc;
+
+	if (n == 0 || n > MAX_RANGES || j->stream_ranges)
+		return -EINVAL;
+	table = malloc(table_len);
+	j->stream_ranges = malloc((size_t)n * sizeof(*r));
+	if (!table || !j->stream_ranges) {
+		free(table);
+		free(j->stream_ranges);
+		j->stream_ranges = NULL;
+		return -ENOMEM;
+	}
+	memcpy(j->stream_ranges, r, (size_t)n * sizeof(*r));
+	j->stream_n = n;
+	j->stream_len = 0;
+	j->stream_pos = 0;
+	for (unsigned i = 0; i < n; i++) {
+		put_le(table + (size_t)i * RANGE_LEN, r[i].offset, 8);
+		put_le(table + (size_t)i * RANGE_LEN + 8, r[i].len, 8);
+		j->stream_len += r[i].len;
+	}
+	/* Whatever header is there now is invalid (journal_commit and recovery invalidate): body first. */
+	j->stream_crc = crc(table, table_len);
+	rc = pwrite_full(j->fd, table, table_len, HEADER_LEN);
+	free(table);
+	if (rc)
+		journal_abandon(j);
+	return rc;
+}
+
+int journal_append(struct journal *j, const void *data, size_t len)
+{
+	int rc;
+
+	if (!j->stream_ranges || len > j->stream_len - j->stream_pos)
+		return -EINVAL;
+	rc = pwrite_full(j->fd, data, len, HEADER_LEN + (uint64_t)j->stream_n * RANGE_LEN + j->stream_pos);
+	if (rc) {
+		journal_abandon(j);
+		return rc;
+	}
+	j->stream_crc = crc_more(j->stream_crc, data, len);
+	j->stream_pos += len;
+	if (j->stream_pos >= j->stream_len / 2 && j->stream_pos - len < j->stream_len / 2)
+		crash_point("mid-record");
+	return 0;
+}
+
+int journal_commit(struct journal *j)
+{
+	uint8_t h[HEADER_LEN] = { 0 };
+	int rc;
+
+	if (!j->stream_ranges || j->stream_pos != j->stream_len) {
+		journal_abandon(j);
+		return -EINVAL;
+	}
+	memcpy(h, magic, sizeof(magic));
+	put_le(h + 8, j->stream_n, 4);
+	put_le(h + 16, j->stream_len, 8);
+	put_le(h + 24, j->stream_crc, 4);
+	put_le(h + 60, crc(h, 60), 4);
+	rc = pwrite_full(j->fd, h, HEADER_LEN, 0);
+	if (!rc)
+		rc = sync_fd(j->fd);
+	if (!rc) {
+		crash_point("after-record");
+		if (j->stream_len > 1 && crash_wanted("mid-apply")) {
+			apply_from_file(j, j->stream_ranges, j->stream_n, j->stream_len / 2);
+			crash_point("mid-apply");
+		}
+		rc = apply_from_file(j, j->stream_ranges, j->stream_n, UINT64_MAX);
+		if (!rc)
+			rc = invalidate(j);
+		/* The record is dead: give back its space (a streamed record may be a gigabyte). */
+		if (!rc && ftruncate(j->fd, HEADER_LEN) != 0)
+			rc = 0; /* the space stays taken, nothing else is wrong */
+	}
+	journal_abandon(j);
+	return rc;
+}
+
+void journal_abandon(struct journal *j)
+{
+	free(j->stream_ranges);
+	j->stream_ranges = NULL;
+	j->stream_n = 0;
+	j->stream_len = j->stream_pos = 0;
 }

@@ -38,10 +38,25 @@ void journal_close(struct journal *j);
  */
 int journal_write(struct journal *j, const void *buf, size_t len, uint64_t offset);
 /*
- * The same for n ranges (1 to 65 536) as one all-or-nothing unit; data
+ * The same for n ranges (1 to 131 072) as one all-or-nothing unit; data
  * holds their bytes one range after the other.
  */
 int journal_write_ranges(struct journal *j, const struct be_range *r, unsigned n, const void *data);
+
+/*
+ * A streamed record, for writes too big to hold in memory: journal_begin
+ * writes the range table, journal_append the data in order (any number of
+ * pieces, from any thread, one call at a time), journal_commit makes the
+ * record durable and applies it as journal_write_ranges does (reading the
+ * data back from the journal file in pieces).  Until the commit nothing is
+ * durable: journal_abandon (or a crash) leaves the old data.  One record at
+ * a time: the caller keeps journal_write_ranges out meanwhile.  0 or a
+ * negative errno; a failed append or commit abandons the record.
+ */
+int journal_begin(struct journal *j, const struct be_range *r, unsigned n);
+int journal_append(struct journal *j, const void *data, size_t len);
+int journal_commit(struct journal *j);
+void journal_abandon(struct journal *j);
 
 /*
  * Test hook for crash tests (docs/atomic.md): when the environment variable

@@ -72,23 +72,35 @@ void iscsi_data_check_done(struct iscsi_task *task)
 	if (!task->unsol_done || task->r2t_next_offset < task->want || task->r2t_count)
 		return;
 	task->cmd.data_out = task->buf;
-	task->cmd.data_out_len = task->want;
+	task->cmd.data_out_len = task->want - task->win_off;
 	task->state = ISCSI_TASK_STATE_SUBMITTED;
 	scsi_cmd_data_out_ready(&task->cmd);
 }
 
+/*
+ * The core asks for the Data-Out bytes from cmd.data_out_offset on (all of
+ * them, or one piece of a streamed Data-Out): buf then holds them from its
+ * start.  The first burst (unsolicited data) always belongs to the first
+ * piece: a streamed piece is never shorter than FirstBurstLength's maximum.
+ */
 void iscsi_data_need_data_out(struct iscsi_task *task)
 {
-	uint32_t cap;
+	uint32_t cap, end;
 
-	/* Collect min(data_length, EDTL); nothing if the initiator announced no write (W = 0). */
-	task->want = task->write ? min_u32(task->cmd.data_length, task->edtl) : 0;
-	cap = task->want > task->unsol_expected ? task->want : task->unsol_expected;
+	/* Collect up to EDTL; nothing if the initiator announced no write (W = 0). */
+	task->win_off = task->cmd.data_out_offset;
+	end = task->cmd.data_out_offset + scsi_cmd_data_out_want(&task->cmd);
+	task->want = task->write ? min_u32(end, task->edtl) : 0;
+	if (task->want < task->win_off)
+		task->want = task->win_off;
+	cap = task->want - task->win_off;
+	if (task->win_off == 0 && task->unsol_expected > cap)
+		cap = task->unsol_expected;
 	if (cap > task->buf_cap) {
 		uint8_t *nb = realloc(task->buf, cap);
 		if (!nb) {
 			/* Out of memory: hand over what there is; the core reports the shortfall. */
-			task->want = min_u32(task->want, task->buf_cap);
+			task->want = task->win_off + min_u32(task->want - task->win_off, task->buf_cap);
 		} else {
 			task->buf = nb;
 			task->buf_cap = cap;
@@ -96,12 +108,17 @@ void iscsi_data_need_data_out(struct iscsi_task *task)
 	}
 	if (task->r2t_next_offset < task->unsol_expected)
 		task->r2t_next_offset = task->unsol_expected;
+	if (task->r2t_next_offset < task->win_off)
+		task->r2t_next_offset = task->win_off;
 	send_r2ts(task);
 	iscsi_data_check_done(task);
 }
 
 static void store(struct iscsi_task *task, uint32_t offset, const uint8_t *data, uint32_t len)
 {
+	if (offset < task->win_off)
+		return;
+	offset -= task->win_off;
 	if (offset >= task->buf_cap)
 		return;
 	if (len > task->buf_cap - offset)

@@ -334,7 +334,8 @@ struct iscsi_task {
 	/* Data-Out collection (data.c) */
 	uint8_t *buf;
 	uint32_t buf_cap;
-	uint32_t want;                   /* bytes the command takes: min(data_length, EDTL) */
+	uint32_t want;                   /* end of the Data-Out the core asked for (at most EDTL) */
+	uint32_t win_off;                /* where buf starts in the Data-Out (streamed Data-Out, scsi.h) */
 	uint32_t unsol_expected;         /* immediate + unsolicited bytes the initiator sends */
 	uint32_t unsol_received;
 	uint32_t unsol_data_sn;

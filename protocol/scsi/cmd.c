@@ -322,7 +322,7 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 	if (cmd->lu)
 		scsi_task_set_add(cmd->lu, cmd);
 	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 &&
-	    !(cmd->data_out && cmd->data_out_len >= cmd->data_length)) {
+	    !(cmd->data_out && cmd->data_out_len >= scsi_cmd_data_out_want(cmd))) {
 		cmd->state = SCSI_CMD_STATE_WAIT_DATA_OUT;
 		cmd->transport->need_data_out(cmd);
 		return;
@@ -330,13 +330,51 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 	scsi_cmd_data_out_ready(cmd);
 }
 
-void scsi_cmd_data_out_ready(struct scsi_cmd *cmd)
+/* The next piece of a streamed Data-Out has arrived: the handler's continuation runs. */
+static void data_out_next_ready(struct scsi_cmd *cmd)
 {
+	enum scsi_result (*next)(struct scsi_cmd *cmd) = cmd->data_out_next;
+	enum scsi_result r;
+
+	cmd->data_out_next = NULL;
+	cmd->state = SCSI_CMD_STATE_RUNNING;
 	if (cmd->aborted) {
 		scsi_cmd_complete(cmd);
 		return;
 	}
-	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && cmd->data_out_len < cmd->data_length &&
+	if (cmd->data_out_len < scsi_cmd_data_out_want(cmd)) {
+		/* The initiator's expected data transfer length ends inside the stream (as in scsi_cmd_data_out_ready). */
+		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT));
+		scsi_cmd_complete(cmd);
+		return;
+	}
+	r = next(cmd);
+	if (r != SCSI_PENDING)
+		scsi_cmd_complete(cmd);
+}
+
+enum scsi_result scsi_cmd_next_data_out(struct scsi_cmd *cmd, enum scsi_result (*next)(struct scsi_cmd *cmd))
+{
+	cmd->data_out_offset += cmd->data_out_len;
+	cmd->data_out = NULL;
+	cmd->data_out_len = 0;
+	cmd->data_out_next = next;
+	cmd->state = SCSI_CMD_STATE_WAIT_DATA_OUT;
+	cmd->transport->need_data_out(cmd);
+	return SCSI_PENDING;
+}
+
+void scsi_cmd_data_out_ready(struct scsi_cmd *cmd)
+{
+	if (cmd->data_out_next) {
+		data_out_next_ready(cmd);
+		return;
+	}
+	if (cmd->aborted) {
+		scsi_cmd_complete(cmd);
+		return;
+	}
+	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && cmd->data_out_len < scsi_cmd_data_out_want(cmd) &&
 	    !(cmd->op->flags & OP_SHORT_DATA_OUT_OK)) {
 		/*
 		 * The transport's expected data transfer length is shorter than

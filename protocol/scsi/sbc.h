@@ -281,6 +281,14 @@ static inline enum scsi_result sbc_decode_rw(struct scsi_cmd *cmd)
 	return sbc_check_lba_range(cmd, cmd->lba, cmd->nblocks);
 }
 
+/*
+ * WRITE SCATTERED larger than this takes its Data-Out in pieces of this size
+ * (a multiple of every block size, and more than the largest FirstBurstLength).
+ */
+#define SBC_STREAM_WINDOW (32u << 20)
+/* sbc_write_scattered_stream.c: exec once the descriptors (in the first piece) passed their checks. */
+enum scsi_result sbc_write_scattered_stream_exec(struct scsi_cmd *cmd, uint32_t lbdof, uint32_t count);
+
 /* ---- shared I/O helpers (sbc_rw.c); they run on worker threads ---- */
 
 /* Reads len bytes at lba under lu->io_lock (shared).  0 or a negative errno. */

@@ -109,6 +109,13 @@ enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd)
 		return SCSI_FAILED;
 	cmd->nblocks = c.btl;
 	cmd->data_length = (c.lbdof + c.btl) * bs;
+	/* Too big to hold: the Data-Out comes in pieces (sbc_write_scattered_stream.c). */
+	if (cmd->data_length > SBC_STREAM_WINDOW &&
+	    (!p->write_scattered_atomic || cmd->lu->backend->ops->stream_begin)) {
+		cmd->data_out_window = SBC_STREAM_WINDOW;
+		if ((uint64_t)c.lbdof * bs > cmd->data_out_window)
+			cmd->data_out_window = c.lbdof * bs;
+	}
 	return SCSI_OK;
 }
 
@@ -278,6 +285,8 @@ enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd)
 	if (r != SCSI_OK || c.btl == 0)
 		return r;
 	sbc_apply_write_cache(cmd);
+	if (cmd->data_out_window)
+		return sbc_write_scattered_stream_exec(cmd, c.lbdof, c.count);
 	if (cmd->lu->params.write_scattered_atomic && cmd->lu->backend->ops->write_atomic_ranges)
 		return scsi_cmd_run_io(cmd, write_scattered_atomic_work, NULL);
 	return scsi_cmd_run_io(cmd, write_scattered_work, NULL);

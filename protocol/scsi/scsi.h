@@ -131,11 +131,14 @@ enum scsi_tmf_response {
  */
 struct scsi_transport_ops {
 	/*
-	 * The command needs cmd->data_length bytes of Data-Out.  The transport
-	 * collects them into a buffer it owns, sets cmd->data_out and
-	 * cmd->data_out_len, then calls scsi_cmd_data_out_ready(cmd).  If the
-	 * transport already holds them all at submit time it may set data_out
-	 * before scsi_cmd_submit(); the core then does not call need_data_out.
+	 * The command needs scsi_cmd_data_out_want(cmd) bytes of Data-Out,
+	 * those from byte cmd->data_out_offset of the Data-Out Buffer on (all
+	 * cmd->data_length bytes unless the command streams its Data-Out).
+	 * The transport collects them into a buffer it owns, sets
+	 * cmd->data_out and cmd->data_out_len, then calls
+	 * scsi_cmd_data_out_ready(cmd).  If the transport already holds them
+	 * all at submit time it may set data_out before scsi_cmd_submit(); the
+	 * core then does not call need_data_out.
 	 */
 	void (*need_data_out)(struct scsi_cmd *cmd);
 	/*
@@ -208,6 +211,14 @@ struct scsi_cmd {
 	uint64_t lba;
 	uint32_t nblocks;
 	uint32_t data_length;          /* Data-Out bytes the command requires */
+	/*
+	 * Streamed Data-Out (scsi_cmd_next_data_out): 0 = the whole Data-Out
+	 * at once; else the transport collects it in pieces of at most this
+	 * many bytes, data_out holding the bytes from data_out_offset on.
+	 */
+	uint32_t data_out_window;
+	uint32_t data_out_offset;
+	enum scsi_result (*data_out_next)(struct scsi_cmd *cmd);
 	uint32_t allocation_length;
 	bool fua;
 	bool dpo;
@@ -411,6 +422,13 @@ void scsi_cmd_init(struct scsi_cmd *cmd, const struct scsi_transport_ops *transp
 void scsi_cmd_submit(struct scsi_cmd *cmd);
 /* Data-Out is in cmd->data_out (cmd->data_out_len bytes). */
 void scsi_cmd_data_out_ready(struct scsi_cmd *cmd);
+/* The Data-Out bytes need_data_out asks for (from cmd->data_out_offset). */
+static inline uint32_t scsi_cmd_data_out_want(const struct scsi_cmd *cmd)
+{
+	uint32_t left = cmd->data_length > cmd->data_out_offset ? cmd->data_length - cmd->data_out_offset : 0;
+
+	return cmd->data_out_window && cmd->data_out_window < left ? cmd->data_out_window : left;
+}
 /* Frees what the core allocated for the command (data_in, handler state). */
 void scsi_cmd_release(struct scsi_cmd *cmd);
 

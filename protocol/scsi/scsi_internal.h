@@ -188,6 +188,13 @@ void scsi_cmd_limit_data_in(struct scsi_cmd *cmd, uint32_t allocation_length);
  */
 enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
 				 enum scsi_result (*after)(struct scsi_cmd *cmd));
+/*
+ * Streamed Data-Out (a handler whose parse set cmd->data_out_window): the
+ * bytes in data_out are done with; asks the transport for the next piece
+ * and runs next(cmd) on the loop thread once it is in data_out (next returns
+ * like exec).  Returns SCSI_PENDING.  An abort in between ends the command.
+ */
+enum scsi_result scsi_cmd_next_data_out(struct scsi_cmd *cmd, enum scsi_result (*next)(struct scsi_cmd *cmd));
 /* Finishes a command whose handler returned SCSI_PENDING. */
 void scsi_cmd_complete(struct scsi_cmd *cmd);
 /* The one errno -> sense mapping for backend failures. */
