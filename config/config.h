@@ -56,6 +56,7 @@ enum cfg_lu_kind {
 	CFG_LU_ZBC_HM,
 	CFG_LU_ZBC_HA,
 	CFG_LU_ADMIN,
+	CFG_LU_ZBC_ZD, /* host managed with ZBC-2 zone domains and realms */
 };
 
 /* Where each key of one section object was set: line numbers, 0 = default.  Parser-private. */
@@ -149,6 +150,8 @@ struct cfg_lun {
 	bool urswrz;
 	char offline_zones[CFG_ZONE_LIST_MAX];   /* zone indexes and ranges: "3, 7-9" */
 	char read_only_zones[CFG_ZONE_LIST_MAX];
+	uint32_t realm_zones;      /* zbc-zd: zones per realm */
+	uint32_t active_domain;    /* zbc-zd: the zone domain every realm starts in */
 	/* protection information: docs/pi.md */
 	uint32_t protection_type;  /* 0: none; 1..3: formatted with that type */
 	uint32_t p_i_exponent;

@@ -181,11 +181,21 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 	uint64_t zone_blocks = l->zone_size / l->logical_block_size;
 	char why[256];
 
-	if (l->kind != CFG_LU_ZBC_HM && l->kind != CFG_LU_ZBC_HA) {
+	if (l->kind != CFG_LU_ZBC_ZD) {
+		static const char *const zd_keys[] = { "realm_zones", "active_domain" };
+		for (size_t i = 0; i < sizeof(zd_keys) / sizeof(zd_keys[0]); i++)
+			if (key_set(l, zd_keys[i]))
+				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zd_keys[i]), section, zd_keys[i],
+				     "only zone domain logical units (kind zbc-zd) have realms");
+	} else if (key_set(l, "conventional_zones")) {
+		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), section, "conventional_zones",
+		     "a zbc-zd logical unit's conventional zones are its first zone domain, half of its zones");
+	}
+	if (l->kind != CFG_LU_ZBC_HM && l->kind != CFG_LU_ZBC_HA && l->kind != CFG_LU_ZBC_ZD) {
 		for (size_t i = 0; i < sizeof(zone_keys) / sizeof(zone_keys[0]); i++)
 			if (key_set(l, zone_keys[i]))
 				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zone_keys[i]), section, zone_keys[i],
-				     "only zoned logical units (kind zbc-hm or zbc-ha) have zones");
+				     "only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have zones");
 		return;
 	}
 	/* Host-aware zones are sequential write preferred: no open zone resources, no read restrictions. */
@@ -211,6 +221,14 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 	if (l->size == 0 || l->size % l->logical_block_size)
 		return; /* the daemon checks against the existing file's size */
 	c.nr_zones = (l->size / l->logical_block_size + zone_blocks - 1) / zone_blocks;
+	if (l->kind == CFG_LU_ZBC_ZD) {
+		if ((l->size / l->logical_block_size) % zone_blocks || c.nr_zones % 2 || (c.nr_zones / 2) % l->realm_zones)
+			fail(f, line_of(&l->lines, CFG_SECTION_LUN, "realm_zones"), section, "realm_zones",
+			     "a zbc-zd logical unit needs an even number (%llu) of whole zones, and %u-zone realms "
+			     "dividing each half",
+			     (unsigned long long)c.nr_zones, l->realm_zones);
+		l->conventional_zones = (uint32_t)(c.nr_zones / 2);
+	}
 	if (l->conventional_zones > c.nr_zones)
 		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), section, "conventional_zones",
 		     "%u is more than the %llu zones of the logical unit", l->conventional_zones,
@@ -467,6 +485,8 @@ const char *cfg_lu_kind_name(enum cfg_lu_kind kind)
 		return "zbc-ha";
 	case CFG_LU_ADMIN:
 		return "admin";
+	case CFG_LU_ZBC_ZD:
+		return "zbc-zd";
 	}
 	return "?";
 }

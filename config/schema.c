@@ -49,6 +49,7 @@ static const struct cfg_enum_value lu_kinds[] = {
 	{ "conventional", CFG_LU_CONVENTIONAL, NULL },
 	{ "zbc-hm", CFG_LU_ZBC_HM, NULL },
 	{ "zbc-ha", CFG_LU_ZBC_HA, NULL },
+	{ "zbc-zd", CFG_LU_ZBC_ZD, NULL },
 	{ "admin", CFG_LU_ADMIN, "administrative logical units (conglomerates) are not supported yet "
 				 "(use conventional)" },
 	{ NULL, 0, NULL },
@@ -135,7 +136,9 @@ const struct cfg_key cfg_schema[] = {
 		"LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT: physical block = logical block << lbppbe."),
 	LUN(kind, CFG_TYPE_ENUM, "conventional", 0, 0, lu_kinds, cfg_set_enum,
 	    "Logical unit type: conventional (SBC disk), zbc-hm (host-managed zoned, peripheral device type "
-	    "14h) or zbc-ha (host-aware zoned); zoned kinds: docs/zbc.md."),
+	    "14h), zbc-ha (host-aware zoned) or zbc-zd (host-managed with ZBC-2 zone domains and realms: the "
+	    "first half of the zones conventional, the second sequential write required); zoned kinds: "
+	    "docs/zbc.md."),
 	LUN_STRING(vendor, "SBCEMU", 8, "T10 VENDOR IDENTIFICATION (INQUIRY), padded with spaces."),
 	LUN_STRING(product, "sbcemu disk", 16, "PRODUCT IDENTIFICATION (INQUIRY)."),
 	LUN_STRING(revision, "0001", 4, "PRODUCT REVISION LEVEL (INQUIRY)."),
@@ -215,6 +218,11 @@ const struct cfg_key cfg_schema[] = {
 	    "condition, e.g. `3, 7-9`; zones not listed here or in read_only_zones are repaired at start."),
 	LUN(read_only_zones, CFG_TYPE_STRING, "", 0, CFG_ZONE_LIST_MAX - 1, NULL, cfg_set_zone_list,
 	    "Zoned kinds, fault injection: zone indexes and ranges put in the READ ONLY condition."),
+	LUN_U32(realm_zones, "1", 1, UINT32_MAX,
+		"zbc-zd: zones per realm (in each zone domain); must divide half the zone count."),
+	LUN_U32(active_domain, "1", 0, 1,
+		"zbc-zd: the zone domain every realm is active in at first start (0 conventional, 1 sequential "
+		"write required); ZONE ACTIVATE moves realms later and the zone state keeps it."),
 	LUN_U32(protection_type, "0", 0, 3,
 		"T10 protection information (docs/pi.md): 0 none (the LU has no PI support); 1, 2 or 3: the LU "
 		"supports PI (INQUIRY PROTECT = 1) and is formatted with that type at first start, an 8-byte PI "

@@ -44,6 +44,8 @@ static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
 		return SCSI_LU_ZBC_HA;
 	case CFG_LU_ADMIN:
 		return SCSI_LU_ADMIN;
+	case CFG_LU_ZBC_ZD:
+		return SCSI_LU_ZBC_HM; /* with params.realm_zones */
 	}
 	return SCSI_LU_CONVENTIONAL;
 }
@@ -215,6 +217,12 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.conventional_zones = l->conventional_zones;
 	params.max_open_zones = l->max_open_zones;
 	params.urswrz = l->urswrz;
+	if (l->kind == CFG_LU_ZBC_ZD) {
+		params.realm_zones = l->realm_zones;
+		params.active_domain = (uint8_t)l->active_domain;
+		/* The first zone domain is the conventional half (the size may come from the file). */
+		params.conventional_zones = (uint32_t)(params.num_blocks / params.zone_size / 2);
+	}
 	params.protection_type = (uint8_t)l->protection_type;
 	params.p_i_exponent = (uint8_t)l->p_i_exponent;
 	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &params, err, sizeof(err)) != 0) {

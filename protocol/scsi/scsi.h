@@ -332,6 +332,8 @@ struct scsi_lu_params {
 	uint32_t conventional_zones;  /* the first zones are conventional */
 	uint32_t max_open_zones;      /* MAXIMUM NUMBER OF OPEN SWR ZONES; 0 = no limit (FFFFFFFFh) */
 	bool urswrz;                  /* unrestricted reads of sequential write required zones */
+	uint32_t realm_zones;         /* ZBC-2 zone domains (kind zbc-zd, on SCSI_LU_ZBC_HM): zones per realm; 0 = none */
+	uint8_t active_domain;        /* the zone domain (0 or 1) every realm starts active in */
 	/*
 	 * Protection information (sbc_pi.h, docs/pi.md): 0 = the LU has no PI
 	 * support; 1..3 = it supports PI and is formatted with that type

@@ -44,6 +44,7 @@
 #define ASC_READ_BOUNDARY_VIOLATION 0x2107
 #define ASC_ZONE_IS_READ_ONLY 0x2708
 #define ASC_ZONE_IS_OFFLINE 0x2c0e
+#define ASC_ZONE_IS_INACTIVE 0x2c12
 #define ASC_INSUFFICIENT_ZONE_RESOURCES 0x550e
 
 /* ZBC OUT (94h) service actions (ZBC 5.x; spec digest 4.7). */
@@ -51,8 +52,12 @@
 #define ZBC_SA_FINISH_ZONE 0x02
 #define ZBC_SA_OPEN_ZONE 0x03
 #define ZBC_SA_RESET_WRITE_POINTER 0x04
-/* ZBC IN (95h) service actions. */
+/* ZBC IN (95h) service actions; 06h-09h are ZBC-2's zone domains and realms (zbc_domains.c). */
 #define ZBC_SA_REPORT_ZONES 0x00
+#define ZBC_SA_REPORT_REALMS 0x06
+#define ZBC_SA_REPORT_ZONE_DOMAINS 0x07
+#define ZBC_SA_ZONE_ACTIVATE 0x08
+#define ZBC_SA_ZONE_QUERY 0x09
 
 /* REPORT ZONES descriptor ZONE TYPE (spec digest 4.4). */
 enum zbc_zone_type {
@@ -68,6 +73,7 @@ enum zbc_zone_condition {
 	ZBC_ZC_IMPLICITLY_OPENED = 0x2,
 	ZBC_ZC_EXPLICITLY_OPENED = 0x3,
 	ZBC_ZC_CLOSED = 0x4,
+	ZBC_ZC_INACTIVE = 0x5, /* ZBC-2: a zone of a realm active in the other zone domain */
 	ZBC_ZC_READ_ONLY = 0xd,
 	ZBC_ZC_FULL = 0xe,
 	ZBC_ZC_OFFLINE = 0xf,
@@ -104,6 +110,13 @@ struct zbc_state {
 	bool urswrz;                   /* unrestricted reads of SWR zones */
 	bool host_aware;
 	uint32_t lblocks_per_pblock;   /* 1 << LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
+	/*
+	 * ZBC-2 zone domains and realms (kind zbc-zd, zbc_domains.c): 0 = none.
+	 * Domain 0 is the first half of the zones (conventional), domain 1 the
+	 * second (SWR); realm r is zones r * realm_zones .. of each half.
+	 */
+	uint32_t realm_zones;
+	uint32_t nr_realms;
 
 	/* loop thread: writes in flight and deferred commands */
 	struct zbc_ticket *tickets;
@@ -269,6 +282,18 @@ void zbc_zone_fill(struct zbc_state *z, struct zbc_zone *zone);
 void zbc_zone_empty(struct zbc_state *z, struct zbc_zone *zone);
 /* The sense of a zone in READ ONLY / OFFLINE condition for management and writes. */
 bool zbc_zone_fault_sense(const struct zbc_zone *zone, struct scsi_sense_info *sense);
+/*
+ * zbc_domains.c: the zone domains and realms of a zbc-zd LU (params.realm_zones
+ * != 0): checks the layout and makes the zones of every realm's other
+ * domain INACTIVE (before the zone state file, which may say otherwise, is
+ * loaded).  0, or -1 with err.
+ */
+int zbc_domains_setup(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t errlen);
+bool zbc_domains_enabled(const struct scsi_lu *lu);
+enum scsi_result zbc_report_realms_exec(struct scsi_cmd *cmd);
+enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd);
+enum scsi_result zbc_zone_activate_parse(struct scsi_cmd *cmd);
+enum scsi_result zbc_zone_activate_exec(struct scsi_cmd *cmd);
 
 /* Deferral of commands until a zone's writes or resets end (zbc_rw.c). */
 void zbc_defer(struct zbc_state *z, struct scsi_cmd *cmd);

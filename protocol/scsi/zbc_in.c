@@ -133,13 +133,14 @@ static void encode_descriptor(const struct zbc_zone *zone, uint8_t *d)
 	put_be64(d + 16, zone->start);
 	/*
 	 * WRITE POINTER LBA: invalid (all FFh, as scsi_debug and tcmu-runner
-	 * report it) for conventional, READ ONLY and OFFLINE zones; a FULL
+	 * report it) for conventional, READ ONLY, OFFLINE and INACTIVE zones; a FULL
 	 * zone reports the end of the zone (Linux uses start + length anyway).
 	 */
 	switch (zone->condition) {
 	case ZBC_ZC_NOT_WRITE_POINTER:
 	case ZBC_ZC_READ_ONLY:
 	case ZBC_ZC_OFFLINE:
+	case ZBC_ZC_INACTIVE:
 		wp = UINT64_MAX;
 		break;
 	case ZBC_ZC_FULL:

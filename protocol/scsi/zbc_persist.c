@@ -76,6 +76,7 @@ static enum zbc_zone_condition durable_condition(const struct zbc_zone *zone)
 	case ZBC_ZC_READ_ONLY:
 	case ZBC_ZC_FULL:
 	case ZBC_ZC_OFFLINE:
+	case ZBC_ZC_INACTIVE:
 		break;
 	}
 	return zone->condition;
@@ -265,6 +266,10 @@ static bool apply_record(struct zbc_zone *zone, const uint8_t *rec)
 	case ZBC_ZC_OFFLINE:
 		if (wp < zone->start || wp > end)
 			wp = zone->start;
+		break;
+	case ZBC_ZC_INACTIVE:
+		/* ZBC-2: a zone of the realm's other domain holds nothing. */
+		wp = zone->start;
 		break;
 	default:
 		return false;

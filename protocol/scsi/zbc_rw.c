@@ -106,10 +106,17 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 	end = cmd->lba + cmd->nblocks;
 	first = zbc_zone_of(z, cmd->lba);
 	last = zbc_zone_of(z, end - 1);
-	/* Spec digest 4.8: a read of an OFFLINE zone is DATA PROTECT, ZONE IS OFFLINE. */
-	for (struct zbc_zone *zone = first; zone <= last; zone++)
+	/*
+	 * Spec digest 4.8: a read of an OFFLINE zone is DATA PROTECT, ZONE IS
+	 * OFFLINE; of an INACTIVE one (ZBC-2), ZONE IS INACTIVE (libzbc reads
+	 * restricted on inactive zones).
+	 */
+	for (struct zbc_zone *zone = first; zone <= last; zone++) {
 		if (zone->condition == ZBC_ZC_OFFLINE)
 			return fail(cmd, SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_OFFLINE);
+		if (zone->condition == ZBC_ZC_INACTIVE)
+			return fail(cmd, SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_INACTIVE);
+	}
 	/* A host-aware LU reads like a conventional disk. */
 	if (z->host_aware)
 		return SCSI_OK;

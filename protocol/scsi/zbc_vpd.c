@@ -14,6 +14,7 @@
 #define ZBC_ZONE_ALIGNMENT_CONSTANT_ZONE_LENGTH 0x1
 /* ZONED BLOCK DEVICE EXTENSION (byte 4 bits 7:4): 1 = host-aware zoned block device model. */
 #define ZBC_EXTENSION_HOST_AWARE 0x1
+#define ZBC_EXTENSION_ZONE_DOMAINS 0x2
 
 size_t zbc_vpd_b6(const struct scsi_lu *lu, uint8_t *buf)
 {
@@ -26,6 +27,9 @@ size_t zbc_vpd_b6(const struct scsi_lu *lu, uint8_t *buf)
 	put_be16(buf + 2, ZBC_VPD_B6_LEN - 4);
 	if (host_aware)
 		buf[4] = ZBC_EXTENSION_HOST_AWARE << 4;
+	/* 2h: the ZBC-2 zone domains and realms model (kind zbc-zd, zbc_domains.c). */
+	if (z && z->realm_zones)
+		buf[4] = ZBC_EXTENSION_ZONE_DOMAINS << 4;
 	/* URSWRZ (byte 4 bit 0): reads of SWR zones are not limited by the write pointer. */
 	if (!z || z->urswrz)
 		buf[4] |= 0x01;

@@ -62,6 +62,11 @@ bool zbc_zone_fault_sense(const struct zbc_zone *zone, struct scsi_sense_info *s
 		*sense = sense_make(SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_READ_ONLY);
 		return true;
 	}
+	/* ZBC-2: a zone of a realm active in the other domain (zbc_domains.c). */
+	if (zone->condition == ZBC_ZC_INACTIVE) {
+		*sense = sense_make(SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_INACTIVE);
+		return true;
+	}
 	return false;
 }
 
@@ -100,6 +105,7 @@ bool zbc_zone_open(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sense
 	case ZBC_ZC_NOT_WRITE_POINTER:
 	case ZBC_ZC_READ_ONLY:
 	case ZBC_ZC_OFFLINE:
+	case ZBC_ZC_INACTIVE:
 		/* OPEN of an EXPLICITLY OPENED or FULL zone is a no-op (libzbc 02/009, 02/021). */
 		return true;
 	case ZBC_ZC_IMPLICITLY_OPENED:
@@ -144,6 +150,7 @@ bool zbc_zone_finish(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sen
 	case ZBC_ZC_NOT_WRITE_POINTER:
 	case ZBC_ZC_READ_ONLY:
 	case ZBC_ZC_OFFLINE:
+	case ZBC_ZC_INACTIVE:
 		return true;
 	case ZBC_ZC_EMPTY:
 	case ZBC_ZC_CLOSED:
@@ -194,7 +201,7 @@ void zbc_reset_all_zones(struct scsi_lu *lu)
 	for (uint32_t i = 0; i < z->nr_zones; i++) {
 		struct zbc_zone *zone = &z->zones[i];
 		if (zbc_is_write_pointer_zone(zone) && zone->condition != ZBC_ZC_READ_ONLY &&
-		    zone->condition != ZBC_ZC_OFFLINE)
+		    zone->condition != ZBC_ZC_OFFLINE && zone->condition != ZBC_ZC_INACTIVE)
 			zbc_zone_empty(z, zone);
 	}
 }
@@ -208,7 +215,7 @@ void zbc_fill_all_zones(struct scsi_lu *lu)
 	for (uint32_t i = 0; i < z->nr_zones; i++) {
 		struct zbc_zone *zone = &z->zones[i];
 		if (zbc_is_write_pointer_zone(zone) && zone->condition != ZBC_ZC_READ_ONLY &&
-		    zone->condition != ZBC_ZC_OFFLINE)
+		    zone->condition != ZBC_ZC_OFFLINE && zone->condition != ZBC_ZC_INACTIVE)
 			zbc_zone_fill(z, zone);
 	}
 }
@@ -280,6 +287,11 @@ int zbc_init(struct scsi_lu *lu, char *err, size_t errlen)
 		}
 		zone->wp = zone->start;
 	}
+	if (zbc_domains_setup(lu, z, err, errlen) != 0) {
+		free(z->zones);
+		free(z);
+		return -1;
+	}
 	lu->zbc = z;
 	if (zbc_state_open(lu, err, errlen) != 0) {
 		zbc_fini(lu);
@@ -339,6 +351,7 @@ int zbc_set_condition(struct scsi_lu *lu, uint64_t zone_start, enum zbc_zone_con
 	case ZBC_ZC_EXPLICITLY_OPENED:
 	case ZBC_ZC_CLOSED:
 	case ZBC_ZC_FULL:
+	case ZBC_ZC_INACTIVE:
 		snprintf(err, errlen, "zone condition %xh cannot be set from the configuration", (unsigned)condition);
 		return -1;
 	}

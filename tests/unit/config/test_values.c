@@ -110,7 +110,7 @@ START_TEST(enums)
 	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "zbc-hm"), 0);
 	ck_assert_int_eq(l.kind, CFG_LU_ZBC_HM);
 	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "Conventional"), -1);
-	ck_assert_str_eq(why, "\"Conventional\" is not one of conventional, zbc-hm, zbc-ha or admin");
+	ck_assert_str_eq(why, "\"Conventional\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or admin");
 }
 END_TEST
 

@@ -1,0 +1,310 @@
+/*
+ * ZBC-2 zone domains and realms (kind zbc-zd; spec digest 4.9; docs/zbc.md)
+ * over iSCSI: B6h ZONED BLOCK DEVICE EXTENSION 2h, REPORT ZONE DOMAINS,
+ * REPORT REALMS, INACTIVE zones in REPORT ZONES and their sense (07/2C/12),
+ * ZONE QUERY and ZONE ACTIVATE with each unmet prerequisite (NOT EMPTY,
+ * REALM ALIGNMENT), ALL, the data of a conventional zone dropped when its
+ * realm leaves, and the realms surviving a restart.
+ *
+ * LUN 0: zbc-zd, 64 MiB of 4 MiB zones: zones 0-7 domain 0 (conventional),
+ * 8-15 domain 1 (SWR), realms of 2 zones (4 realms), all active in domain 1.
+ * LUN 1: zbc-hm (no domains).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "itest.h"
+
+#define BS 512u
+#define ZONE 8192u /* blocks */
+
+static const char config[] =
+	"[target \"" ITEST_TARGET "\"]\n"
+	"[lun \"" ITEST_TARGET "\" 0]\n"
+	"kind = zbc-zd\n"
+	"path = @DIR@/lun0.img\n"
+	"size = 64M\n"
+	"logical_block_size = 512\n"
+	"zone_size = 4M\n"
+	"realm_zones = 2\n"
+	"active_domain = 1\n"
+	"[lun \"" ITEST_TARGET "\" 1]\n"
+	"kind = zbc-hm\n"
+	"path = @DIR@/lun1.img\n"
+	"size = 64M\n"
+	"logical_block_size = 512\n"
+	"zone_size = 4M\n";
+
+static struct iscsi_context *s;
+
+static void zbc_in(uint8_t *c, uint8_t sa, uint64_t lba, uint32_t alloc)
+{
+	memset(c, 0, 16);
+	c[0] = 0x95;
+	c[1] = sa;
+	itest_put_be64(c + 2, lba);
+	itest_put_be32(c + 10, alloc);
+}
+
+static void activate_cdb(uint8_t *c, bool query, bool all, uint64_t zone_id, uint16_t nz, uint8_t other)
+{
+	memset(c, 0, 16);
+	c[0] = 0x95;
+	c[1] = (uint8_t)((all ? 0x80 : 0) | (query ? 0x09 : 0x08));
+	itest_put_be64(c + 2, zone_id);
+	itest_put_be16(c + 10, nz);
+	itest_put_be16(c + 12, 4096);
+	c[14] = other;
+}
+
+/* Zone conditions from REPORT ZONES (16 zones). */
+static bool zone_conditions(int lun, uint8_t cond[16], uint64_t wp[16])
+{
+	uint8_t c[16];
+	struct itest_result r;
+	bool ok;
+
+	zbc_in(c, 0x00, 0, 64 + 16 * 64);
+	itest_cmd(s, lun, c, 16, ITEST_IN, NULL, 0, 64 + 16 * 64, &r);
+	ok = r.status == 0 && r.data_len == 64 + 16 * 64;
+	for (int i = 0; ok && i < 16; i++) {
+		cond[i] = r.data[64 + i * 64 + 1] >> 4;
+		wp[i] = itest_get_be64(r.data + 64 + i * 64 + 24);
+	}
+	itest_result_free(&r);
+	return ok;
+}
+
+static bool expect_conditions(const char *name, const char *want)
+{
+	uint8_t cond[16];
+	uint64_t wp[16];
+	char got[17] = { 0 };
+
+	if (!zone_conditions(0, cond, wp))
+		return itest_ok(false, name, "REPORT ZONES failed");
+	for (int i = 0; i < 16; i++)
+		got[i] = "0123456789abcdef"[cond[i]];
+	return itest_ok(strcmp(got, want) == 0, name, "conditions %s, want %s", got, want);
+}
+
+/* Sends ZONE ACTIVATE / QUERY; returns the results (caller frees) or NULL. */
+static bool act(const char *name, bool query, bool all, uint64_t zone_id, uint16_t nz, uint8_t other,
+		struct itest_result *r)
+{
+	uint8_t c[16];
+
+	activate_cdb(c, query, all, zone_id, nz, other);
+	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, r);
+	return itest_ok(r->status == 0 && r->data_len >= 64, name, "%s", itest_result_str(r));
+}
+
+static void test_reports(void)
+{
+	uint8_t c[16];
+	struct itest_result r;
+
+	memset(c, 0, 16);
+	c[0] = 0x12;
+	c[1] = 0x01;
+	c[2] = 0xb6;
+	c[4] = 64;
+	itest_cmd(s, 0, c, 6, ITEST_IN, NULL, 0, 64, &r);
+	itest_ok(r.status == 0 && r.data_len > 4 && (r.data[0] & 0x1f) == 0x14 && (r.data[4] >> 4) == 2,
+		 "B6h: PDT 14h, ZONED BLOCK DEVICE EXTENSION 2h (zone domains)", "byte 0 %02x byte 4 %02x",
+		 r.data_len > 4 ? r.data[0] : 0, r.data_len > 4 ? r.data[4] : 0);
+	itest_result_free(&r);
+
+	zbc_in(c, 0x07, 0, 4096);
+	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(r.status == 0 && r.data_len == 64 + 2 * 96 && r.data[8] == 2 && r.data[9] == 2 &&
+			 r.data[64] == 0 && itest_get_be64(r.data + 64 + 16) == 8 && itest_get_be64(r.data + 64 + 24) == 0 &&
+			 itest_get_be64(r.data + 64 + 32) == 8 * ZONE - 1 && r.data[64 + 40] == 1 && r.data[160] == 1 &&
+			 itest_get_be64(r.data + 160 + 24) == 8 * ZONE && itest_get_be64(r.data + 160 + 32) == 16 * ZONE - 1 &&
+			 r.data[160 + 40] == 2,
+		 "REPORT ZONE DOMAINS: domain 0 = zones 0-7 conventional, domain 1 = zones 8-15 SWR", "%s len %d",
+		 itest_result_str(&r), r.data_len);
+	itest_result_free(&r);
+	zbc_in(c, 0x07, 9 * ZONE, 4096);
+	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(r.status == 0 && r.data_len == 64 + 96 && r.data[64] == 1,
+		 "REPORT ZONE DOMAINS from a locator in domain 1: domain 1 only", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+
+	zbc_in(c, 0x06, 0, 4096);
+	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	{
+		bool ok = r.status == 0 && r.data_len == 64 + 4 * 48 && itest_get_be32(r.data + 4) == 4 &&
+			  itest_get_be32(r.data + 8) == 48;
+
+		for (uint32_t k = 0; ok && k < 4; k++) {
+			const uint8_t *d = r.data + 64 + k * 48;
+
+			ok = itest_get_be32(d) == k && d[7] == 1 && itest_get_be64(d + 16) == 2 * k * ZONE &&
+			     itest_get_be64(d + 24) == (2 * k + 2) * ZONE - 1 &&
+			     itest_get_be64(d + 32) == (8 + 2 * k) * ZONE &&
+			     itest_get_be64(d + 40) == (10 + 2 * k) * ZONE - 1;
+		}
+		itest_ok(ok, "REPORT REALMS: 4 realms of 2 zones, each active in domain 1, with both domains' LBA ranges",
+			 "%s len %d", itest_result_str(&r), r.data_len);
+	}
+	itest_result_free(&r);
+	zbc_in(c, 0x06, 0, 4096);
+	c[14] = 0x01;
+	itest_expect_cmd(s, 0, "REPORT REALMS with a reporting option -> 05/24/00", c, 16, ITEST_IN, NULL, 0, 4096,
+			 EXPECT_SENSE(5, 0x24, 0), NULL);
+	zbc_in(c, 0x06, 0, 4096);
+	itest_expect_cmd(s, 1, "REPORT REALMS on a zbc-hm LU (no domains) -> 05/24/00", c, 16, ITEST_IN, NULL, 0, 4096,
+			 EXPECT_SENSE(5, 0x24, 0), NULL);
+	expect_conditions("REPORT ZONES: domain 0 INACTIVE (5h), domain 1 EMPTY", "5555555511111111");
+	{
+		uint8_t cond[16];
+		uint64_t wp[16];
+
+		zone_conditions(0, cond, wp);
+		itest_ok(wp[0] == UINT64_MAX, "an INACTIVE zone reports WRITE POINTER LBA FFFFFFFFFFFFFFFFh", "%llx",
+			 (unsigned long long)wp[0]);
+	}
+}
+
+static void test_inactive_access(void)
+{
+	uint8_t c[16], buf[BS] = { 1 };
+
+	memset(c, 0, 16);
+	c[0] = 0x88;
+	itest_put_be64(c + 2, 5);
+	itest_put_be32(c + 10, 1);
+	itest_expect_cmd(s, 0, "READ(16) of an INACTIVE zone -> 07/2C/12 ZONE IS INACTIVE", c, 16, ITEST_IN, NULL, 0, BS,
+			 EXPECT_SENSE(7, 0x2c, 0x12), NULL);
+	c[0] = 0x8a;
+	itest_expect_cmd(s, 0, "WRITE(16) to an INACTIVE zone -> 07/2C/12", c, 16, ITEST_OUT, buf, BS, 0,
+			 EXPECT_SENSE(7, 0x2c, 0x12), NULL);
+	memset(c, 0, 16);
+	c[0] = 0x94;
+	c[1] = 0x03;
+	itest_put_be64(c + 2, 8 * ZONE);
+	itest_expect_cmd(s, 0, "OPEN ZONE of an active SWR zone -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD,
+			 NULL);
+	memset(c, 0, 16);
+	c[0] = 0x94;
+	c[1] = 0x01;
+	c[14] = 0x01;
+	itest_expect_cmd(s, 0, "CLOSE ZONE ALL leaves INACTIVE zones alone -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0,
+			 EXPECT_GOOD, NULL);
+	itest_ok(itest_write16(s, 0, 8 * ZONE, buf, 1, BS, false, "WRITE(16) at zone 8's write pointer"),
+		 "WRITE(16) at zone 8's write pointer (realm 0, domain 1) -> GOOD", NULL);
+}
+
+static void test_activate(void)
+{
+	struct itest_result r;
+	uint8_t data[BS], back[BS];
+
+	/* Realm 0's zone 8 is not empty: it cannot leave domain 1. */
+	if (act("ZONE QUERY realm 0 to domain 0 -> GOOD", true, false, 8 * ZONE, 2, 0, &r))
+		itest_ok(r.data[8] == 0x40 && r.data[9] == 0x02 && itest_get_be64(r.data + 24) == 8 * ZONE,
+			 "... ACTIVATED 0, unmet prerequisite NOT EMPTY, ZIWUP = zone 8", "b8 %02x b9 %02x ziwup %llu",
+			 r.data[8], r.data[9], (unsigned long long)itest_get_be64(r.data + 24));
+	itest_result_free(&r);
+	if (act("ZONE QUERY zone 3 alone (half a realm) -> GOOD", true, false, 3 * ZONE, 1, 1, &r))
+		itest_ok(r.data[8] == 0x40 && r.data[9] == 0x04 && itest_get_be64(r.data + 24) == 3 * ZONE,
+			 "... unmet prerequisite REALM ALIGNMENT, ZIWUP = zone 3", "b8 %02x b9 %02x", r.data[8], r.data[9]);
+	itest_result_free(&r);
+	if (act("ZONE QUERY realm 1 (zones 2-3) to domain 0 -> GOOD", true, false, 2 * ZONE, 2, 0, &r))
+		itest_ok(r.data[8] == 0x80 && itest_get_be32(r.data + 16) == 2 && itest_get_be32(r.data) == 32 &&
+				 r.data[64] == 1 && (r.data[65] >> 4) == 0 && r.data[66] == 0 &&
+				 itest_get_be64(r.data + 64 + 8) == 2 && itest_get_be64(r.data + 64 + 16) == 2 * ZONE,
+			 "... NZ_VALID, 2 zones, one descriptor: conventional, NOT WRITE POINTER, domain 0, zones 2-3, "
+			 "not ACTIVATED",
+			 "b8 %02x nz %u", r.data[8], itest_get_be32(r.data + 16));
+	itest_result_free(&r);
+	expect_conditions("ZONE QUERY changed nothing", "5555555521111111");
+	if (act("ZONE ACTIVATE realm 1 to domain 0 (ZONE ID in domain 1) -> GOOD", false, false, 10 * ZONE, 2, 0, &r))
+		itest_ok(r.data[8] == 0x81 && itest_get_be32(r.data + 16) == 2, "... ACTIVATED, 2 zones",
+			 "b8 %02x", r.data[8]);
+	itest_result_free(&r);
+	expect_conditions("... zones 2-3 NOT WRITE POINTER, zones 10-11 INACTIVE", "5500555521551111");
+
+	itest_pattern(data, BS, 3);
+	itest_write16(s, 0, 2 * ZONE + 7, data, 1, BS, false, "WRITE(16) to the now active conventional zone 2");
+	itest_read16(s, 0, 2 * ZONE + 7, back, 1, BS, "READ(16) it back");
+	itest_ok(!memcmp(data, back, BS), "a conventional zone of an activated realm takes random writes", NULL);
+	act("ZONE ACTIVATE realm 1 back to domain 1 -> GOOD", false, false, 2 * ZONE, 2, 1, &r);
+	itest_result_free(&r);
+	act("ZONE ACTIVATE realm 1 to domain 0 again -> GOOD", false, false, 2 * ZONE, 2, 0, &r);
+	itest_result_free(&r);
+	memset(data, 0, BS);
+	itest_read16(s, 0, 2 * ZONE + 7, back, 1, BS, "READ(16) of zone 2 after the round trip");
+	itest_ok(!memcmp(data, back, BS), "a conventional zone's data is dropped when its realm leaves the domain", NULL);
+	if (act("ZONE ACTIVATE of realm 1, already in domain 0 -> GOOD", false, false, 2 * ZONE, 2, 0, &r))
+		itest_ok(r.data[8] == 0x80 && itest_get_be32(r.data + 16) == 0 && itest_get_be32(r.data) == 0,
+			 "... nothing to move: NZ 0, no descriptor, not ACTIVATED", "b8 %02x", r.data[8]);
+	itest_result_free(&r);
+	if (act("ZONE QUERY ALL to domain 0 -> GOOD", true, true, 0, 0, 0, &r))
+		itest_ok(r.data[9] == 0x02 && r.data[11] == 0x01, "... NOT EMPTY (zone 8 was written), ALL reported",
+			 "b9 %02x b11 %02x", r.data[9], r.data[11]);
+	itest_result_free(&r);
+	{
+		uint8_t c[16] = { 0x94, 0x04 };
+
+		itest_put_be64(c + 2, 8 * ZONE);
+		itest_expect_cmd(s, 0, "RESET WRITE POINTER zone 8 -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
+	}
+	if (act("ZONE ACTIVATE ALL to domain 0 -> GOOD", false, true, 0, 0, 0, &r))
+		itest_ok(r.data[8] == 0x81 && itest_get_be32(r.data + 16) == 6 && itest_get_be32(r.data) == 64,
+			 "... ACTIVATED, 6 zones, two descriptors (realm 0, realms 2-3)", "b8 %02x nz %u len %u", r.data[8],
+			 itest_get_be32(r.data + 16), itest_get_be32(r.data));
+	itest_result_free(&r);
+	expect_conditions("... every realm in domain 0", "0000000055555555");
+	{
+		uint8_t c[16];
+
+		activate_cdb(c, false, false, 0, 2, 2);
+		itest_expect_cmd(s, 0, "ZONE ACTIVATE to domain 2 (none) -> 05/24/00", c, 16, ITEST_IN, NULL, 0, 4096,
+				 EXPECT_SENSE(5, 0x24, 0), NULL);
+		activate_cdb(c, false, false, 5, 2, 0);
+		itest_expect_cmd(s, 0, "ZONE ACTIVATE with a ZONE ID that is no zone start -> 05/24/00", c, 16, ITEST_IN,
+				 NULL, 0, 4096, EXPECT_SENSE(5, 0x24, 0), NULL);
+	}
+	act("ZONE ACTIVATE realms 2-3 back to domain 1 -> GOOD", false, false, 4 * ZONE, 4, 1, &r);
+	itest_result_free(&r);
+}
+
+static void test_restart(struct itest_daemon *d)
+{
+	itest_close(s);
+	itest_daemon_stop(d, SIGKILL);
+	itest_daemon_start(d);
+	s = itest_session(d, ITEST_INITIATOR_1, 0);
+	if (!s)
+		return;
+	itest_clear_ua(s, 0);
+	itest_clear_ua(s, 1);
+	expect_conditions("after kill -9 and restart the realms are where ZONE ACTIVATE left them",
+			  "0000555555551111");
+}
+
+int main(int argc, char **argv)
+{
+	struct itest_daemon d;
+
+	itest_init(argc, argv, "test_zbc_zd: ZBC-2 zone domains and realms");
+	itest_daemon_up(&d, "zbc-zd", config);
+	s = itest_session(&d, ITEST_INITIATOR_1, 0);
+	if (!s)
+		return itest_finish();
+	itest_clear_ua(s, 0);
+	itest_clear_ua(s, 1);
+	test_reports();
+	test_inactive_access();
+	test_activate();
+	test_restart(&d);
+	if (s)
+		itest_close(s);
+	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
+	itest_daemon_cleanup(&d);
+	return itest_finish();
+}
