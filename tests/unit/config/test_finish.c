@@ -145,9 +145,9 @@ START_TEST(zoned_lun_checks)
 			"t.ini:10: lun \"" T "\" 0.read_only_zones: names a zone that offline_zones names too\n");
 	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nzone_size = 16M\nurswrz = false\n",
 			true,
-			"t.ini:5: lun \"" T "\" 0.zone_size: only zoned logical units (kind zbc-hm or zbc-ha) have "
+			"t.ini:5: lun \"" T "\" 0.zone_size: only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have "
 			"zones\n"
-			"t.ini:6: lun \"" T "\" 0.urswrz: only zoned logical units (kind zbc-hm or zbc-ha) have "
+			"t.ini:6: lun \"" T "\" 0.urswrz: only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have "
 			"zones\n");
 	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nkind = zbc-ha\nmax_open_zones = 4\n"
 			"urswrz = off\n",
