@@ -108,13 +108,14 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 	last = zbc_zone_of(z, end - 1);
 	/*
 	 * Spec digest 4.8: a read of an OFFLINE zone is DATA PROTECT, ZONE IS
-	 * OFFLINE; of an INACTIVE one (ZBC-2), ZONE IS INACTIVE (libzbc reads
-	 * restricted on inactive zones).
+	 * OFFLINE; of an INACTIVE one (ZBC-2), ZONE IS INACTIVE when reads are
+	 * restricted (URSWRZ = 0; libzbc ZT_RESTRICT_READ_INACTIVE), else it
+	 * returns zeros (an inactive zone holds nothing).
 	 */
 	for (struct zbc_zone *zone = first; zone <= last; zone++) {
 		if (zone->condition == ZBC_ZC_OFFLINE)
 			return fail(cmd, SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_OFFLINE);
-		if (zone->condition == ZBC_ZC_INACTIVE)
+		if (zone->condition == ZBC_ZC_INACTIVE && !z->urswrz)
 			return fail(cmd, SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_INACTIVE);
 	}
 	/* A host-aware LU reads like a conventional disk. */

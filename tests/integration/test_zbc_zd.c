@@ -8,7 +8,8 @@
  *
  * LUN 0: zbc-zd, 64 MiB of 4 MiB zones: zones 0-7 domain 0 (conventional),
  * 8-15 domain 1 (SWR), realms of 2 zones (4 realms), all active in domain 1.
- * LUN 1: zbc-hm (no domains).
+ * LUN 0 restricts reads (URSWRZ 0).  LUN 1: zbc-hm (no domains).  LUN 2: zbc-zd
+ * with realms of 4 zones active in domain 0, unrestricted reads.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -30,12 +31,21 @@ static const char config[] =
 	"zone_size = 4M\n"
 	"realm_zones = 2\n"
 	"active_domain = 1\n"
+	"urswrz = false\n"
 	"[lun \"" ITEST_TARGET "\" 1]\n"
 	"kind = zbc-hm\n"
 	"path = @DIR@/lun1.img\n"
 	"size = 64M\n"
 	"logical_block_size = 512\n"
-	"zone_size = 4M\n";
+	"zone_size = 4M\n"
+	"[lun \"" ITEST_TARGET "\" 2]\n"
+	"kind = zbc-zd\n"
+	"path = @DIR@/lun2.img\n"
+	"size = 64M\n"
+	"logical_block_size = 512\n"
+	"zone_size = 4M\n"
+	"realm_zones = 4\n"
+	"active_domain = 0\n";
 
 static struct iscsi_context *s;
 
@@ -177,8 +187,12 @@ static void test_inactive_access(void)
 	c[0] = 0x88;
 	itest_put_be64(c + 2, 5);
 	itest_put_be32(c + 10, 1);
-	itest_expect_cmd(s, 0, "READ(16) of an INACTIVE zone -> 07/2C/12 ZONE IS INACTIVE", c, 16, ITEST_IN, NULL, 0, BS,
-			 EXPECT_SENSE(7, 0x2c, 0x12), NULL);
+	itest_expect_cmd(s, 0, "URSWRZ 0: READ(16) of an INACTIVE zone -> 07/2C/12 ZONE IS INACTIVE", c, 16, ITEST_IN,
+			 NULL, 0, BS, EXPECT_SENSE(7, 0x2c, 0x12), NULL);
+	itest_put_be64(c + 2, 9 * ZONE + 5);
+	itest_expect_cmd(s, 2, "URSWRZ 1 (LUN 2, realms active in domain 0): READ(16) of an INACTIVE zone -> GOOD", c, 16,
+			 ITEST_IN, NULL, 0, BS, EXPECT_GOOD, NULL);
+	itest_put_be64(c + 2, 5);
 	c[0] = 0x8a;
 	itest_expect_cmd(s, 0, "WRITE(16) to an INACTIVE zone -> 07/2C/12", c, 16, ITEST_OUT, buf, BS, 0,
 			 EXPECT_SENSE(7, 0x2c, 0x12), NULL);
@@ -281,8 +295,8 @@ static void test_restart(struct itest_daemon *d)
 	s = itest_session(d, ITEST_INITIATOR_1, 0);
 	if (!s)
 		return;
-	itest_clear_ua(s, 0);
-	itest_clear_ua(s, 1);
+	for (int lun = 0; lun < 3; lun++)
+		itest_clear_ua(s, lun);
 	expect_conditions("after kill -9 and restart the realms are where ZONE ACTIVATE left them",
 			  "0000555555551111");
 }
@@ -296,8 +310,8 @@ int main(int argc, char **argv)
 	s = itest_session(&d, ITEST_INITIATOR_1, 0);
 	if (!s)
 		return itest_finish();
-	itest_clear_ua(s, 0);
-	itest_clear_ua(s, 1);
+	for (int lun = 0; lun < 3; lun++)
+		itest_clear_ua(s, lun);
 	test_reports();
 	test_inactive_access();
 	test_activate();
