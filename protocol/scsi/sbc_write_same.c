@@ -105,6 +105,9 @@ enum scsi_result sbc_write_same_parse(struct scsi_cmd *cmd)
 	if (r != SCSI_OK)
 		return r;
 	/* SBC-4 WRITE SAME: ANCHOR = 1 with ANC_SUP = 0 -> INVALID FIELD IN CDB (also refused by the usage data). */
+	/* NDOB = 1 sends no block, so no protection information to check: WRPROTECT must be 000b. */
+	if (ndob && cmd->protect)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb((uint16_t)sbc_cdb_flags_byte(cdb), 7));
 	if (ws_flags(cdb) & WS_ANCHOR)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb((uint16_t)sbc_cdb_flags_byte(cdb), 4));
 	/* UNMAP = 1 on an LU without logical block provisioning (LBPWS = 0). */

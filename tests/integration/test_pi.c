@@ -374,6 +374,17 @@ static void test_type1(void)
 	wire[BS + 4] ^= 1;
 	itest_expect_cmd(s, 0, "WRITE SAME(10) WRPROTECT=001b, ref tag != LBA -> 0B/10/03", c, 10, ITEST_OUT, wire,
 			 BS + TUPLE, 0, EXPECT_SENSE(0x0b, 0x10, 0x03), NULL);
+	cdb16(c, 0x93, 1, 400, 8);
+	c[1] |= 0x01; /* NDOB */
+	itest_expect_cmd(s, 0, "WRITE SAME(16) NDOB=1 with WRPROTECT=001b (no PI to check) -> 05/24/00", c, 16, ITEST_NONE,
+			 NULL, 0, 0, EXPECT_SENSE(5, 0x24, 0), NULL);
+	c[1] = 0x01;
+	itest_expect_cmd(s, 0, "WRITE SAME(16) NDOB=1 on type 1 -> GOOD (zeros with generated PI)", c, 16, ITEST_NONE,
+			 NULL, 0, 0, EXPECT_GOOD, NULL);
+	read1(0, 404, 1, back, &r);
+	itest_ok(r.status == 0 && itest_get_be16(back + BS) == 0 && itest_get_be32(back + BS + 4) == 404,
+		 "... LBA 404: guard 0000h (CRC of zeros), ref tag 404", "%s", itest_result_str(&r));
+	itest_result_free(&r);
 	/* UNMAP: deallocated blocks carry the escape. */
 	{
 		uint8_t list[24] = { 0, 22, 0, 16 };
