@@ -198,6 +198,21 @@ const struct scsi_op scsi_op_table[] = {
 	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_32_enabled,
 	    T_IO, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x11, 0xf8, 0x00, 0xff, 0xff, 0x00, 0x00,
 	    0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4),
+	/*
+	 * ZONE ACTIVATE(32) / ZONE QUERY(32) (zbc_domains.c), libzbc's layout:
+	 * ALL / ZSRC b10, OTHER ZONE DOMAIN ID b11, ZONE ID b12-19, NUMBER OF
+	 * ZONES b20-23, ALLOCATION LENGTH b28-31.
+	 */
+	ROW("ZONE ACTIVATE(32)", 0x7f, ZBC_SA_ZONE_ACTIVATE_32, SCSI_SA_BYTES8_9, 32,
+	    OP_DATA_IN | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM, SCSI_PR_WRITE, SCSI_LU_ZBC_HM, zbc_zone_activate_parse,
+	    zbc_zone_activate_exec, zbc_domains_enabled, T_IO,
+	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0xf8, 0x00, 0xc0, 0xff, FF8, FF4, 0x00, 0x00, 0x00, 0x00,
+	    FF4),
+	ROW("ZONE QUERY(32)", 0x7f, ZBC_SA_ZONE_QUERY_32, SCSI_SA_BYTES8_9, 32, OP_DATA_IN | OP_MEDIUM_ACCESS,
+	    SCSI_PR_READ, SCSI_LU_ZBC_HM, zbc_zone_activate_parse, zbc_zone_activate_exec, zbc_domains_enabled,
+	    T_FAST,
+	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0xf8, 0x01, 0xc0, 0xff, FF8, FF4, 0x00, 0x00, 0x00, 0x00,
+	    FF4),
 	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | RD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, T_IO,
 	    0x88, 0xfe, FF8, FF4, 0x3f, 0x00),

@@ -58,6 +58,9 @@
 #define ZBC_SA_REPORT_ZONE_DOMAINS 0x07
 #define ZBC_SA_ZONE_ACTIVATE 0x08
 #define ZBC_SA_ZONE_QUERY 0x09
+/* Service actions of the 32-byte forms (7Fh). */
+#define ZBC_SA_ZONE_ACTIVATE_32 0xf800
+#define ZBC_SA_ZONE_QUERY_32 0xf801
 
 /* REPORT ZONES descriptor ZONE TYPE (spec digest 4.4). */
 enum zbc_zone_type {

@@ -25,7 +25,9 @@
  *     b42 bit 1 VZDZT;
  *   ZONE ACTIVATE(16) (08h) and ZONE QUERY(16) (09h): b1 bit 7 ALL, b2-9
  *     ZONE ID, b10-11 NUMBER OF ZONES, b12-13 ALLOCATION LENGTH, b14 OTHER
- *     ZONE DOMAIN ID (sg3_utils sg_z_act_query).  Results: 64-byte header
+ *     ZONE DOMAIN ID (sg3_utils sg_z_act_query); ZONE ACTIVATE(32) and ZONE
+ *     QUERY(32) (7Fh, F800h / F801h) as libzbc builds them (decode()).
+ *     Results: 64-byte header
  *     (b0-3 descriptor bytes, b4-7 returned, b8 NZ_VALID 80h / ZIWUP_VALID
  *     40h / ACTIVATED 01h, b9 unmet prerequisites, b10 OTHER ZONE DOMAIN
  *     ID, b11 ALL, b16-19 NUMBER OF ZONES, b24-31 ZONE ID WITH UNMET
@@ -192,6 +194,41 @@ enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd)
 
 /* ---- ZONE ACTIVATE / ZONE QUERY ---- */
 
+/* The fields of ZONE ACTIVATE / ZONE QUERY, 16- or 32-byte. */
+struct activate_cdb {
+	bool query, all;
+	uint64_t zone_id;
+	uint32_t nr_zones;     /* NUMBER OF ZONES (0: one realm's worth, below) */
+	uint32_t allocation_length;
+	uint8_t other;         /* OTHER ZONE DOMAIN ID */
+	uint16_t other_offset; /* its byte, for the field pointer */
+	uint16_t zone_id_offset;
+};
+
+/*
+ * 16 bytes (95h/08h, 09h; sg3_utils): b1 bit 7 ALL, b2-9 ZONE ID, b10-11 NUMBER
+ * OF ZONES, b12-13 ALLOCATION LENGTH, b14 OTHER ZONE DOMAIN ID.  32 bytes (7Fh,
+ * F800h / F801h; only libzbc documents it): b10 bit 7 ALL, bit 6 ZSRC (NUMBER
+ * OF ZONES valid), b11 OTHER ZONE DOMAIN ID, b12-19 ZONE ID, b20-23 NUMBER OF
+ * ZONES, b28-31 ALLOCATION LENGTH.  Without ZSRC the zone's realm is meant.
+ */
+static void decode(const struct scsi_cmd *cmd, struct activate_cdb *a)
+{
+	const uint8_t *c = cmd->cdb;
+
+	if (c[0] == SCSI_OP_VARIABLE_LENGTH) {
+		*a = (struct activate_cdb){ .query = get_be16(c + 8) == ZBC_SA_ZONE_QUERY_32, .all = c[10] & 0x80,
+					    .zone_id = get_be64(c + 12), .nr_zones = c[10] & 0x40 ? get_be32(c + 20) : 0,
+					    .allocation_length = get_be32(c + 28), .other = c[11], .other_offset = 11,
+					    .zone_id_offset = 12 };
+	} else {
+		*a = (struct activate_cdb){ .query = (c[1] & 0x1f) == ZBC_SA_ZONE_QUERY, .all = c[1] & 0x80,
+					    .zone_id = get_be64(c + 2), .nr_zones = get_be16(c + 10) ? get_be16(c + 10) : 1,
+					    .allocation_length = get_be16(c + 12), .other = c[14], .other_offset = 14,
+					    .zone_id_offset = 2 };
+	}
+}
+
 struct activation {
 	uint32_t first_realm, nr_realms; /* ALL: every realm */
 	unsigned target;                 /* OTHER ZONE DOMAIN ID */
@@ -203,15 +240,15 @@ struct activation {
 enum scsi_result zbc_zone_activate_parse(struct scsi_cmd *cmd)
 {
 	struct zbc_state *z = cmd->lu->zbc;
-	uint64_t zone_id = get_be64(cmd->cdb + 2);
-	bool all = cmd->cdb[1] & 0x80;
+	struct activate_cdb a;
 
-	cmd->allocation_length = get_be16(cmd->cdb + 12);
+	decode(cmd, &a);
+	cmd->allocation_length = a.allocation_length;
 	/* OTHER ZONE DOMAIN ID: a domain of the LU. */
-	if (cmd->cdb[14] > 1)
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(14, -1));
-	if (!all && (zone_id >= cmd->lu->num_blocks || zbc_zone_of(z, zone_id)->start != zone_id))
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
+	if (a.other > 1)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.other_offset, -1));
+	if (!a.all && (a.zone_id >= cmd->lu->num_blocks || zbc_zone_of(z, a.zone_id)->start != a.zone_id))
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.zone_id_offset, -1));
 	return SCSI_OK;
 }
 
@@ -220,14 +257,17 @@ static void plan(struct scsi_cmd *cmd, struct activation *a)
 {
 	struct zbc_state *z = cmd->lu->zbc;
 	uint32_t rz = z->realm_zones;
+	struct activate_cdb c;
 
-	*a = (struct activation){ .target = cmd->cdb[14] };
-	if (cmd->cdb[1] & 0x80) {
+	decode(cmd, &c);
+	*a = (struct activation){ .target = c.other };
+	if (c.all) {
 		a->nr_realms = z->nr_realms;
 	} else {
-		uint32_t idx = zbc_zone_index(z, zbc_zone_of(z, get_be64(cmd->cdb + 2)));
-		uint32_t nz = get_be16(cmd->cdb + 10) ? get_be16(cmd->cdb + 10) : 1;
+		uint32_t idx = zbc_zone_index(z, zbc_zone_of(z, c.zone_id));
 		uint32_t in_domain = idx % half(z);
+		/* Without ZSRC (32-byte form): the zones of ZONE ID's realm. */
+		uint64_t nz = c.nr_zones ? c.nr_zones : rz - in_domain % rz;
 
 		if (in_domain % rz || nz % rz || in_domain + nz > half(z)) {
 			a->unmet = UNMET_REALM_ALIGNMENT;
@@ -235,7 +275,7 @@ static void plan(struct scsi_cmd *cmd, struct activation *a)
 			return;
 		}
 		a->first_realm = in_domain / rz;
-		a->nr_realms = nz / rz;
+		a->nr_realms = (uint32_t)(nz / rz);
 	}
 	for (uint32_t r = a->first_realm; r < a->first_realm + a->nr_realms; r++) {
 		struct zbc_zone *leave = realm_zone(z, 1 - a->target, r), *enter = realm_zone(z, a->target, r);
@@ -305,11 +345,14 @@ static void activate_work(struct scsi_cmd *cmd)
 enum scsi_result zbc_zone_activate_exec(struct scsi_cmd *cmd)
 {
 	struct zbc_state *z = cmd->lu->zbc;
-	bool query = (cmd->cdb[1] & 0x1f) == ZBC_SA_ZONE_QUERY;
+	struct activate_cdb c;
 	struct activation a;
 	uint32_t nd = 0;
 	uint8_t *b;
+	bool query;
 
+	decode(cmd, &c);
+	query = c.query;
 	plan(cmd, &a);
 	/* One descriptor per run of realms that move (contiguous zones of the target domain). */
 	if (!a.unmet)
@@ -323,7 +366,7 @@ enum scsi_result zbc_zone_activate_exec(struct scsi_cmd *cmd)
 	put_be32(b, nd * ACTIVATION_DESCRIPTOR_LEN);
 	put_be32(b + 4, nd * ACTIVATION_DESCRIPTOR_LEN);
 	b[10] = (uint8_t)a.target;
-	b[11] = cmd->cdb[1] & 0x80 ? 0x01 : 0x00;
+	b[11] = c.all ? 0x01 : 0x00;
 	if (a.unmet) {
 		b[8] = 0x40; /* ZIWUP_VALID */
 		b[9] = a.unmet;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "itest.h"
+#include "itest_raw.h"
 
 #define BS 512u
 #define ZONE 8192u /* blocks */
@@ -287,6 +288,43 @@ static void test_activate(void)
 	itest_result_free(&r);
 }
 
+/* ZONE QUERY(32) (7Fh/F801h, libzbc's layout) through the raw client (libiscsi sends 16-byte CDBs at most). */
+static void test_query32(struct itest_daemon *d)
+{
+	struct itest_raw raw;
+	struct itest_result r;
+	uint8_t c[32] = { 0x7f };
+	char err[256];
+
+	if (itest_raw_login(&raw, d, ITEST_INITIATOR_2, ITEST_TARGET, false, false, true, err, sizeof(err))) {
+		itest_ok(false, "raw session for the 32-byte CDBs", "%s", err);
+		return;
+	}
+	itest_raw_clear_ua(&raw, 0);
+	c[7] = 0x18;
+	itest_put_be16(c + 8, 0xf801);
+	c[11] = 0;                       /* OTHER ZONE DOMAIN ID */
+	itest_put_be64(c + 12, 4 * ZONE); /* realm 2, active in domain 1 */
+	itest_put_be32(c + 28, 4096);
+	itest_raw_long_cdb_io(&raw, 0, c, 32, NULL, 0, 4096, &r);
+	itest_ok(r.status == 0 && r.data_len >= 64 && r.data[8] == 0x80 && itest_get_be32(r.data + 16) == 2,
+		 "ZONE QUERY(32) without ZSRC: the realm of ZONE ID (2 zones), not activated", "%s b8 %02x nz %u",
+		 itest_result_str(&r), r.data_len >= 64 ? r.data[8] : 0, r.data_len >= 64 ? itest_get_be32(r.data + 16) : 0);
+	itest_result_free(&r);
+	c[10] = 0x40; /* ZSRC */
+	itest_put_be32(c + 20, 4);
+	itest_raw_long_cdb_io(&raw, 0, c, 32, NULL, 0, 4096, &r);
+	itest_ok(r.status == 0 && r.data_len >= 64 && itest_get_be32(r.data + 16) == 4,
+		 "ZONE QUERY(32) with ZSRC and NUMBER OF ZONES 4: realms 2-3", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	c[11] = 3;
+	itest_raw_long_cdb_io(&raw, 0, c, 32, NULL, 0, 4096, &r);
+	itest_ok(r.status == 2 && r.sense.key == 5 && r.sense.asc == 0x24,
+		 "ZONE QUERY(32) to domain 3 (none) -> 05/24/00", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_raw_close(&raw);
+}
+
 static void test_restart(struct itest_daemon *d)
 {
 	itest_close(s);
@@ -315,6 +353,7 @@ int main(int argc, char **argv)
 	test_reports();
 	test_inactive_access();
 	test_activate();
+	test_query32(&d);
 	test_restart(&d);
 	if (s)
 		itest_close(s);
