@@ -307,20 +307,28 @@ static const char *journal_path(const struct be_file *f, char *buf, size_t len)
 	return buf;
 }
 
+/* Every range within the backend, and the backend writable: 0 or a negative errno. */
+static int ranges_writable(struct backend *be, const struct be_range *ranges, unsigned n)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < n && !rc; i++)
+		rc = range_check(be, ranges[i].offset, ranges[i].len);
+	if (rc == 0 && be->read_only)
+		rc = -EROFS;
+	return rc;
+}
+
 static int be_file_write_atomic_ranges(struct backend *be, const struct be_range *ranges, unsigned n,
 				       const void *buf)
 {
 	struct be_file *f = be_file_from(be);
 	char jpath[PATH_MAX + 16], err[256], note[8];
 	const uint8_t *p = buf;
-	int rc = 0;
+	int rc = ranges_writable(be, ranges, n);
 
-	for (unsigned i = 0; i < n && !rc; i++)
-		rc = range_check(be, ranges[i].offset, ranges[i].len);
 	if (rc)
 		return rc;
-	if (be->read_only)
-		return -EROFS;
 	if (f->is_block_device) { /* no side file: FUA writes are the best there is */
 		for (unsigned i = 0; i < n && !rc; i++, p += ranges[i - 1].len)
 			rc = be_file_write(be, p, ranges[i].len, ranges[i].offset, BE_WRITE_FUA);
@@ -345,14 +353,10 @@ static int be_file_stream_begin(struct backend *be, const struct be_range *range
 {
 	struct be_file *f = be_file_from(be);
 	char jpath[PATH_MAX + 16], err[256], note[8];
-	int rc = 0;
+	int rc = ranges_writable(be, ranges, n);
 
-	for (unsigned i = 0; i < n && !rc; i++)
-		rc = range_check(be, ranges[i].offset, ranges[i].len);
 	if (rc)
 		return rc;
-	if (be->read_only)
-		return -EROFS;
 	if (f->is_block_device)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&f->journal_lock);

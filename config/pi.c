@@ -5,8 +5,6 @@
  * where the key is read, so errors carry file and line; the daemon walks the
  * list again to hand it to the SCSI core (daemon/setup.c).
  */
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,22 +12,6 @@
 #include "config_internal.h"
 
 static const char *const field_names[] = { "guard", "app", "ref" };
-
-static int parse_lba(const char **p, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!isdigit((unsigned char)**p))
-		return -1;
-	errno = 0;
-	v = strtoull(*p, &end, 10);
-	if (errno)
-		return -1;
-	*out = v;
-	*p = end;
-	return 0;
-}
 
 static int parse_field(const char **p, enum cfg_pi_field *field)
 {
@@ -63,12 +45,12 @@ int cfg_pi_fault_walk(const char *text, int (*fn)(void *arg, enum cfg_pi_field f
 			goto bad;
 		while (*p == ' ')
 			p++;
-		if (parse_lba(&p, &first) != 0)
+		if (cfg_parse_decimal(&p, UINT64_MAX, &first) != 0)
 			goto bad;
 		last = first;
 		if (*p == '-') {
 			p++;
-			if (parse_lba(&p, &last) != 0)
+			if (cfg_parse_decimal(&p, UINT64_MAX, &last) != 0)
 				goto bad;
 			if (last < first) {
 				snprintf(why, whylen, "in \"%s\": a range ends before it starts", text);

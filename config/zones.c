@@ -15,6 +15,16 @@
 
 static int parse_index(const char **p, uint32_t *out)
 {
+	uint64_t v;
+
+	if (cfg_parse_decimal(p, UINT32_MAX, &v) != 0)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cfg_parse_decimal(const char **p, uint64_t max, uint64_t *out)
+{
 	char *end;
 	unsigned long long v;
 
@@ -22,9 +32,9 @@ static int parse_index(const char **p, uint32_t *out)
 		return -1;
 	errno = 0;
 	v = strtoull(*p, &end, 10);
-	if (errno || v > UINT32_MAX)
+	if (errno || v > max)
 		return -1;
-	*out = (uint32_t)v;
+	*out = v;
 	*p = end;
 	return 0;
 }

@@ -216,6 +216,46 @@ START_TEST(default_state_dir)
 }
 END_TEST
 
+/* Protection information (docs/pi.md) and zone domains (docs/zbc.md): each error names file, line and key. */
+START_TEST(pi_and_zone_domain_checks)
+{
+	struct cfg *cfg;
+
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 1M\nkind = zbc-hm\n"
+			"protection_type = 1\n",
+			true,
+			"t.ini:7: lun \"" T "\" 0.protection_type: protection information is supported on conventional "
+			"logical units only\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 1M\np_i_exponent = 1\n"
+			"pi_faults = guard 1\n",
+			true,
+			"t.ini:6: lun \"" T "\" 0.p_i_exponent: needs protection_type 1, 2 or 3\n"
+			"t.ini:7: lun \"" T "\" 0.pi_faults: needs protection_type 1, 2 or 3\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 1M\nprotection_type = 2\n"
+			"p_i_exponent = 1\npi_faults = ref 2048\n",
+			true,
+			"t.ini:7: lun \"" T "\" 0.p_i_exponent: 512-byte logical blocks cannot hold 2^1 protection "
+			"intervals of at least 512 bytes\n"
+			"t.ini:8: lun \"" T "\" 0.pi_faults: LBA 2048 is past the last LBA 2047\n");
+	cfg_test_expect("[lun \"" T "\" 0]\npi_faults = crc 5\n", false,
+			"t.ini:2: lun \"" T "\" 0.pi_faults: \"crc 5\" is not a list of FIELD LBA or FIELD FIRST-LAST "
+			"items, FIELD one of guard, app, ref (like \"guard 100-107, ref 2048\")\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 48M\nkind = zbc-zd\n"
+			"zone_size = 8M\nrealm_zones = 2\n",
+			true,
+			"t.ini:8: lun \"" T "\" 0.realm_zones: a zbc-zd logical unit needs an even number (6) of whole "
+			"zones, and 2-zone realms dividing each half\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nrealm_zones = 2\n", true,
+			"t.ini:5: lun \"" T "\" 0.realm_zones: only zone domain logical units (kind zbc-zd) have "
+			"realms\n");
+	cfg = cfg_test_parse_ok("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 64M\n"
+				"kind = zbc-zd\nzone_size = 8M\nrealm_zones = 2\n",
+				true);
+	ck_assert_uint_eq(cfg->targets[0]->luns[0]->conventional_zones, 4);
+	cfg_free(cfg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config_finish");
@@ -224,6 +264,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, embedded_default_validates);
+	tcase_add_test(tc, pi_and_zone_domain_checks);
 	tcase_add_test(tc, no_target);
 	tcase_add_test(tc, target_without_lun0);
 	tcase_add_test(tc, required_key);
