@@ -242,22 +242,22 @@ const struct scsi_op scsi_op_table[] = {
 	    ALL_SBC_KINDS, sbc_write_same_parse, sbc_write_same_exec, NULL, T_LONG,
 	    0x93, 0xe9, FF8, FF4, 0x3f, 0x00),
 	/*
-	 * ZBC OUT (zbc_out.c): ZONE ID b2-9, ZONE COUNT b12-13 (ZBC-2, not
-	 * supported: must be 0), ALL b14 bit 0.  Zoned LUs only.
+	 * ZBC OUT (zbc_out.c): ZONE ID b2-9, ZONE COUNT b12-13 (ZBC-2: zbc-zd
+	 * LUs only; RSOC hides it elsewhere), ALL b14 bit 0.  Zoned LUs only.
 	 */
 	ROW("CLOSE ZONE", 0x94, ZBC_SA_CLOSE_ZONE, SCSI_SA_BYTE1, 16, OP_MEDIUM_ACCESS, SCSI_PR_WRITE,
 	    SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_out_parse, zbc_out_exec, NULL, T_FAST,
-	    0x94, ZBC_SA_CLOSE_ZONE, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	    0x94, ZBC_SA_CLOSE_ZONE, FF8, 0x00, 0x00, 0xff, 0xff, 0x01, 0x00),
 	ROW("FINISH ZONE", 0x94, ZBC_SA_FINISH_ZONE, SCSI_SA_BYTE1, 16, OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM,
 	    SCSI_PR_WRITE, SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_out_parse, zbc_out_exec, NULL, T_IO,
-	    0x94, ZBC_SA_FINISH_ZONE, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	    0x94, ZBC_SA_FINISH_ZONE, FF8, 0x00, 0x00, 0xff, 0xff, 0x01, 0x00),
 	ROW("OPEN ZONE", 0x94, ZBC_SA_OPEN_ZONE, SCSI_SA_BYTE1, 16, OP_MEDIUM_ACCESS, SCSI_PR_WRITE,
 	    SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_out_parse, zbc_out_exec, NULL, T_FAST,
-	    0x94, ZBC_SA_OPEN_ZONE, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	    0x94, ZBC_SA_OPEN_ZONE, FF8, 0x00, 0x00, 0xff, 0xff, 0x01, 0x00),
 	ROW("RESET WRITE POINTER", 0x94, ZBC_SA_RESET_WRITE_POINTER, SCSI_SA_BYTE1, 16,
 	    OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM, SCSI_PR_WRITE, SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA,
 	    zbc_out_parse, zbc_out_exec, NULL, T_LONG,
-	    0x94, ZBC_SA_RESET_WRITE_POINTER, FF8, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00),
+	    0x94, ZBC_SA_RESET_WRITE_POINTER, FF8, 0x00, 0x00, 0xff, 0xff, 0x01, 0x00),
 	/* ZBC IN / REPORT ZONES (zbc_in.c): b2-9 ZONE START LBA, b10-13 ALLOCATION LENGTH, b14 PARTIAL + REPORTING OPTIONS. */
 	ROW("REPORT ZONES", 0x95, ZBC_SA_REPORT_ZONES, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS, SCSI_PR_READ,
 	    SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA, zbc_report_zones_parse, zbc_report_zones_exec, NULL, T_IO,

@@ -26,6 +26,7 @@
 
 #include "sbc_pi.h"
 #include "spc.h"
+#include "zbc.h"
 
 #define RO_ALL 0x0
 #define RO_OPCODE 0x1
@@ -97,9 +98,10 @@ static enum scsi_result report_all(struct scsi_cmd *cmd, bool rctd)
 /*
  * The PROTECT fields are usable only on an LU formatted with protection
  * information, FORMAT UNIT's FMTPINFO only on one that supports it
- * (sbc_pi.h); elsewhere the CDB USAGE DATA shows them as not used.
+ * (sbc_pi.h), ZBC OUT's ZONE COUNT only on a zone domain LU (zbc_out.c);
+ * elsewhere the CDB USAGE DATA shows them as not used.
  */
-static void hide_protection_fields(const struct scsi_op *op, const struct scsi_lu *lu, uint8_t *usage)
+static void hide_unusable_fields(const struct scsi_op *op, const struct scsi_lu *lu, uint8_t *usage)
 {
 	if (!lu)
 		return;
@@ -109,6 +111,9 @@ static void hide_protection_fields(const struct scsi_op *op, const struct scsi_l
 	}
 	if (op->opcode == SCSI_OP_FORMAT_UNIT && !sbc_lu_pi_capable(lu))
 		usage[1] &= 0x3f;
+	/* ZBC OUT ZONE COUNT (ZBC-2) only on zone domain LUs. */
+	if (op->opcode == SCSI_OP_ZBC_OUT && !zbc_domains_enabled(lu))
+		usage[12] = usage[13] = 0;
 }
 
 static enum scsi_result report_one(struct scsi_cmd *cmd, bool rctd, uint8_t reporting_options)
@@ -153,7 +158,7 @@ static enum scsi_result report_one(struct scsi_cmd *cmd, bool rctd, uint8_t repo
 	b[1] = (uint8_t)((rctd ? 0x80 : 0) | SUPPORT_STANDARD); /* CTDP, SUPPORT */
 	put_be16(b + 2, op->cdb_len);                            /* CDB SIZE */
 	memcpy(b + 4, op->usage, op->cdb_len);                   /* CDB USAGE DATA */
-	hide_protection_fields(op, cmd->lu, b + 4);
+	hide_unusable_fields(op, cmd->lu, b + 4);
 	if (rctd)
 		put_timeouts(b + 4 + op->cdb_len, op);
 	return SCSI_OK;

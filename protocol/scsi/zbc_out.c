@@ -1,9 +1,10 @@
 /*
  * ZBC OUT (94h): CLOSE ZONE (01h), FINISH ZONE (02h), OPEN ZONE (03h) and
  * RESET WRITE POINTER (04h), each for one zone (ZONE ID) or, with ALL = 1,
- * for every zone it applies to (spec digest 4.7).  ZBC-1: ZONE COUNT (bytes
- * 12-13, ZBC-2) is not supported; the CDB USAGE DATA makes a non-zero value
- * INVALID FIELD IN CDB.
+ * for every zone it applies to (spec digest 4.7).  ZONE COUNT (bytes 12-13,
+ * ZBC-2) is served on zone domain LUs (kind zbc-zd): that many zones from
+ * ZONE ID (0 means 1), each a write pointer zone, all checked before any
+ * changes; on ZBC-1 LUs a non-zero value is INVALID FIELD IN CDB.
  *
  * OPEN and CLOSE change only volatile state: no I/O.  FINISH writes the zone
  * records; RESET WRITE POINTER also releases the zones' space in the backend
@@ -24,14 +25,36 @@
  * even past the capacity or on a conventional zone).  The checks depend only
  * on the CDB and the zone layout, which never changes.
  */
+static int top_bit(uint8_t v)
+{
+	int bit = 7;
+
+	while (bit > 0 && !(v & (1u << bit)))
+		bit--;
+	return bit;
+}
+
+/* ZONE COUNT (ZBC-2; 0 means 1). */
+static uint32_t zone_count(const struct scsi_cmd *cmd)
+{
+	uint16_t n = get_be16(cmd->cdb + 12);
+
+	return n ? n : 1;
+}
+
 enum scsi_result zbc_out_parse(struct scsi_cmd *cmd)
 {
 	struct zbc_state *z = cmd->lu->zbc;
 	uint64_t zone_id = get_be64(cmd->cdb + 2);
 	struct zbc_zone *zone;
+	uint32_t first;
 
 	if (!z)
 		return scsi_cmd_fail(cmd, sense_invalid_command_operation_code());
+	/* ZBC-1 LUs: ZONE COUNT is reserved (field pointer on its highest set bit). */
+	if (!z->realm_zones && (cmd->cdb[12] || cmd->cdb[13]))
+		return scsi_cmd_fail(cmd, cmd->cdb[12] ? sense_invalid_field_in_cdb(12, top_bit(cmd->cdb[12]))
+						       : sense_invalid_field_in_cdb(13, top_bit(cmd->cdb[13])));
 	if (cmd->cdb[14] & 0x01)
 		return SCSI_OK;
 	cmd->lba = zone_id;
@@ -42,6 +65,61 @@ enum scsi_result zbc_out_parse(struct scsi_cmd *cmd)
 	/* Not the start of a zone, or a zone without write pointer: INVALID FIELD IN CDB (libzbc 01/020, 023). */
 	if (zone->start != zone_id || !zbc_is_write_pointer_zone(zone))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
+	/* ZONE COUNT zones from ZONE ID: all within the LU and all write pointer zones. */
+	first = zbc_zone_index(z, zone);
+	if (zone_count(cmd) > z->nr_zones - first)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(12, -1));
+	for (uint32_t i = first; i < first + zone_count(cmd); i++)
+		if (!zbc_is_write_pointer_zone(&z->zones[i]))
+			return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(12, -1));
+	return SCSI_OK;
+}
+
+/* The first zone of the ZONE ID / ZONE COUNT range. */
+static uint32_t range_first(struct scsi_cmd *cmd, struct zbc_state *z)
+{
+	return zbc_zone_index(z, zbc_zone_of(z, cmd->lba));
+}
+
+/* The blocks of the range (the last zone may be short). */
+static uint64_t range_blocks(struct scsi_cmd *cmd, struct zbc_state *z)
+{
+	const struct zbc_zone *last = &z->zones[range_first(cmd, z) + zone_count(cmd) - 1];
+
+	return last->start + last->length - cmd->lba;
+}
+
+/* The zones of a ZONE COUNT range must all be fit for the action: the sense of the first one that is not. */
+static bool range_faulty(struct scsi_cmd *cmd, struct zbc_state *z, struct scsi_sense_info *sense)
+{
+	uint32_t first = range_first(cmd, z);
+
+	for (uint32_t i = first; i < first + zone_count(cmd); i++)
+		if (zbc_zone_fault_sense(&z->zones[i], sense))
+			return true;
+	return false;
+}
+
+/* OPEN or CLOSE of a ZONE COUNT range: all or nothing (OPEN counts the resources first, as OPEN ALL). */
+static enum scsi_result open_close_range(struct scsi_cmd *cmd, struct zbc_state *z, bool open)
+{
+	uint32_t first = range_first(cmd, z), need = 0;
+	struct scsi_sense_info sense;
+
+	if (range_faulty(cmd, z, &sense))
+		return scsi_cmd_fail(cmd, sense);
+	for (uint32_t i = first; open && i < first + zone_count(cmd); i++)
+		if ((z->zones[i].condition == ZBC_ZC_EMPTY || z->zones[i].condition == ZBC_ZC_CLOSED) &&
+		    zbc_zone_uses_resources(&z->zones[i]))
+			need++;
+	if (open && z->max_open && z->nr_explicit_open + need > z->max_open)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_DATA_PROTECT, ASC_INSUFFICIENT_ZONE_RESOURCES));
+	for (uint32_t i = first; i < first + zone_count(cmd); i++) {
+		bool ok = open ? zbc_zone_open(z, &z->zones[i], &sense) : zbc_zone_close(z, &z->zones[i], &sense);
+
+		if (!ok)
+			return scsi_cmd_fail(cmd, sense); /* not reached: checked above */
+	}
 	return SCSI_OK;
 }
 
@@ -100,7 +178,7 @@ static void persist_work(struct scsi_cmd *cmd)
 	if (cmd->cdb[14] & 0x01)
 		rc = zbc_persist_all(cmd->lu, BE_WRITE_FUA);
 	else
-		rc = zbc_persist_range(cmd->lu, cmd->lba, zbc_zone_of(z, cmd->lba)->length, BE_WRITE_FUA);
+		rc = zbc_persist_range(cmd->lu, cmd->lba, range_blocks(cmd, z), BE_WRITE_FUA);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 }
@@ -128,6 +206,17 @@ static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool a
 			}
 		}
 		return changed ? scsi_cmd_run_io(cmd, persist_work, NULL) : SCSI_OK;
+	}
+	if (zone_count(cmd) > 1) {
+		/* A ZONE COUNT range: all checked first; FINISH of each never needs more than one resource at a time. */
+		uint32_t first = range_first(cmd, z);
+
+		if (range_faulty(cmd, z, &sense))
+			return scsi_cmd_fail(cmd, sense);
+		for (uint32_t i = first; i < first + zone_count(cmd); i++)
+			if (!zbc_zone_finish(z, &z->zones[i], &sense))
+				return scsi_cmd_fail(cmd, sense);
+		return scsi_cmd_run_io(cmd, persist_work, NULL);
 	}
 	zone = zbc_zone_of(z, cmd->lba);
 	seq_before = zone->seq;
@@ -186,7 +275,7 @@ static void reset_work(struct scsi_cmd *cmd)
 			st->rc = rc;
 	}
 	rc = cmd->cdb[14] & 0x01 ? zbc_persist_all(lu, BE_WRITE_FUA)
-				 : zbc_persist_range(lu, cmd->lba, 1, BE_WRITE_FUA);
+				 : zbc_persist_range(lu, cmd->lba, range_blocks(cmd, lu->zbc), BE_WRITE_FUA);
 	if (rc < 0 && st->rc == 0)
 		st->rc = rc;
 }
@@ -210,21 +299,21 @@ static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool al
 		if (!all) {
 			struct zbc_zone *zone = zbc_zone_of(z, cmd->lba);
 
-			if (zbc_zone_fault_sense(zone, &sense))
+			if (range_faulty(cmd, z, &sense))
 				return scsi_cmd_fail(cmd, sense);
-			if (zone->condition == ZBC_ZC_EMPTY)
+			if (zone->condition == ZBC_ZC_EMPTY && zone_count(cmd) == 1)
 				return SCSI_OK; /* libzbc 02/004: EMPTY stays EMPTY, nothing to release */
 		}
 		st = calloc(1, sizeof(*st));
 		if (st)
-			st->reset = calloc(all ? z->nr_zones : 1, sizeof(*st->reset));
+			st->reset = calloc(all ? z->nr_zones : zone_count(cmd), sizeof(*st->reset));
 		if (!st || !st->reset) {
 			free(st);
 			return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
 		}
 		st->lu = cmd->lu;
 		st->first = all ? z->nr_conventional : zbc_zone_index(z, zbc_zone_of(z, cmd->lba));
-		st->count = all ? z->nr_zones - z->nr_conventional : 1;
+		st->count = all ? z->nr_zones - z->nr_conventional : zone_count(cmd);
 		for (uint32_t i = st->first; i < st->first + st->count; i++)
 			z->zones[i].reset_barrier++;
 		st->barrier_held = true;
@@ -268,12 +357,16 @@ enum scsi_result zbc_out_exec(struct scsi_cmd *cmd)
 	case ZBC_SA_CLOSE_ZONE:
 		if (all)
 			return close_all(z);
+		if (zone_count(cmd) > 1)
+			return open_close_range(cmd, z, false);
 		if (!zbc_zone_close(z, zbc_zone_of(z, cmd->lba), &sense))
 			return scsi_cmd_fail(cmd, sense);
 		return SCSI_OK;
 	case ZBC_SA_OPEN_ZONE:
 		if (all)
 			return open_all(cmd, z);
+		if (zone_count(cmd) > 1)
+			return open_close_range(cmd, z, true);
 		if (!zbc_zone_open(z, zbc_zone_of(z, cmd->lba), &sense))
 			return scsi_cmd_fail(cmd, sense);
 		return SCSI_OK;

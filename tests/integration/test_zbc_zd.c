@@ -339,6 +339,45 @@ static void test_restart(struct itest_daemon *d)
 			  "0000555555551111");
 }
 
+static void zbc_out_count(uint8_t *c, uint8_t sa, uint32_t zone, uint16_t count)
+{
+	memset(c, 0, 16);
+	c[0] = 0x94;
+	c[1] = sa;
+	itest_put_be64(c + 2, (uint64_t)zone * ZONE);
+	itest_put_be16(c + 12, count);
+}
+
+/* ZBC OUT ZONE COUNT (ZBC-2), served on zone domain LUs; realms 2-3 (zones 12-15) are active in domain 1. */
+static void test_zone_count(void)
+{
+	uint8_t c[16];
+
+	zbc_out_count(c, 0x03, 12, 4);
+	itest_expect_cmd(s, 0, "OPEN ZONE, ZONE COUNT 4 -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
+	expect_conditions("... zones 12-15 EXPLICITLY OPENED", "0000555555553333");
+	zbc_out_count(c, 0x01, 12, 4);
+	itest_expect_cmd(s, 0, "CLOSE ZONE, ZONE COUNT 4 -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
+	expect_conditions("... zones 12-15 EMPTY again (nothing written)", "0000555555551111");
+	zbc_out_count(c, 0x02, 12, 2);
+	itest_expect_cmd(s, 0, "FINISH ZONE, ZONE COUNT 2 -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
+	expect_conditions("... zones 12-13 FULL", "000055555555ee11");
+	zbc_out_count(c, 0x04, 12, 2);
+	itest_expect_cmd(s, 0, "RESET WRITE POINTER, ZONE COUNT 2 -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD,
+			 NULL);
+	expect_conditions("... zones 12-13 EMPTY", "0000555555551111");
+	zbc_out_count(c, 0x03, 10, 4);
+	itest_expect_cmd(s, 0, "OPEN ZONE, ZONE COUNT 4 from INACTIVE zone 10 -> 07/2C/12, nothing opened", c, 16,
+			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(7, 0x2c, 0x12), NULL);
+	expect_conditions("... no zone changed", "0000555555551111");
+	zbc_out_count(c, 0x03, 14, 3);
+	itest_expect_cmd(s, 0, "OPEN ZONE, ZONE COUNT past the last zone -> 05/24/00", c, 16, ITEST_NONE, NULL, 0, 0,
+			 EXPECT_SENSE(5, 0x24, 0), NULL);
+	zbc_out_count(c, 0x03, 8, 2);
+	itest_expect_cmd(s, 1, "zbc-hm LU: ZONE COUNT 2 (ZBC-1) -> 05/24/00", c, 16, ITEST_NONE, NULL, 0, 0,
+			 EXPECT_SENSE(5, 0x24, 0), NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct itest_daemon d;
@@ -355,6 +394,8 @@ int main(int argc, char **argv)
 	test_activate();
 	test_query32(&d);
 	test_restart(&d);
+	if (s)
+		test_zone_count();
 	if (s)
 		itest_close(s);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
