@@ -11,7 +11,8 @@
  *
  * LUN 0: type 1, 512-byte blocks, thin, WRITE ATOMIC, faults at LBAs 1000-1002;
  * LUN 1: type 2, 512-byte blocks; LUN 2: type 3, 4096-byte blocks with
- * P_I_EXPONENT 3 (eight 512-byte intervals per block); LUN 3: no PI.
+ * P_I_EXPONENT 3 (eight 512-byte intervals per block); LUN 3: no PI; LUN 4:
+ * type 3, 512-byte blocks (the PROTECT tables).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -48,7 +49,12 @@ static const char config[] =
 	"[lun \"" ITEST_TARGET "\" 3]\n"
 	"path = @DIR@/lun3.img\n"
 	"size = 16M\n"
-	"logical_block_size = 512\n";
+	"logical_block_size = 512\n"
+	"[lun \"" ITEST_TARGET "\" 4]\n"
+	"path = @DIR@/lun4.img\n"
+	"size = 16M\n"
+	"logical_block_size = 512\n"
+	"protection_type = 3\n";
 
 static struct iscsi_context *s;
 static struct itest_raw raw; /* the 32-byte CDBs (libiscsi sends at most 16 CDB bytes) */
@@ -681,6 +687,126 @@ static void test_race(struct itest_daemon *d)
 		 "%u of %u reads failed", pi_errors, reads);
 }
 
+/* ---- every PROTECT value on every type (spec digest 3.5) ---- */
+
+/* Which fields PROTECT p checks: 000b, 001b, 101b all; 010b no guard; 011b none; 100b the guard only. */
+static bool checks_guard(uint8_t p)
+{
+	return p == 0 || p == 1 || p == 4 || p == 5;
+}
+
+static bool checks_tags(uint8_t p)
+{
+	return p == 0 || p == 1 || p == 2 || p == 5;
+}
+
+/*
+ * One command of the table on LUN lun (type 2: the 32-byte form through the
+ * raw session, with EILBRT = ref0 and ELBAT 1234h under mask FFFFh; others:
+ * the 10-byte form).  kind 'r' READ, 'w' WRITE (out = one block + tuple),
+ * 'v' VERIFY BYTCHK 00b.  Returns the result (caller frees).
+ */
+static void table_cmd(int lun, bool long_cdb, char kind, uint8_t p, uint32_t lba, uint32_t ref0, const uint8_t *out,
+		      struct itest_result *r)
+{
+	uint8_t c[32];
+	size_t in_len = kind == 'r' ? (p ? BS + TUPLE : BS) : 0;
+	size_t out_len = kind == 'w' ? (p ? BS + TUPLE : BS) : 0;
+
+	if (long_cdb) {
+		cdb32(c, kind == 'r' ? 0x0009 : kind == 'w' ? 0x000b : 0x000a, p, lba, 1, ref0, 0x1234, 0xffff);
+		itest_raw_long_cdb_io(&raw, lun, c, 32, out, (uint32_t)out_len, (uint32_t)in_len, r);
+		return;
+	}
+	cdb10(c, kind == 'r' ? 0x28 : kind == 'w' ? 0x2a : 0x2f, p, lba, 1);
+	itest_cmd(s, lun, c, 10, kind == 'r' ? ITEST_IN : kind == 'w' ? ITEST_OUT : ITEST_NONE, out, out_len, in_len, r);
+}
+
+static void table_expect(const char *what, int type, char kind, uint8_t p, const struct itest_result *r, int want_ascq)
+{
+	char name[200];
+	bool ok;
+
+	if (p > 5)
+		ok = r->status == 2 && r->sense.key == 5 && r->sense.asc == 0x24;
+	else if (want_ascq)
+		ok = r->status == 2 && r->sense.key == 0x0b && r->sense.asc == 0x10 && r->sense.ascq == want_ascq;
+	else
+		ok = r->status == 0;
+	snprintf(name, sizeof(name), "type %d: %s %sPROTECT=%u%u%ub, %s -> %s", type,
+		 kind == 'r' ? "READ" : kind == 'w' ? "WRITE" : "VERIFY", kind == 'r' ? "RD" : kind == 'w' ? "WR" : "VR",
+		 p >> 2, (p >> 1) & 1, p & 1, what,
+		 p > 5 ? "05/24/00" : want_ascq == 1 ? "0B/10/01" : want_ascq == 2 ? "0B/10/02" : want_ascq == 3 ? "0B/10/03" : "GOOD");
+	itest_ok(ok, name, "%s", itest_result_str(r));
+}
+
+/*
+ * Stored blocks at base: base + 0 with a bad guard, base + 1 with a bad
+ * reference tag, base + 2 (type 2) with application tag 1111h; every
+ * RDPROTECT and VRPROTECT value against them, every WRPROTECT value against
+ * received tuples with the same faults.
+ */
+static void test_tables_for(int lun, int type, uint32_t base)
+{
+	bool long_cdb = type == 2;
+	uint8_t data[BS], wire[BS + TUPLE];
+	struct itest_result r;
+	/* The expected reference tag of LBA x: the LBA (types 1 and 3), or EILBRT = x + 100h (type 2). */
+	uint32_t ref_of_base = long_cdb ? base + 0x100 : base;
+
+	itest_pattern(data, BS, (uint32_t)lun);
+	for (uint32_t i = 0; i < 3; i++) {
+		uint32_t ref = ref_of_base + i;
+
+		make_wire(wire, data, 1, i == 2 ? 0x1111 : 0x1234, i == 1 ? ref + 7 : ref);
+		if (i == 0)
+			wire[BS] ^= 0x01;
+		table_cmd(lun, long_cdb, 'w', 3, base + i, ref, wire, &r);
+		itest_ok(r.status == 0, "stored a block with a bad guard / ref / app tag (WRPROTECT=011b)", "%s",
+			 itest_result_str(&r));
+		itest_result_free(&r);
+	}
+	for (uint8_t p = 0; p < 8; p++) {
+		for (char kind = 'r'; kind; kind = kind == 'r' ? 'v' : 0) {
+			table_cmd(lun, long_cdb, kind, p, base, ref_of_base, NULL, &r);
+			table_expect("stored bad guard", type, kind, p, &r, checks_guard(p) ? 1 : 0);
+			itest_result_free(&r);
+			table_cmd(lun, long_cdb, kind, p, base + 1, ref_of_base + 1, NULL, &r);
+			table_expect("stored bad ref tag", type, kind, p, &r, type != 3 && checks_tags(p) ? 3 : 0);
+			itest_result_free(&r);
+			if (type == 2) {
+				table_cmd(lun, long_cdb, kind, p, base + 2, ref_of_base + 2, NULL, &r);
+				table_expect("stored app tag 1111h, expected 1234h", type, kind, p, &r, checks_tags(p) ? 2 : 0);
+				itest_result_free(&r);
+			}
+		}
+	}
+	for (uint8_t p = 1; p < 8; p++) {
+		make_wire(wire, data, 1, 0x1234, ref_of_base + 8);
+		wire[BS] ^= 0x01;
+		table_cmd(lun, long_cdb, 'w', p, base + 8, ref_of_base + 8, wire, &r);
+		table_expect("received bad guard", type, 'w', p, &r, checks_guard(p) ? 1 : 0);
+		itest_result_free(&r);
+		make_wire(wire, data, 1, 0x1234, ref_of_base + 9 + 7);
+		table_cmd(lun, long_cdb, 'w', p, base + 9, ref_of_base + 9, wire, &r);
+		table_expect("received bad ref tag", type, 'w', p, &r, type != 3 && checks_tags(p) ? 3 : 0);
+		itest_result_free(&r);
+		if (type == 2) {
+			make_wire(wire, data, 1, 0x1111, ref_of_base + 10);
+			table_cmd(lun, long_cdb, 'w', p, base + 10, ref_of_base + 10, wire, &r);
+			table_expect("received app tag 1111h, expected 1234h", type, 'w', p, &r, checks_tags(p) ? 2 : 0);
+			itest_result_free(&r);
+		}
+	}
+}
+
+static void test_tables(void)
+{
+	test_tables_for(0, 1, 12000);
+	test_tables_for(1, 2, 12000);
+	test_tables_for(4, 3, 12000);
+}
+
 static void test_no_pi(void)
 {
 	uint8_t c[10];
@@ -764,7 +890,7 @@ static void test_restart(struct itest_daemon *d)
 	s = itest_session(d, ITEST_INITIATOR_1, 0);
 	if (!s)
 		return;
-	for (int lun = 0; lun < 4; lun++)
+	for (int lun = 0; lun < 5; lun++)
 		itest_clear_ua(s, lun);
 	read1(0, 301, 3, after, &r);
 	itest_ok(r.status == 0 && !memcmp(after, before[0], sizeof(after)),
@@ -786,13 +912,13 @@ int main(int argc, char **argv)
 	s = itest_session(&d, ITEST_INITIATOR_1, 0);
 	if (!s)
 		return itest_finish();
-	for (int lun = 0; lun < 4; lun++)
+	for (int lun = 0; lun < 5; lun++)
 		itest_clear_ua(s, lun);
 	if (itest_raw_login(&raw, &d, ITEST_INITIATOR_2, ITEST_TARGET, false, false, true, err, sizeof(err))) {
 		itest_ok(false, "raw session for the 32-byte CDBs", "%s", err);
 		return itest_finish();
 	}
-	for (int lun = 0; lun < 4; lun++)
+	for (int lun = 0; lun < 5; lun++)
 		itest_raw_clear_ua(&raw, lun);
 
 	test_reporting();
@@ -800,6 +926,7 @@ int main(int argc, char **argv)
 	test_faults();
 	test_type2();
 	test_type3_intervals();
+	test_tables();
 	test_no_pi();
 	test_race(&d);
 	itest_raw_close(&raw);
