@@ -152,6 +152,7 @@ struct cfg_lun {
 	char read_only_zones[CFG_ZONE_LIST_MAX];
 	uint32_t realm_zones;      /* zbc-zd: zones per realm */
 	uint32_t active_domain;    /* zbc-zd: the zone domain every realm starts in */
+	uint32_t gap_zones;        /* zbc-zd: gap zones between the domains */
 	/* protection information: docs/pi.md */
 	uint32_t protection_type;  /* 0: none; 1..3: formatted with that type */
 	uint32_t p_i_exponent;

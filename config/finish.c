@@ -182,7 +182,7 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 	char why[256];
 
 	if (l->kind != CFG_LU_ZBC_ZD) {
-		static const char *const zd_keys[] = { "realm_zones", "active_domain" };
+		static const char *const zd_keys[] = { "realm_zones", "active_domain", "gap_zones" };
 		for (size_t i = 0; i < sizeof(zd_keys) / sizeof(zd_keys[0]); i++)
 			if (key_set(l, zd_keys[i]))
 				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zd_keys[i]), section, zd_keys[i],
@@ -222,12 +222,15 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 		return; /* the daemon checks against the existing file's size */
 	c.nr_zones = (l->size / l->logical_block_size + zone_blocks - 1) / zone_blocks;
 	if (l->kind == CFG_LU_ZBC_ZD) {
-		if ((l->size / l->logical_block_size) % zone_blocks || c.nr_zones % 2 || (c.nr_zones / 2) % l->realm_zones)
+		uint64_t domain = c.nr_zones > l->gap_zones ? (c.nr_zones - l->gap_zones) / 2 : 0;
+
+		if ((l->size / l->logical_block_size) % zone_blocks || c.nr_zones <= l->gap_zones ||
+		    (c.nr_zones - l->gap_zones) % 2 || domain % l->realm_zones)
 			fail(f, line_of(&l->lines, CFG_SECTION_LUN, "realm_zones"), section, "realm_zones",
-			     "a zbc-zd logical unit needs an even number (%llu) of whole zones, and %u-zone realms "
-			     "dividing each half",
-			     (unsigned long long)c.nr_zones, l->realm_zones);
-		l->conventional_zones = (uint32_t)(c.nr_zones / 2);
+			     "a zbc-zd logical unit needs whole zones (%llu), an even number of them besides the %u gap "
+			     "zones, and %u-zone realms dividing each zone domain",
+			     (unsigned long long)c.nr_zones, l->gap_zones, l->realm_zones);
+		l->conventional_zones = (uint32_t)domain;
 	}
 	if (l->conventional_zones > c.nr_zones)
 		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), section, "conventional_zones",

@@ -223,6 +223,9 @@ const struct cfg_key cfg_schema[] = {
 	LUN_U32(active_domain, "1", 0, 1,
 		"zbc-zd: the zone domain every realm is active in at first start (0 conventional, 1 sequential "
 		"write required); ZONE ACTIVATE moves realms later and the zone state keeps it."),
+	LUN_U32(gap_zones, "0", 0, UINT32_MAX,
+		"zbc-zd: gap zones (type 5h, no data: ATTEMPT TO ACCESS GAP ZONE) between the two zone domains; "
+		"the other zones are split evenly between the domains."),
 	LUN_U32(protection_type, "0", 0, 3,
 		"T10 protection information (docs/pi.md): 0 none (the LU has no PI support); 1, 2 or 3: the LU "
 		"supports PI (INQUIRY PROTECT = 1) and is formatted with that type at first start, an 8-byte PI "

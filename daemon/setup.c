@@ -220,8 +220,10 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	if (l->kind == CFG_LU_ZBC_ZD) {
 		params.realm_zones = l->realm_zones;
 		params.active_domain = (uint8_t)l->active_domain;
-		/* The first zone domain is the conventional half (the size may come from the file). */
-		params.conventional_zones = (uint32_t)(params.num_blocks / params.zone_size / 2);
+		params.gap_zones = l->gap_zones;
+		/* The first zone domain is conventional: half the zones besides the gap (the size may come from the file). */
+		if (params.num_blocks / params.zone_size > l->gap_zones)
+			params.conventional_zones = (uint32_t)((params.num_blocks / params.zone_size - l->gap_zones) / 2);
 	}
 	params.protection_type = (uint8_t)l->protection_type;
 	params.p_i_exponent = (uint8_t)l->p_i_exponent;

@@ -41,6 +41,7 @@
 #define ASC_UNALIGNED_WRITE_COMMAND 0x2104
 #define ASC_WRITE_BOUNDARY_VIOLATION 0x2105
 #define ASC_ATTEMPT_TO_READ_INVALID_DATA 0x2106
+#define ASC_ATTEMPT_TO_ACCESS_GAP_ZONE 0x2109
 #define ASC_READ_BOUNDARY_VIOLATION 0x2107
 #define ASC_ZONE_IS_READ_ONLY 0x2708
 #define ASC_ZONE_IS_OFFLINE 0x2c0e
@@ -67,6 +68,7 @@ enum zbc_zone_type {
 	ZBC_ZONE_TYPE_CONVENTIONAL = 0x1,
 	ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED = 0x2,
 	ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED = 0x3,
+	ZBC_ZONE_TYPE_GAP = 0x5, /* ZBC-2: no data (zbc-zd's gap_zones between the domains) */
 };
 
 /* ZBC zone conditions, with the REPORT ZONES encoding (spec digest 4.4, 4.5). */
@@ -115,11 +117,14 @@ struct zbc_state {
 	uint32_t lblocks_per_pblock;   /* 1 << LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
 	/*
 	 * ZBC-2 zone domains and realms (kind zbc-zd, zbc_domains.c): 0 = none.
-	 * Domain 0 is the first half of the zones (conventional), domain 1 the
-	 * second (SWR); realm r is zones r * realm_zones .. of each half.
+	 * Domain 0 is the first domain_zones zones (conventional), then
+	 * gap_zones gap zones, then domain 1 (SWR); realm r is zones
+	 * r * realm_zones .. of each domain.
 	 */
 	uint32_t realm_zones;
 	uint32_t nr_realms;
+	uint32_t domain_zones;         /* zones per domain */
+	uint32_t gap_zones;            /* gap zones between domain 0 and domain 1 */
 
 	/* loop thread: writes in flight and deferred commands */
 	struct zbc_ticket *tickets;
@@ -235,7 +240,8 @@ enum scsi_result zbc_out_exec(struct scsi_cmd *cmd);
 
 static inline bool zbc_is_write_pointer_zone(const struct zbc_zone *zone)
 {
-	return zone->type != ZBC_ZONE_TYPE_CONVENTIONAL;
+	return zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED ||
+	       zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED;
 }
 
 /* The zone that holds lba (lba < capacity). */

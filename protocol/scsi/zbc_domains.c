@@ -3,11 +3,12 @@
  * extension, B6h extension 2h; spec digest 4.9; docs/zbc.md): the zbc-zd
  * kind, a host-managed LU whose zones form two zone domains,
  *
- *   domain 0: the first half of the zones, conventional;
- *   domain 1: the second half, sequential write required,
+ *   domain 0: the first zones, conventional;
+ *   params.gap_zones gap zones (type 5h: ATTEMPT TO ACCESS GAP ZONE, 05/21/09);
+ *   domain 1: as many zones again, sequential write required,
  *
  * cut into realms of params.realm_zones zones: realm r is zones
- * r * realm_zones .. of each half.  A realm is active in one domain; its
+ * r * realm_zones .. of each domain.  A realm is active in one domain; its
  * zones in the other are INACTIVE (5h): reads, writes and zone management
  * there fail with DATA PROTECT, ZONE IS INACTIVE (07/2C/12).  The active
  * domain of a realm is its zones' conditions, so the zone state file keeps it.
@@ -66,15 +67,31 @@ bool zbc_domains_enabled(const struct scsi_lu *lu)
 	return lu->zbc && lu->zbc->realm_zones;
 }
 
-static uint32_t half(const struct zbc_state *z)
+/* The index of the first zone of domain d. */
+static uint32_t domain_start(const struct zbc_state *z, unsigned d)
 {
-	return z->nr_zones / 2;
+	return d ? z->domain_zones + z->gap_zones : 0;
+}
+
+/* The domain of zone idx (2 for a gap zone) and its index within the domain. */
+static unsigned domain_of(const struct zbc_state *z, uint32_t idx, uint32_t *in_domain)
+{
+	if (idx < z->domain_zones) {
+		*in_domain = idx;
+		return 0;
+	}
+	if (idx < domain_start(z, 1)) {
+		*in_domain = 0;
+		return 2;
+	}
+	*in_domain = idx - domain_start(z, 1);
+	return 1;
 }
 
 /* The first zone of realm r in domain d. */
 static struct zbc_zone *realm_zone(struct zbc_state *z, unsigned d, uint32_t r)
 {
-	return &z->zones[d * half(z) + r * z->realm_zones];
+	return &z->zones[domain_start(z, d) + r * z->realm_zones];
 }
 
 /* A realm is active where its zones are not INACTIVE (domain 0 when neither is: a faulty zone). */
@@ -85,20 +102,27 @@ static unsigned active_domain(struct zbc_state *z, uint32_t r)
 
 int zbc_domains_setup(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t errlen)
 {
-	uint32_t rz = lu->params.realm_zones;
+	uint32_t rz = lu->params.realm_zones, gap = lu->params.gap_zones;
 
 	if (rz == 0)
 		return 0;
-	if (z->nr_zones % 2 || z->zones[z->nr_zones - 1].length != z->zone_size || z->nr_conventional != half(z) ||
-	    half(z) % rz) {
+	if (z->zones[z->nr_zones - 1].length != z->zone_size || gap > z->nr_zones ||
+	    z->nr_conventional * 2 + gap != z->nr_zones || z->nr_conventional % rz) {
 		snprintf(err, errlen,
-			 "zone domains need an even number of equal zones (%u), half of them conventional, and %u-zone "
-			 "realms dividing each half",
-			 z->nr_zones, rz);
+			 "zone domains need equal zones (%u), %u gap zones between two domains of %u (conventional) "
+			 "zones each, and %u-zone realms dividing a domain",
+			 z->nr_zones, gap, z->nr_conventional, rz);
 		return -1;
 	}
 	z->realm_zones = rz;
-	z->nr_realms = half(z) / rz;
+	z->domain_zones = z->nr_conventional;
+	z->gap_zones = gap;
+	z->nr_realms = z->domain_zones / rz;
+	/* Gap zones hold no data: type 5h, no write pointer. */
+	for (uint32_t i = z->domain_zones; i < domain_start(z, 1); i++) {
+		z->zones[i].type = ZBC_ZONE_TYPE_GAP;
+		z->zones[i].condition = ZBC_ZC_NOT_WRITE_POINTER;
+	}
 	for (uint32_t r = 0; r < z->nr_realms; r++) {
 		struct zbc_zone *zone = realm_zone(z, lu->params.active_domain ? 0 : 1, r);
 
@@ -131,8 +155,9 @@ enum scsi_result zbc_report_realms_exec(struct scsi_cmd *cmd)
 
 	if (report_parse(cmd, &locator) != SCSI_OK)
 		return SCSI_FAILED;
-	/* Realms from the one holding the locator's zone (in either domain) on. */
-	first = (zbc_zone_index(z, zbc_zone_of(z, locator)) % half(z)) / z->realm_zones;
+	/* Realms from the one holding the locator's zone (in either domain; a gap: from realm 0) on. */
+	domain_of(z, zbc_zone_index(z, zbc_zone_of(z, locator)), &first);
+	first /= z->realm_zones;
 	count = z->nr_realms - first;
 	b = scsi_cmd_alloc_data_in(cmd, HEADER_LEN + (size_t)count * REALM_DESCRIPTOR_LEN);
 	if (!b)
@@ -166,7 +191,8 @@ enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd)
 
 	if (report_parse(cmd, &locator) != SCSI_OK)
 		return SCSI_FAILED;
-	first = zbc_zone_index(z, zbc_zone_of(z, locator)) >= half(z) ? 1 : 0;
+	/* From the locator's domain (a gap zone: the domain after it). */
+	first = zbc_zone_index(z, zbc_zone_of(z, locator)) >= z->domain_zones ? 1 : 0;
 	count = 2 - first;
 	b = scsi_cmd_alloc_data_in(cmd, HEADER_LEN + (size_t)count * DOMAIN_DESCRIPTOR_LEN);
 	if (!b)
@@ -178,11 +204,11 @@ enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd)
 	for (unsigned i = 0; i < count; i++) {
 		uint8_t *d = b + HEADER_LEN + (size_t)i * DOMAIN_DESCRIPTOR_LEN;
 		unsigned dom = first + i;
-		const struct zbc_zone *zone = &z->zones[dom * half(z)];
-		const struct zbc_zone *last = &z->zones[dom * half(z) + half(z) - 1];
+		const struct zbc_zone *zone = &z->zones[domain_start(z, dom)];
+		const struct zbc_zone *last = &z->zones[domain_start(z, dom) + z->domain_zones - 1];
 
 		d[0] = (uint8_t)dom;
-		put_be64(d + 16, half(z));
+		put_be64(d + 16, z->domain_zones);
 		put_be64(d + 24, zone->start);
 		put_be64(d + 32, last->start + last->length - 1);
 		d[40] = (uint8_t)zone->type;
@@ -247,7 +273,9 @@ enum scsi_result zbc_zone_activate_parse(struct scsi_cmd *cmd)
 	/* OTHER ZONE DOMAIN ID: a domain of the LU. */
 	if (a.other > 1)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.other_offset, -1));
-	if (!a.all && (a.zone_id >= cmd->lu->num_blocks || zbc_zone_of(z, a.zone_id)->start != a.zone_id))
+	/* ZONE ID: the start of a zone of a domain (not a gap zone). */
+	if (!a.all && (a.zone_id >= cmd->lu->num_blocks || zbc_zone_of(z, a.zone_id)->start != a.zone_id ||
+		       zbc_zone_of(z, a.zone_id)->type == ZBC_ZONE_TYPE_GAP))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.zone_id_offset, -1));
 	return SCSI_OK;
 }
@@ -264,12 +292,13 @@ static void plan(struct scsi_cmd *cmd, struct activation *a)
 	if (c.all) {
 		a->nr_realms = z->nr_realms;
 	} else {
-		uint32_t idx = zbc_zone_index(z, zbc_zone_of(z, c.zone_id));
-		uint32_t in_domain = idx % half(z);
+		uint32_t idx = zbc_zone_index(z, zbc_zone_of(z, c.zone_id)), in_domain;
+
+		domain_of(z, idx, &in_domain);
 		/* Without ZSRC (32-byte form): the zones of ZONE ID's realm. */
 		uint64_t nz = c.nr_zones ? c.nr_zones : rz - in_domain % rz;
 
-		if (in_domain % rz || nz % rz || in_domain + nz > half(z)) {
+		if (in_domain % rz || nz % rz || in_domain + nz > z->domain_zones) {
 			a->unmet = UNMET_REALM_ALIGNMENT;
 			a->ziwup = z->zones[idx].start;
 			return;
@@ -329,7 +358,7 @@ static void activate_work(struct scsi_cmd *cmd)
 	int rc = 0;
 
 	pthread_rwlock_wrlock(&lu->io_lock);
-	for (uint32_t i = 0; i < half(z) && rc == 0; i++) {
+	for (uint32_t i = 0; i < z->domain_zones && rc == 0; i++) {
 		const struct zbc_zone *zone = &z->zones[i]; /* domain 0: the conventional zones */
 
 		if (zone->condition == ZBC_ZC_INACTIVE)

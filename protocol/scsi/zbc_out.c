@@ -335,7 +335,8 @@ static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool al
 	for (uint32_t i = st->first; i < st->first + st->count; i++) {
 		struct zbc_zone *zone = &z->zones[i];
 
-		if (zone->condition == ZBC_ZC_EMPTY || zbc_zone_fault_sense(zone, &sense))
+		if (!zbc_is_write_pointer_zone(zone) || zone->condition == ZBC_ZC_EMPTY ||
+		    zbc_zone_fault_sense(zone, &sense))
 			continue;
 		zbc_zone_empty(z, zone);
 		st->reset[st->nr_reset++] = i;

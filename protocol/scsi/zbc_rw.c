@@ -113,6 +113,9 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 	 * returns zeros (an inactive zone holds nothing).
 	 */
 	for (struct zbc_zone *zone = first; zone <= last; zone++) {
+		/* ZBC-2: a gap zone has no data: ILLEGAL REQUEST, ATTEMPT TO ACCESS GAP ZONE (libzbc). */
+		if (zone->type == ZBC_ZONE_TYPE_GAP)
+			return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_ATTEMPT_TO_ACCESS_GAP_ZONE);
 		if (zone->condition == ZBC_ZC_OFFLINE)
 			return fail(cmd, SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_OFFLINE);
 		if (zone->condition == ZBC_ZC_INACTIVE && !z->urswrz)
@@ -219,9 +222,12 @@ enum scsi_result zbc_write_begin(struct scsi_cmd *cmd)
 			return SCSI_PENDING;
 		}
 	}
-	for (struct zbc_zone *zone = first; zone <= last; zone++)
+	for (struct zbc_zone *zone = first; zone <= last; zone++) {
+		if (zone->type == ZBC_ZONE_TYPE_GAP)
+			return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_ATTEMPT_TO_ACCESS_GAP_ZONE);
 		if (zbc_zone_fault_sense(zone, &sense))
 			return scsi_cmd_fail(cmd, sense);
+	}
 	/* No write may cross into a zone of another type: WRITE BOUNDARY VIOLATION (libzbc ZT_DISALLOW_WRITE_XTYPE). */
 	if (first->type != last->type)
 		return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_WRITE_BOUNDARY_VIOLATION);

@@ -9,7 +9,8 @@
  * LUN 0: zbc-zd, 64 MiB of 4 MiB zones: zones 0-7 domain 0 (conventional),
  * 8-15 domain 1 (SWR), realms of 2 zones (4 realms), all active in domain 1.
  * LUN 0 restricts reads (URSWRZ 0).  LUN 1: zbc-hm (no domains).  LUN 2: zbc-zd
- * with realms of 4 zones active in domain 0, unrestricted reads.
+ * with realms of 4 zones active in domain 0, unrestricted reads.  LUN 3: zbc-zd with
+ * 2 gap zones (8, 9) between domain 0 (zones 0-7) and domain 1 (zones 10-17).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,15 @@ static const char config[] =
 	"logical_block_size = 512\n"
 	"zone_size = 4M\n"
 	"realm_zones = 4\n"
+	"active_domain = 0\n"
+	"[lun \"" ITEST_TARGET "\" 3]\n"
+	"kind = zbc-zd\n"
+	"path = @DIR@/lun3.img\n"
+	"size = 72M\n"
+	"logical_block_size = 512\n"
+	"zone_size = 4M\n"
+	"realm_zones = 2\n"
+	"gap_zones = 2\n"
 	"active_domain = 0\n";
 
 static struct iscsi_context *s;
@@ -333,7 +343,7 @@ static void test_restart(struct itest_daemon *d)
 	s = itest_session(d, ITEST_INITIATOR_1, 0);
 	if (!s)
 		return;
-	for (int lun = 0; lun < 3; lun++)
+	for (int lun = 0; lun < 4; lun++)
 		itest_clear_ua(s, lun);
 	expect_conditions("after kill -9 and restart the realms are where ZONE ACTIVATE left them",
 			  "0000555555551111");
@@ -378,6 +388,64 @@ static void test_zone_count(void)
 			 EXPECT_SENSE(5, 0x24, 0), NULL);
 }
 
+/* Gap zones (LUN 3): type 5h in REPORT ZONES, no data (05/21/09), no zone management, outside both domains. */
+static void test_gap_zones(void)
+{
+	uint8_t c[16], buf[BS] = { 0 };
+	struct itest_result r;
+
+	zbc_in(c, 0x00, 0, 64 + 18 * 64);
+	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 64 + 18 * 64, &r);
+	itest_ok(r.status == 0 && r.data_len == 64 + 18 * 64 && r.data[64 + 8 * 64] == 5 && r.data[64 + 9 * 64] == 5 &&
+			 (r.data[64 + 8 * 64 + 1] >> 4) == 0 && r.data[64 + 7 * 64] == 1 && r.data[64 + 10 * 64] == 2 &&
+			 (r.data[64 + 10 * 64 + 1] >> 4) == 5,
+		 "REPORT ZONES: zones 8-9 type 5h (gap), NOT WRITE POINTER; zone 7 conventional, zone 10 SWR INACTIVE",
+		 "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	memset(c, 0, 16);
+	c[0] = 0x88;
+	itest_put_be64(c + 2, 8 * ZONE + 3);
+	itest_put_be32(c + 10, 1);
+	itest_expect_cmd(s, 3, "READ(16) in a gap zone -> 05/21/09 ATTEMPT TO ACCESS GAP ZONE", c, 16, ITEST_IN, NULL, 0,
+			 BS, EXPECT_SENSE(5, 0x21, 0x09), NULL);
+	itest_put_be64(c + 2, 8 * ZONE - 1);
+	itest_put_be32(c + 10, 2);
+	itest_expect_cmd(s, 3, "READ(16) from zone 7 into the gap -> 05/21/09", c, 16, ITEST_IN, NULL, 0, 2 * BS,
+			 EXPECT_SENSE(5, 0x21, 0x09), NULL);
+	c[0] = 0x8a;
+	itest_put_be64(c + 2, 9 * ZONE);
+	itest_put_be32(c + 10, 1);
+	itest_expect_cmd(s, 3, "WRITE(16) to a gap zone -> 05/21/09", c, 16, ITEST_OUT, buf, BS, 0,
+			 EXPECT_SENSE(5, 0x21, 0x09), NULL);
+	memset(c, 0, 16);
+	c[0] = 0x94;
+	c[1] = 0x03;
+	itest_put_be64(c + 2, 8 * ZONE);
+	itest_expect_cmd(s, 3, "OPEN ZONE of a gap zone (no write pointer) -> 05/24/00", c, 16, ITEST_NONE, NULL, 0, 0,
+			 EXPECT_SENSE(5, 0x24, 0), NULL);
+	c[1] = 0x04;
+	c[14] = 0x01;
+	itest_expect_cmd(s, 3, "RESET WRITE POINTER ALL -> GOOD (gap zones untouched)", c, 16, ITEST_NONE, NULL, 0, 0,
+			 EXPECT_GOOD, NULL);
+	zbc_in(c, 0x07, 0, 4096);
+	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(r.status == 0 && r.data_len == 64 + 2 * 96 && itest_get_be64(r.data + 64 + 16) == 8 &&
+			 itest_get_be64(r.data + 64 + 32) == 8 * ZONE - 1 && itest_get_be64(r.data + 160 + 24) == 10 * ZONE &&
+			 itest_get_be64(r.data + 160 + 32) == 18 * ZONE - 1,
+		 "REPORT ZONE DOMAINS: domain 0 = zones 0-7, domain 1 = zones 10-17 (the gap in neither)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	activate_cdb(c, false, false, 8 * ZONE, 2, 1);
+	itest_expect_cmd(s, 3, "ZONE ACTIVATE with a gap zone as ZONE ID -> 05/24/00", c, 16, ITEST_IN, NULL, 0, 4096,
+			 EXPECT_SENSE(5, 0x24, 0), NULL);
+	activate_cdb(c, false, false, 2 * ZONE, 2, 1);
+	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(r.status == 0 && r.data_len >= 96 && r.data[8] == 0x81 && itest_get_be64(r.data + 64 + 16) == 12 * ZONE,
+		 "ZONE ACTIVATE realm 1 to domain 1 across the gap -> ACTIVATED, zones from 12", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	struct itest_daemon d;
@@ -387,11 +455,12 @@ int main(int argc, char **argv)
 	s = itest_session(&d, ITEST_INITIATOR_1, 0);
 	if (!s)
 		return itest_finish();
-	for (int lun = 0; lun < 3; lun++)
+	for (int lun = 0; lun < 4; lun++)
 		itest_clear_ua(s, lun);
 	test_reports();
 	test_inactive_access();
 	test_activate();
+	test_gap_zones();
 	test_query32(&d);
 	test_restart(&d);
 	if (s)

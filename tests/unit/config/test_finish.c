@@ -243,13 +243,19 @@ START_TEST(pi_and_zone_domain_checks)
 	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 48M\nkind = zbc-zd\n"
 			"zone_size = 8M\nrealm_zones = 2\n",
 			true,
-			"t.ini:8: lun \"" T "\" 0.realm_zones: a zbc-zd logical unit needs an even number (6) of whole "
-			"zones, and 2-zone realms dividing each half\n");
+			"t.ini:8: lun \"" T "\" 0.realm_zones: a zbc-zd logical unit needs whole zones (6), an even "
+			"number of them besides the 0 gap zones, and 2-zone realms dividing each zone domain\n");
 	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nrealm_zones = 2\n", true,
 			"t.ini:5: lun \"" T "\" 0.realm_zones: only zone domain logical units (kind zbc-zd) have "
 			"realms\n");
 	cfg = cfg_test_parse_ok("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 64M\n"
 				"kind = zbc-zd\nzone_size = 8M\nrealm_zones = 2\n",
+				true);
+	ck_assert_uint_eq(cfg->targets[0]->luns[0]->conventional_zones, 4);
+	cfg_free(cfg);
+	/* 10 zones, 2 of them gap zones: domains of 4. */
+	cfg = cfg_test_parse_ok("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 80M\n"
+				"kind = zbc-zd\nzone_size = 8M\nrealm_zones = 2\ngap_zones = 2\n",
 				true);
 	ck_assert_uint_eq(cfg->targets[0]->luns[0]->conventional_zones, 4);
 	cfg_free(cfg);
