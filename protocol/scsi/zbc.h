@@ -299,6 +299,8 @@ bool zbc_zone_fault_sense(const struct zbc_zone *zone, struct scsi_sense_info *s
  */
 int zbc_domains_setup(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t errlen);
 bool zbc_domains_enabled(const struct scsi_lu *lu);
+/* Whether zone (repaired from a fault) belongs to a realm that is active in the other domain. */
+bool zbc_domains_zone_inactive(struct zbc_state *z, const struct zbc_zone *zone);
 enum scsi_result zbc_report_realms_exec(struct scsi_cmd *cmd);
 enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd);
 enum scsi_result zbc_zone_activate_parse(struct scsi_cmd *cmd);

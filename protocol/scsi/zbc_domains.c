@@ -100,6 +100,20 @@ static unsigned active_domain(struct zbc_state *z, uint32_t r)
 	return realm_zone(z, 0, r)->condition == ZBC_ZC_INACTIVE ? 1 : 0;
 }
 
+bool zbc_domains_zone_inactive(struct zbc_state *z, const struct zbc_zone *zone)
+{
+	uint32_t in_domain;
+	unsigned d;
+
+	if (!z->realm_zones)
+		return false;
+	d = domain_of(z, zbc_zone_index(z, zone), &in_domain);
+	if (d > 1)
+		return false;
+	/* The realm is active where its zones are not INACTIVE: here, unless the other domain's zone is active. */
+	return z->zones[domain_start(z, 1 - d) + in_domain].condition != ZBC_ZC_INACTIVE;
+}
+
 int zbc_domains_setup(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t errlen)
 {
 	uint32_t rz = lu->params.realm_zones, gap = lu->params.gap_zones;

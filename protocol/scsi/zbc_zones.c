@@ -345,6 +345,11 @@ int zbc_set_condition(struct scsi_lu *lu, uint64_t zone_start, enum zbc_zone_con
 		} else {
 			zone->condition = ZBC_ZC_NOT_WRITE_POINTER;
 		}
+		/* Zone domains: a zone of a realm active in the other domain comes back INACTIVE. */
+		if (zbc_domains_zone_inactive(z, zone)) {
+			zbc_zone_set_condition(z, zone, ZBC_ZC_INACTIVE);
+			zone->wp = zone->start;
+		}
 		break;
 	case ZBC_ZC_NOT_WRITE_POINTER:
 	case ZBC_ZC_IMPLICITLY_OPENED:

@@ -446,6 +446,54 @@ static void test_gap_zones(void)
 	itest_result_free(&r);
 }
 
+/* Zone conditions of LUN lun (16 zones) as a string of hex digits. */
+static void conditions_of(int lun, char got[17])
+{
+	uint8_t cond[16];
+	uint64_t wp[16];
+
+	memset(got, 0, 17);
+	if (zone_conditions(lun, cond, wp))
+		for (int i = 0; i < 16; i++)
+			got[i] = "0123456789abcdef"[cond[i]];
+}
+
+/* Restarts the daemon on config with extra inserted after LUN 2's realm_zones line. */
+static void restart_with(struct itest_daemon *d, const char *extra)
+{
+	char text[sizeof(config) + 64];
+	const char *at = strstr(config, "realm_zones = 4\n") + strlen("realm_zones = 4\n");
+
+	snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - config), config, extra, at);
+	itest_close(s);
+	s = NULL;
+	itest_daemon_stop(d, SIGTERM);
+	itest_daemon_write_config(d, text);
+	itest_daemon_start(d);
+	s = itest_session(d, ITEST_INITIATOR_1, 0);
+	for (int lun = 0; s && lun < 4; lun++)
+		itest_clear_ua(s, lun);
+}
+
+/* A zone fault on an INACTIVE zone, then repaired: the zone comes back INACTIVE, not EMPTY. */
+static void test_fault_repair(struct itest_daemon *d)
+{
+	char got[17];
+
+	restart_with(d, "offline_zones = 9\n");
+	if (!s)
+		return;
+	conditions_of(2, got);
+	itest_ok(strcmp(got, "000000005f555555") == 0, "LUN 2 offline_zones = 9: the INACTIVE zone 9 is OFFLINE",
+		 "conditions %s", got);
+	restart_with(d, "");
+	if (!s)
+		return;
+	conditions_of(2, got);
+	itest_ok(strcmp(got, "0000000055555555") == 0,
+		 "zone 9 repaired: INACTIVE again (its realm is active in domain 0), not EMPTY", "conditions %s", got);
+}
+
 int main(int argc, char **argv)
 {
 	struct itest_daemon d;
@@ -465,6 +513,8 @@ int main(int argc, char **argv)
 	test_restart(&d);
 	if (s)
 		test_zone_count();
+	if (s)
+		test_fault_repair(&d);
 	if (s)
 		itest_close(s);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
