@@ -8,7 +8,7 @@
  *    "mid-record" (record not durable: the old data stands), "after-record"
  *    (record durable, nothing in place: replayed) and "mid-apply" (half the
  *    data in place: replayed to the whole).
- * 2. Random kills: two sessions issue WRITE ATOMIC(16)s of 64 blocks and
+ * 2. Random kills: four sessions issue WRITE ATOMIC(16)s of 64 blocks and
  *    atomic WRITE SCATTERED(16)s of three ranges, each block carrying the
  *    write's sequence number, while the test kills the daemon with SIGKILL
  *    at a random moment; after the restart every range holds one sequence
@@ -47,13 +47,13 @@ static void fill_seq(uint8_t *buf, uint32_t seq)
 }
 
 /* The sequence number every block holds, or -1 if they differ (a torn range). */
-static long range_seq(struct iscsi_context *s, const char *name)
+static long range_seq(struct iscsi_context *s, const char *name, uint64_t base)
 {
 	uint8_t *buf = malloc(RANGE_BLOCKS * BS);
 	uint32_t first;
 	long seq;
 
-	if (!itest_read16(s, 0, RANGE_LBA, buf, RANGE_BLOCKS, BS, name)) {
+	if (!itest_read16(s, 0, RANGE_LBA + base, buf, RANGE_BLOCKS, BS, name)) {
 		free(buf);
 		return -2;
 	}
@@ -66,14 +66,14 @@ static long range_seq(struct iscsi_context *s, const char *name)
 	return seq;
 }
 
-static int write_atomic(struct iscsi_context *s, uint32_t seq)
+static int write_atomic(struct iscsi_context *s, uint32_t seq, uint64_t base)
 {
 	uint8_t cdb[16] = { 0x9c }, *buf = malloc(RANGE_BLOCKS * BS);
 	struct itest_result r;
 	int status;
 
 	fill_seq(buf, seq);
-	itest_put_be64(cdb + 2, RANGE_LBA);
+	itest_put_be64(cdb + 2, RANGE_LBA + base);
 	itest_put_be16(cdb + 12, RANGE_BLOCKS);
 	itest_cmd(s, 0, cdb, 16, ITEST_OUT, buf, RANGE_BLOCKS * BS, 0, &r);
 	status = r.transport_ok ? r.status : -1;
@@ -123,7 +123,7 @@ static void crash_point(struct itest_daemon *d, const char *point, bool expect_n
 	itest_daemon_start(d);
 	unsetenv("SBCEMU_JOURNAL_CRASH");
 	s = connect_lu(d);
-	st = s ? write_atomic(s, 2) : 0;
+	st = s ? write_atomic(s, 2, 0) : 0;
 	snprintf(name, sizeof(name), "crash %s: the WRITE ATOMIC(16) gets no status (the daemon died)", point);
 	itest_ok(st == -1, name, "status %d", st);
 	if (s)
@@ -133,7 +133,7 @@ static void crash_point(struct itest_daemon *d, const char *point, bool expect_n
 	before = log_count(d, log_word);
 	itest_daemon_start(d);
 	s = connect_lu(d);
-	seq = s ? range_seq(s, "READ(16) after the restart") : -2;
+	seq = s ? range_seq(s, "READ(16) after the restart", 0) : -2;
 	snprintf(name, sizeof(name), "crash %s: after the restart the range is wholly %s", point,
 		 expect_new ? "new (the journal record is replayed)" : "old (the torn record is discarded)");
 	itest_ok(seq == (expect_new ? 2 : 1), name, "range holds %ld (-1: torn)", seq);
@@ -152,14 +152,14 @@ static const struct {
 } scat[3] = { { 4096, 8 }, { 6000, 16 }, { 8000, 8 } };
 
 /* WRITE SCATTERED(16) of the three ranges, every block holding seq. */
-static int write_scattered(struct iscsi_context *s, uint32_t seq)
+static int write_scattered(struct iscsi_context *s, uint32_t seq, uint64_t base)
 {
 	uint8_t cdb[16] = { 0x9f, 0x12 }, *buf = calloc(1 + 32, BS);
 	struct itest_result r;
 	int status;
 
 	for (unsigned i = 0; i < 3; i++) {
-		itest_put_be64(buf + 32 + 32 * i, scat[i].lba);
+		itest_put_be64(buf + 32 + 32 * i, scat[i].lba + base);
 		itest_put_be32(buf + 32 + 32 * i + 8, scat[i].n);
 	}
 	for (size_t off = BS; off < 33 * BS; off += 4)
@@ -175,14 +175,14 @@ static int write_scattered(struct iscsi_context *s, uint32_t seq)
 }
 
 /* The sequence number all three ranges hold, or -1 if they differ anywhere. */
-static long scattered_seq(struct iscsi_context *s)
+static long scattered_seq(struct iscsi_context *s, uint64_t base)
 {
 	long seq = -2;
 
 	for (unsigned i = 0; i < 3; i++) {
 		uint8_t *buf = malloc((size_t)scat[i].n * BS);
 
-		if (!itest_read16(s, 0, scat[i].lba, buf, scat[i].n, BS, "READ(16) of a scattered range")) {
+		if (!itest_read16(s, 0, scat[i].lba + base, buf, scat[i].n, BS, "READ(16) of a scattered range")) {
 			free(buf);
 			return -2;
 		}
@@ -204,7 +204,7 @@ static void scattered_crash(struct itest_daemon *d, const char *point, bool expe
 	long seq;
 	int st;
 
-	st = write_scattered(s, 7);
+	st = write_scattered(s, 7, 0);
 	itest_ok(st == 0, "WRITE SCATTERED(16) of 3 ranges (write_scattered_atomic) -> GOOD", "status %d", st);
 	itest_close(s);
 	itest_daemon_stop(d, SIGTERM);
@@ -212,13 +212,13 @@ static void scattered_crash(struct itest_daemon *d, const char *point, bool expe
 	itest_daemon_start(d);
 	unsetenv("SBCEMU_JOURNAL_CRASH");
 	s = connect_lu(d);
-	st = s ? write_scattered(s, 8) : 0;
+	st = s ? write_scattered(s, 8, 0) : 0;
 	if (s)
 		itest_close(s);
 	itest_daemon_stop(d, SIGKILL);
 	itest_daemon_start(d);
 	s = connect_lu(d);
-	seq = s ? scattered_seq(s) : -2;
+	seq = s ? scattered_seq(s, 0) : -2;
 	snprintf(name, sizeof(name), "WRITE SCATTERED as one atomic unit, crash %s: all 3 ranges wholly %s", point,
 		 expect_new ? "new" : "old");
 	itest_ok(st == -1 && seq == (expect_new ? 8 : 7), name, "status %d, ranges hold %ld (-1: mixed)", st, seq);
@@ -228,9 +228,13 @@ static void scattered_crash(struct itest_daemon *d, const char *point, bool expe
 
 /* ---- random kills ---- */
 
+#define WRITERS 4
+#define SECOND_SET 16384u /* writers 2 and 3 use the same ranges this many blocks further */
+
 struct writer {
 	struct itest_daemon *d;
 	bool scattered;        /* WRITE SCATTERED (write_scattered_atomic) instead of WRITE ATOMIC */
+	uint64_t base;         /* added to every LBA of the writer's ranges */
 	uint32_t next_seq;
 	uint32_t last_acked;   /* 0: none yet */
 	volatile int stop;
@@ -246,7 +250,7 @@ static void *writer_main(void *arg)
 	while (s && !w->stop) {
 		uint32_t seq = w->next_seq++;
 
-		if ((w->scattered ? write_scattered(s, seq) : write_atomic(s, seq)) != 0)
+		if ((w->scattered ? write_scattered(s, seq, w->base) : write_atomic(s, seq, w->base)) != 0)
 			break;
 		__atomic_store_n(&w->last_acked, seq, __ATOMIC_SEQ_CST);
 	}
@@ -256,10 +260,10 @@ static void *writer_main(void *arg)
 }
 
 /*
- * Two sessions at once, one issuing WRITE ATOMIC(16)s to one range and one
- * WRITE SCATTERED(16)s (one atomic unit each) to three others, and a SIGKILL
- * at a random moment; after the restart every range holds a single sequence
- * number, at least the last one acknowledged on its session.
+ * Four sessions at once, two issuing WRITE ATOMIC(16)s to a range each and two
+ * WRITE SCATTERED(16)s (one atomic unit each) to three ranges each, and a
+ * SIGKILL at a random moment; after the restart every range holds a single
+ * sequence number, at least the last one acknowledged on its session.
  */
 static void random_kills(struct itest_daemon *d, int rounds)
 {
@@ -267,16 +271,19 @@ static void random_kills(struct itest_daemon *d, int rounds)
 	int torn = 0, lost = 0, errors = 0, writes = 0;
 
 	for (int i = 0; i < rounds; i++) {
-		struct writer w[2] = { { .d = d, .next_seq = seq }, { .d = d, .scattered = true, .next_seq = seq } };
-		pthread_t t[2];
+		struct writer w[WRITERS];
+		pthread_t t[WRITERS];
 		struct iscsi_context *s;
-		long got[2];
+		long got[WRITERS];
+		uint32_t next = 0;
 
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < WRITERS; k++)
+			w[k] = (struct writer){ .d = d, .scattered = k % 2, .base = k >= 2 ? SECOND_SET : 0, .next_seq = seq };
+		for (int k = 0; k < WRITERS; k++)
 			pthread_create(&t[k], NULL, writer_main, &w[k]);
 		usleep(50000 + (useconds_t)(rand() % 250000));
 		itest_daemon_stop(d, SIGKILL);
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < WRITERS; k++) {
 			w[k].stop = 1;
 			pthread_join(t[k], NULL);
 			writes += (int)(w[k].next_seq - seq);
@@ -285,18 +292,20 @@ static void random_kills(struct itest_daemon *d, int rounds)
 			errors++;
 			break;
 		}
-		got[0] = range_seq(s, "READ(16) after a kill");
-		got[1] = scattered_seq(s);
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < WRITERS; k++)
+			got[k] = w[k].scattered ? scattered_seq(s, w[k].base) : range_seq(s, "READ(16) after a kill", w[k].base);
+		for (int k = 0; k < WRITERS; k++) {
 			if (got[k] < 0)
 				torn++;
 			else if (w[k].last_acked && (uint32_t)got[k] < w[k].last_acked)
 				lost++;
 		}
 		itest_close(s);
-		seq = (w[0].next_seq > w[1].next_seq ? w[0].next_seq : w[1].next_seq) + 1;
+		for (int k = 0; k < WRITERS; k++)
+			next = w[k].next_seq > next ? w[k].next_seq : next;
+		seq = next + 1;
 	}
-	itest_note("%d kill rounds, %d atomic and scattered writes issued from 2 sessions", rounds, writes);
+	itest_note("%d kill rounds, %d atomic and scattered writes issued from %d sessions", rounds, writes, WRITERS);
 	itest_ok(errors == 0, "random kills: the daemon restarts after every SIGKILL", "%d failures", errors);
 	itest_ok(torn == 0,
 		 "random kills: no WRITE ATOMIC range and no atomic WRITE SCATTERED is ever torn (wholly old or new)",
