@@ -330,6 +330,22 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 	scsi_cmd_data_out_ready(cmd);
 }
 
+/*
+ * The transport's expected data transfer length is shorter than the CDB's
+ * transfer (an overflow).  FCP-4 9.4.2 b) (which iSCSI targets follow, and
+ * libiscsi's residual tests accept): transfer nothing to the medium and
+ * report INVALID FIELD IN COMMAND INFORMATION UNIT; the residual says how
+ * much was missing.  Returns true (command completed) if so.
+ */
+static bool fail_short_data_out(struct scsi_cmd *cmd)
+{
+	if (cmd->data_out_len >= scsi_cmd_data_out_want(cmd))
+		return false;
+	scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT));
+	scsi_cmd_complete(cmd);
+	return true;
+}
+
 /* The next piece of a streamed Data-Out has arrived: the handler's continuation runs. */
 static void data_out_next_ready(struct scsi_cmd *cmd)
 {
@@ -342,12 +358,8 @@ static void data_out_next_ready(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 		return;
 	}
-	if (cmd->data_out_len < scsi_cmd_data_out_want(cmd)) {
-		/* The initiator's expected data transfer length ends inside the stream (as in scsi_cmd_data_out_ready). */
-		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT));
-		scsi_cmd_complete(cmd);
+	if (fail_short_data_out(cmd))
 		return;
-	}
 	r = next(cmd);
 	if (r != SCSI_PENDING)
 		scsi_cmd_complete(cmd);
@@ -374,20 +386,9 @@ void scsi_cmd_data_out_ready(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 		return;
 	}
-	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && cmd->data_out_len < scsi_cmd_data_out_want(cmd) &&
-	    !(cmd->op->flags & OP_SHORT_DATA_OUT_OK)) {
-		/*
-		 * The transport's expected data transfer length is shorter than
-		 * the CDB's transfer (an overflow).  FCP-4 9.4.2 b) (which iSCSI
-		 * targets follow, and libiscsi's residual tests accept): transfer
-		 * nothing to the medium and report INVALID FIELD IN COMMAND
-		 * INFORMATION UNIT; the residual says how much was missing.
-		 */
-		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST,
-					      ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT));
-		scsi_cmd_complete(cmd);
+	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && !(cmd->op->flags & OP_SHORT_DATA_OUT_OK) &&
+	    fail_short_data_out(cmd))
 		return;
-	}
 	if (!cmd->lu) {
 		cmd_execute(cmd);
 		return;

@@ -101,13 +101,8 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		scsi_cmd_fail(cmd, sbc_sense_miscompare(first));
 	} else {
 		rc = be->ops->write(be, write.data, len, offset, sbc_write_flags(cmd));
-		if (rc >= 0 && write.tuples) {
-			uint64_t tlen = sbc_pi_bytes(lu, cmd->nblocks);
-
-			sbc_pi_medium_form(write.tuples, tlen);
-			rc = be->ops->write(be, write.tuples, (size_t)tlen, sbc_pi_offset(lu, cmd->lba),
-					    sbc_write_flags(cmd));
-		}
+		if (rc >= 0 && write.tuples)
+			rc = sbc_pi_store(lu, write.tuples, cmd->lba, cmd->nblocks, sbc_write_flags(cmd));
 		if (rc < 0)
 			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 		sbc_zoned_persist(cmd, sbc_write_flags(cmd));

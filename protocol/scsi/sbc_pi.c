@@ -186,6 +186,15 @@ void sbc_write_data_free(struct sbc_write_data *w)
 	*w = (struct sbc_write_data){ 0 };
 }
 
+int sbc_pi_store(struct scsi_lu *lu, uint8_t *tuples, uint64_t lba, uint32_t nblocks, unsigned flags)
+{
+	struct backend *be = lu->backend;
+	uint64_t len = sbc_pi_bytes(lu, nblocks);
+
+	sbc_pi_medium_form(tuples, len);
+	return be->ops->write(be, tuples, (size_t)len, sbc_pi_offset(lu, lba), flags);
+}
+
 int sbc_medium_write_pi(struct scsi_lu *lu, const uint8_t *data, uint8_t *tuples, uint64_t lba, uint32_t nblocks,
 			unsigned flags)
 {
@@ -194,12 +203,8 @@ int sbc_medium_write_pi(struct scsi_lu *lu, const uint8_t *data, uint8_t *tuples
 
 	pthread_rwlock_rdlock(&lu->io_lock);
 	rc = be->ops->write(be, data, (size_t)nblocks * lu->block_size, scsi_lu_offset(lu, lba), flags);
-	if (rc >= 0 && tuples) {
-		uint64_t len = sbc_pi_bytes(lu, nblocks);
-
-		sbc_pi_medium_form(tuples, len);
-		rc = be->ops->write(be, tuples, (size_t)len, sbc_pi_offset(lu, lba), flags);
-	}
+	if (rc >= 0 && tuples)
+		rc = sbc_pi_store(lu, tuples, lba, nblocks, flags);
 	pthread_rwlock_unlock(&lu->io_lock);
 	return rc < 0 ? rc : 0;
 }

@@ -160,6 +160,12 @@ int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint6
 int sbc_medium_read_checked(struct scsi_lu *lu, const struct sbc_pi_checks *c, uint64_t lba, uint32_t nblocks,
 			    uint64_t k0, uint8_t *data, uint8_t *tuples, struct scsi_sense_info *s);
 
+/*
+ * Writes the tuples of nblocks at lba (turned into their stored form in
+ * place).  No lock taken: the caller holds lu->io_lock.  0 or a negative errno.
+ */
+int sbc_pi_store(struct scsi_lu *lu, uint8_t *tuples, uint64_t lba, uint32_t nblocks, unsigned flags);
+
 /* Deallocates the tuples of a range (they read back as the escape).  No lock taken. */
 int sbc_pi_discard(struct scsi_lu *lu, uint64_t lba, uint64_t nblocks);
 

@@ -323,13 +323,11 @@ static void orwrite_work(struct scsi_cmd *cmd)
 		buf[i] |= w.data[i];
 	rc = be->ops->write(be, buf, len, offset, sbc_write_flags(cmd));
 	if (rc >= 0 && w.tuples) {
-		uint64_t tlen = sbc_pi_bytes(lu, cmd->nblocks);
 		uint32_t il = lu->block_size >> lu->p_i_exponent;
 
 		for (uint64_t k = 0; k < ((uint64_t)cmd->nblocks << lu->p_i_exponent); k++)
 			put_be16(w.tuples + k * PI_TUPLE_LEN, pi_guard(buf + k * il, il));
-		sbc_pi_medium_form(w.tuples, tlen);
-		rc = be->ops->write(be, w.tuples, (size_t)tlen, sbc_pi_offset(lu, cmd->lba), sbc_write_flags(cmd));
+		rc = sbc_pi_store(lu, w.tuples, cmd->lba, cmd->nblocks, sbc_write_flags(cmd));
 	}
 	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)

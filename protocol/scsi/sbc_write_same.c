@@ -155,7 +155,6 @@ static void ws_work(struct scsi_cmd *cmd)
 		}
 		sbc_pi_replicate(cmd, st->pi_first, st->lba, (uint32_t)nblocks, (st->lba - cmd->lba) << lu->p_i_exponent,
 				 tuples);
-		sbc_pi_medium_form(tuples, sbc_pi_bytes(lu, nblocks));
 	}
 	pthread_rwlock_rdlock(&lu->io_lock);
 	switch (st->method) {
@@ -172,7 +171,7 @@ static void ws_work(struct scsi_cmd *cmd)
 		break;
 	}
 	if (rc >= 0 && tuples)
-		rc = be->ops->write(be, tuples, (size_t)sbc_pi_bytes(lu, nblocks), sbc_pi_offset(lu, st->lba), 0);
+		rc = sbc_pi_store(lu, tuples, st->lba, (uint32_t)nblocks, 0);
 	pthread_rwlock_unlock(&lu->io_lock);
 	free(tuples);
 	if (rc < 0) {
