@@ -153,6 +153,7 @@ struct cfg_lun {
 	uint32_t realm_zones;      /* zbc-zd: zones per realm */
 	uint32_t active_domain;    /* zbc-zd: the zone domain every realm starts in */
 	uint32_t gap_zones;        /* zbc-zd: gap zones between the domains */
+	bool sobr_zones;           /* zbc-zd: the first domain's zones are sequential or before required */
 	/* protection information: docs/pi.md */
 	uint32_t protection_type;  /* 0: none; 1..3: formatted with that type */
 	uint32_t p_i_exponent;

@@ -182,7 +182,7 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 	char why[256];
 
 	if (l->kind != CFG_LU_ZBC_ZD) {
-		static const char *const zd_keys[] = { "realm_zones", "active_domain", "gap_zones" };
+		static const char *const zd_keys[] = { "realm_zones", "active_domain", "gap_zones", "sobr_zones" };
 		for (size_t i = 0; i < sizeof(zd_keys) / sizeof(zd_keys[0]); i++)
 			if (key_set(l, zd_keys[i]))
 				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zd_keys[i]), section, zd_keys[i],

@@ -226,6 +226,9 @@ const struct cfg_key cfg_schema[] = {
 	LUN_U32(gap_zones, "0", 0, UINT32_MAX,
 		"zbc-zd: gap zones (type 5h, no data: ATTEMPT TO ACCESS GAP ZONE) between the two zone domains; "
 		"the other zones are split evenly between the domains."),
+	LUN_BOOL(sobr_zones, "false",
+		 "zbc-zd: the first zone domain's zones are sequential or before required (type 4h: writes start "
+		 "at or below the write pointer; FINISH ZONE refused) instead of conventional."),
 	LUN_U32(protection_type, "0", 0, 3,
 		"T10 protection information (docs/pi.md): 0 none (the LU has no PI support); 1, 2 or 3: the LU "
 		"supports PI (INQUIRY PROTECT = 1) and is formatted with that type at first start, an 8-byte PI "

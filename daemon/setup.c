@@ -221,6 +221,7 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		params.realm_zones = l->realm_zones;
 		params.active_domain = (uint8_t)l->active_domain;
 		params.gap_zones = l->gap_zones;
+		params.sobr_zones = l->sobr_zones;
 		/* The first zone domain is conventional: half the zones besides the gap (the size may come from the file). */
 		if (params.num_blocks / params.zone_size > l->gap_zones)
 			params.conventional_zones = (uint32_t)((params.num_blocks / params.zone_size - l->gap_zones) / 2);

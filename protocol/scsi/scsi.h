@@ -335,6 +335,7 @@ struct scsi_lu_params {
 	uint32_t realm_zones;         /* ZBC-2 zone domains (kind zbc-zd, on SCSI_LU_ZBC_HM): zones per realm; 0 = none */
 	uint8_t active_domain;        /* the zone domain (0 or 1) every realm starts active in */
 	uint32_t gap_zones;           /* zbc-zd: gap zones between the two domains */
+	bool sobr_zones;              /* zbc-zd: domain 0 is sequential or before required, not conventional */
 	/*
 	 * Protection information (sbc_pi.h, docs/pi.md): 0 = the LU has no PI
 	 * support; 1..3 = it supports PI and is formatted with that type

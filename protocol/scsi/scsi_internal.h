@@ -99,6 +99,7 @@ struct scsi_mode_current {
 	bool wce;         /* Caching: write cache enable */
 	bool rcd;         /* Caching: read cache disable */
 	bool dpofua;      /* device-specific parameter: DPO and FUA supported */
+	bool urswrz;      /* Zoned Block Device Control URSWRZ_M (host-managed zoned LUs; zbc_urswrz()) */
 };
 
 struct spc_mode_state;  /* spc_mode.c */

@@ -178,6 +178,7 @@ bool spc_pr_crh_no_op(const struct scsi_lu *lu, const struct scsi_nexus *nexus);
 /* ---- mode pages (spc_mode_pages.c; the commands are in spc_mode.c) ---- */
 
 #define SPC_MODE_PAGE_MAX 32 /* longest page served, header included */
+#define SPC_MODE_PAGES_MAX 8 /* pages in spc_mode_pages[] at most */
 
 /* One mode page (SPC-4 7.5.7): header bytes included in defaults/changeable. */
 struct spc_mode_page_def {
@@ -194,6 +195,10 @@ struct spc_mode_page_def {
 	 * page, or -1 when the values are acceptable.
 	 */
 	int (*check)(const uint8_t *page);
+	/* Whether the LU has the page (NULL: every LU). */
+	bool (*present)(const struct scsi_lu *lu);
+	/* Sets the LU's own default values in a copy of defaults (NULL: none). */
+	void (*lu_defaults)(const struct scsi_lu *lu, uint8_t *page);
 };
 
 /* In ascending (page code, subpage code) order, as MODE SENSE returns them. */
@@ -201,11 +206,15 @@ extern const struct spc_mode_page_def spc_mode_pages[];
 extern const size_t spc_mode_pages_len;
 
 struct spc_mode_state {
-	uint8_t current[8][SPC_MODE_PAGE_MAX];
-	uint8_t saved[8][SPC_MODE_PAGE_MAX];
+	uint8_t current[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX];
+	uint8_t saved[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX];
 	struct spc_persist_file file;
 };
 
+/* The LU's default values of page i (the table's, with the LU's own: lu_defaults). */
+void spc_mode_page_defaults(const struct scsi_lu *lu, size_t i, uint8_t *page);
+/* Whether the LU has page i. */
+bool spc_mode_page_present(const struct scsi_lu *lu, size_t i);
 /* Keeps lu->mode_current in step with the current pages. */
 void spc_mode_sync_current(struct scsi_lu *lu);
 /* The saved-pages file image for the current values (malloc'd), or NULL. */

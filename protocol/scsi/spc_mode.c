@@ -54,25 +54,34 @@ static uint8_t device_specific_parameter(const struct scsi_lu *lu)
 	return (uint8_t)((write_protected(lu) ? 0x80 : 0) | (lu->mode_current.dpofua ? 0x10 : 0));
 }
 
-/* Does the MODE SENSE request (page, subpage) select page definition d? */
-static bool page_selected(const struct spc_mode_page_def *d, uint8_t page, uint8_t subpage)
+/* Does the MODE SENSE request (page, subpage) select page i of the LU? */
+static bool page_selected(const struct scsi_lu *lu, size_t i, uint8_t page, uint8_t subpage)
 {
+	const struct spc_mode_page_def *d = &spc_mode_pages[i];
+
+	if (!spc_mode_page_present(lu, i))
+		return false;
 	if (page == MODE_PAGE_ALL)
 		return subpage == SUBPAGE_ALL || d->subpage_code == 0;
 	return d->page_code == page && (subpage == SUBPAGE_ALL || d->subpage_code == subpage);
 }
 
-static const uint8_t *page_values(const struct scsi_lu *lu, size_t i, int pc)
+/* Copies the values of page i that PAGE CONTROL asks for to out. */
+static void page_values(const struct scsi_lu *lu, size_t i, int pc, uint8_t *out)
 {
 	switch (pc) {
 	case PC_CURRENT:
-		return lu->mode->current[i];
+		memcpy(out, lu->mode->current[i], spc_mode_pages[i].len);
+		break;
 	case PC_CHANGEABLE:
-		return spc_mode_pages[i].changeable;
+		memcpy(out, spc_mode_pages[i].changeable, spc_mode_pages[i].len);
+		break;
 	case PC_DEFAULT:
-		return spc_mode_pages[i].defaults;
+		spc_mode_page_defaults(lu, i, out);
+		break;
 	default:
-		return lu->mode->saved[i];
+		memcpy(out, lu->mode->saved[i], spc_mode_pages[i].len);
+		break;
 	}
 }
 
@@ -108,9 +117,9 @@ enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(3, -1));
 	total = header_len + bd_len;
 	for (size_t i = 0; i < spc_mode_pages_len; i++) {
-		if (spc_mode_pages[i].page_code == page)
+		if (spc_mode_pages[i].page_code == page && spc_mode_page_present(lu, i))
 			page_known = true;
-		if (page_selected(&spc_mode_pages[i], page, subpage)) {
+		if (page_selected(lu, i, page, subpage)) {
 			any = true;
 			total += spc_mode_pages[i].len;
 		}
@@ -136,16 +145,12 @@ enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 	off = header_len + bd_len;
 	for (size_t i = 0; i < spc_mode_pages_len; i++) {
 		const struct spc_mode_page_def *d = &spc_mode_pages[i];
-		if (!page_selected(d, page, subpage))
+		if (!page_selected(lu, i, page, subpage))
 			continue;
-		memcpy(b + off, page_values(lu, i, pc), d->len);
+		page_values(lu, i, pc, b + off);
 		/* The header bytes are the page's own whatever PC asks (the changeable mask has none). */
 		memcpy(b + off, d->defaults, d->spf ? 4 : 2);
 		b[off] |= 0x80; /* PS: every page can be saved */
-		/* Control ATO (SPC-4 7.5.8): an LU with PI never changes application tags (spc_mode_init). */
-		if (pc == PC_DEFAULT && d->page_code == MODE_PAGE_CONTROL && d->subpage_code == 0 &&
-		    lu->params.protection_type)
-			b[off + 5] |= 0x80;
 		off += d->len;
 	}
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
@@ -208,7 +213,7 @@ static size_t check_page(struct scsi_cmd *cmd, const uint8_t *p, size_t avail, s
 	}
 	for (size_t i = 0; i < spc_mode_pages_len; i++) {
 		if (spc_mode_pages[i].page_code == page_code && spc_mode_pages[i].subpage_code == subpage_code &&
-		    spc_mode_pages[i].spf == spf) {
+		    spc_mode_pages[i].spf == spf && spc_mode_page_present(cmd->lu, i)) {
 			d = &spc_mode_pages[i];
 			idx = i;
 		}
@@ -246,6 +251,22 @@ static size_t check_page(struct scsi_cmd *cmd, const uint8_t *p, size_t avail, s
 	return page_len;
 }
 
+/*
+ * The unit attention for the other I_T nexuses after a change: MODE
+ * PARAMETERS CHANGED, but INQUIRY DATA HAS CHANGED when URSWRZ changed (the
+ * B6h page changes) and the Zoned Block Device Control page's U_UA_CTL is 1
+ * (sdparm's description of U_UA_CTL).
+ */
+static enum scsi_ua mode_change_ua(const struct scsi_lu *lu, bool urswrz_before)
+{
+	for (size_t i = 0; i < spc_mode_pages_len; i++)
+		if (spc_mode_pages[i].subpage_code == MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL &&
+		    spc_mode_page_present(lu, i) && lu->mode_current.urswrz != urswrz_before &&
+		    (lu->mode->current[i][5] & 0x01))
+			return SCSI_UA_INQUIRY_DATA_CHANGED;
+	return SCSI_UA_MODE_PARAMETERS_CHANGED;
+}
+
 enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 {
 	const uint8_t *cdb = cmd->cdb;
@@ -255,7 +276,8 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 	bool pf = cdb[1] & 0x10, sp = cdb[1] & 0x01;
 	const uint8_t *p = cmd->data_out;
 	size_t len = cmd->data_length, header_len = ten ? 8 : 4, bd_len, off;
-	uint8_t pages[8][SPC_MODE_PAGE_MAX];
+	uint8_t pages[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX];
+	bool urswrz_before = lu->mode_current.urswrz;
 	bool long_lba;
 
 	if (len == 0)
@@ -287,7 +309,7 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 	if (memcmp(pages, m->current, sizeof(pages)) != 0) {
 		memcpy(m->current, pages, sizeof(pages));
 		spc_mode_sync_current(lu);
-		scsi_ua_establish_all(lu, SCSI_UA_MODE_PARAMETERS_CHANGED, cmd->nexus);
+		scsi_ua_establish_all(lu, mode_change_ua(lu, urswrz_before), cmd->nexus);
 	}
 	if (sp) {
 		size_t img_len = 0;

@@ -13,6 +13,15 @@
  *           set does not report TASK ABORTED to other nexuses), BUSY
  *           TIMEOUT PERIOD FFFFh (unlimited);
  *   0Ah/01h Control Extension (SPC-4 7.5.9): nothing changeable;
+ *   0Ah/0Fh Zoned Block Device Control (ZBC-2; host-managed zoned LUs
+ *           only): URSWRZ_M (byte 4 bit 0) sets URSWRZ, the unrestricted
+ *           reads of SWR and SOBR zones (B6h byte 4 bit 0; default: the
+ *           urswrz config key); U_UA_CTL (byte 5 bit 0) picks the unit
+ *           attention a change of it raises (0: MODE PARAMETERS CHANGED,
+ *           1: INQUIRY DATA HAS CHANGED).  The field offsets are sdparm's
+ *           (zbc2r04a); the standard is not public, so the PAGE LENGTH
+ *           (000Ch) is our choice.  libzbc reads a different draft layout
+ *           (FSNOZ at bytes 4-7, URSWRZ at byte 10) and is not followed;
  *   1Ch     Informational Exceptions Control (SPC-4 7.5.12): DEXCPT = 1;
  *           EWASC, DEXCPT, MRIE, INTERVAL TIMER and REPORT COUNT may be set
  *           (the device never has an informational exception to report).
@@ -43,6 +52,9 @@ static const uint8_t control_changeable[12] = { 0, 0, 0x04, 0x00, 0x08, 0x00 };
 static const uint8_t control_extension_default[32] = { 0x40 | 0x0a, 0x01, 0x00, 0x1c };
 static const uint8_t control_extension_changeable[32] = { 0 };
 
+static const uint8_t zbd_control_default[16] = { 0x40 | 0x0a, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 0x00, 0x0c };
+static const uint8_t zbd_control_changeable[16] = { 0, 0, 0, 0, 0x01, 0x01 };
+
 static const uint8_t iec_default[12] = { 0x1c, 0x0a, 0x08, 0x00 };
 static const uint8_t iec_changeable[12] = { 0, 0, 0x18, 0x0f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -54,20 +66,60 @@ static int iec_check(const uint8_t *page)
 	return mrie > 6 && mrie < 0xc ? 3 : -1;
 }
 
+/* Control ATO = 1 on an LU with PI: the application client owns the application tags (sbc_pi.h). */
+static void control_lu_defaults(const struct scsi_lu *lu, uint8_t *page)
+{
+	if (lu->params.protection_type)
+		page[5] |= 0x80;
+}
+
+static bool zbd_control_present(const struct scsi_lu *lu)
+{
+	return lu->kind == SCSI_LU_ZBC_HM;
+}
+
+static void zbd_control_lu_defaults(const struct scsi_lu *lu, uint8_t *page)
+{
+	if (lu->params.urswrz)
+		page[4] |= 0x01;
+}
+
+#define PAGE(nm, code, sub, length, def, chg) \
+	.name = nm, .page_code = code, .subpage_code = sub, .spf = (sub) != 0, .len = length, .defaults = def, \
+	.changeable = chg
+
 const struct spc_mode_page_def spc_mode_pages[] = {
-	{ "Read-Write Error Recovery", MODE_PAGE_READ_WRITE_ERROR_RECOVERY, 0, false, 12, rw_error_recovery_default,
-	  rw_error_recovery_changeable, NULL },
-	{ "Caching", MODE_PAGE_CACHING, 0, false, 20, caching_default, caching_changeable, NULL },
-	{ "Control", MODE_PAGE_CONTROL, 0, false, 12, control_default, control_changeable, NULL },
-	{ "Control Extension", MODE_PAGE_CONTROL, MODE_SUBPAGE_CONTROL_EXTENSION, true, 32, control_extension_default,
-	  control_extension_changeable, NULL },
-	{ "Informational Exceptions Control", MODE_PAGE_INFORMATIONAL_EXCEPTIONS_CONTROL, 0, false, 12, iec_default,
-	  iec_changeable, iec_check },
+	{ PAGE("Read-Write Error Recovery", MODE_PAGE_READ_WRITE_ERROR_RECOVERY, 0, 12, rw_error_recovery_default,
+	       rw_error_recovery_changeable) },
+	{ PAGE("Caching", MODE_PAGE_CACHING, 0, 20, caching_default, caching_changeable) },
+	{ PAGE("Control", MODE_PAGE_CONTROL, 0, 12, control_default, control_changeable),
+	  .lu_defaults = control_lu_defaults },
+	{ PAGE("Control Extension", MODE_PAGE_CONTROL, MODE_SUBPAGE_CONTROL_EXTENSION, 32, control_extension_default,
+	       control_extension_changeable) },
+	{ PAGE("Zoned Block Device Control", MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 16,
+	       zbd_control_default, zbd_control_changeable),
+	  .present = zbd_control_present, .lu_defaults = zbd_control_lu_defaults },
+	{ PAGE("Informational Exceptions Control", MODE_PAGE_INFORMATIONAL_EXCEPTIONS_CONTROL, 0, 12, iec_default,
+	       iec_changeable),
+	  .check = iec_check },
 };
 
 const size_t spc_mode_pages_len = sizeof(spc_mode_pages) / sizeof(spc_mode_pages[0]);
 
-_Static_assert(sizeof(spc_mode_pages) / sizeof(spc_mode_pages[0]) <= 8, "struct spc_mode_state holds 8 pages");
+_Static_assert(sizeof(spc_mode_pages) / sizeof(spc_mode_pages[0]) <= SPC_MODE_PAGES_MAX,
+	       "struct spc_mode_state holds SPC_MODE_PAGES_MAX pages");
+
+void spc_mode_page_defaults(const struct scsi_lu *lu, size_t i, uint8_t *page)
+{
+	memcpy(page, spc_mode_pages[i].defaults, spc_mode_pages[i].len);
+	if (spc_mode_pages[i].lu_defaults)
+		spc_mode_pages[i].lu_defaults(lu, page);
+}
+
+bool spc_mode_page_present(const struct scsi_lu *lu, size_t i)
+{
+	return !spc_mode_pages[i].present || spc_mode_pages[i].present(lu);
+}
 
 static int find_def(uint8_t page_code, uint8_t subpage_code)
 {
@@ -88,6 +140,7 @@ void spc_mode_sync_current(struct scsi_lu *lu)
 	lu->mode_current.swp = control[4] & 0x08;
 	lu->mode_current.tas = control[5] & 0x40;
 	lu->mode_current.wce = caching[2] & 0x04;
+	lu->mode_current.urswrz = m->current[find_def(MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL)][4] & 0x01;
 	lu->mode_current.rcd = caching[2] & 0x01;
 	/* DPOFUA: DPO and FUA are always honoured (the backend writes FUA through). */
 	lu->mode_current.dpofua = true;
@@ -124,9 +177,9 @@ uint8_t *spc_mode_save_image(const struct spc_mode_state *m, size_t *len)
 }
 
 /* Takes the changeable bits of the saved pages from a file image; false if the image is corrupt. */
-static bool load_image(struct spc_mode_state *m, const uint8_t *img, size_t len)
+static bool load_image(const struct scsi_lu *lu, struct spc_mode_state *m, const uint8_t *img, size_t len)
 {
-	uint8_t saved[8][SPC_MODE_PAGE_MAX];
+	uint8_t saved[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX], defaults[SPC_MODE_PAGE_MAX];
 	size_t off = 16;
 	uint32_t count;
 
@@ -146,8 +199,10 @@ static bool load_image(struct spc_mode_state *m, const uint8_t *img, size_t len)
 		i = find_def(img[off], img[off + 1]);
 		if (i >= 0 && plen == spc_mode_pages[i].len) {
 			const struct spc_mode_page_def *d = &spc_mode_pages[i];
+
+			spc_mode_page_defaults(lu, (size_t)i, defaults);
 			for (unsigned b = 2; b < d->len; b++)
-				saved[i][b] = (uint8_t)((d->defaults[b] & ~d->changeable[b]) |
+				saved[i][b] = (uint8_t)((defaults[b] & ~d->changeable[b]) |
 							(img[off + 4 + b] & d->changeable[b]));
 			if (d->check && d->check(saved[i]) >= 0)
 				return false;
@@ -167,18 +222,11 @@ int spc_mode_init(struct scsi_lu *lu)
 	if (!m)
 		return -1;
 	for (size_t i = 0; i < spc_mode_pages_len; i++)
-		memcpy(m->saved[i], spc_mode_pages[i].defaults, spc_mode_pages[i].len);
-	/*
-	 * Control ATO = 1 on an LU with PI support: the application client owns
-	 * the application tags; the device server stores them unchanged and
-	 * checks them where it knows the expected value (sbc_pi.h).
-	 */
-	if (lu->params.protection_type)
-		m->saved[find_def(MODE_PAGE_CONTROL, 0)][5] |= 0x80;
+		spc_mode_page_defaults(lu, i, m->saved[i]);
 	spc_persist_init(&m->file, lu, MODE_FILE_NAME);
 	if (spc_persist_load(&m->file, &img, &len, 4096) == 0) {
 		/* A corrupt file is ignored: the defaults stand (SPC-4 6.11: saved values start as defaults). */
-		(void)load_image(m, img, len);
+		(void)load_image(lu, m, img, len);
 		free(img);
 	}
 	memcpy(m->current, m->saved, sizeof(m->current));

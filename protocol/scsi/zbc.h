@@ -68,6 +68,7 @@ enum zbc_zone_type {
 	ZBC_ZONE_TYPE_CONVENTIONAL = 0x1,
 	ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED = 0x2,
 	ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED = 0x3,
+	ZBC_ZONE_TYPE_SEQUENTIAL_OR_BEFORE_REQUIRED = 0x4, /* ZBC-2: zbc-zd's first domain with sobr_zones */
 	ZBC_ZONE_TYPE_GAP = 0x5, /* ZBC-2: no data (zbc-zd's gap_zones between the domains) */
 };
 
@@ -112,12 +113,12 @@ struct zbc_state {
 	uint32_t max_open;             /* MAXIMUM NUMBER OF OPEN SWR ZONES; 0 = no limit */
 	uint32_t nr_implicit_open;     /* SWR zones only: SWR is the zone type that uses open zone resources */
 	uint32_t nr_explicit_open;
-	bool urswrz;                   /* unrestricted reads of SWR zones */
 	bool host_aware;
 	uint32_t lblocks_per_pblock;   /* 1 << LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT */
 	/*
 	 * ZBC-2 zone domains and realms (kind zbc-zd, zbc_domains.c): 0 = none.
-	 * Domain 0 is the first domain_zones zones (conventional), then
+	 * Domain 0 is the first domain_zones zones (conventional, or SOBR
+	 * with params.sobr_zones, nr_conventional then being 0), then
 	 * gap_zones gap zones, then domain 1 (SWR); realm r is zones
 	 * r * realm_zones .. of each domain.
 	 */
@@ -241,7 +242,18 @@ enum scsi_result zbc_out_exec(struct scsi_cmd *cmd);
 static inline bool zbc_is_write_pointer_zone(const struct zbc_zone *zone)
 {
 	return zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED ||
-	       zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED;
+	       zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED ||
+	       zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_OR_BEFORE_REQUIRED;
+}
+
+/*
+ * ZBC-2 SOBR zones (libzbc 02/003, 007, 023, 031): FINISH ZONE, one zone or
+ * ALL, is ILLEGAL REQUEST, INVALID FIELD IN CDB while such a zone could be
+ * finished (open or CLOSED; zbc_out.c).
+ */
+static inline bool zbc_zone_is_sobr(const struct zbc_zone *zone)
+{
+	return zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_OR_BEFORE_REQUIRED;
 }
 
 /* The zone that holds lba (lba < capacity). */
@@ -253,6 +265,16 @@ static inline struct zbc_zone *zbc_zone_of(struct zbc_state *z, uint64_t lba)
 static inline uint32_t zbc_zone_index(const struct zbc_state *z, const struct zbc_zone *zone)
 {
 	return (uint32_t)(zone - z->zones);
+}
+
+/*
+ * URSWRZ: unrestricted reads of SWR and SOBR zones.  Host-aware LUs always;
+ * host-managed ones as the Zoned Block Device Control mode page's URSWRZ_M
+ * says (default: the urswrz config key; spc_mode_pages.c).
+ */
+static inline bool zbc_urswrz(const struct scsi_lu *lu)
+{
+	return lu->zbc->host_aware || lu->mode_current.urswrz;
 }
 
 /* libzbc ZT_W_OZR: only sequential write required zones take part in the open zone resources. */

@@ -3,7 +3,8 @@
  * extension, B6h extension 2h; spec digest 4.9; docs/zbc.md): the zbc-zd
  * kind, a host-managed LU whose zones form two zone domains,
  *
- *   domain 0: the first zones, conventional;
+ *   domain 0: the first zones, conventional (or, with params.sobr_zones,
+ *             sequential or before required, SOBR, type 4h: zbc_rw.c);
  *   params.gap_zones gap zones (type 5h: ATTEMPT TO ACCESS GAP ZONE, 05/21/09);
  *   domain 1: as many zones again, sequential write required,
  *
@@ -42,7 +43,7 @@
  * name moves to OTHER ZONE DOMAIN ID (realms already there are left as they
  * are); the zones it leaves must be EMPTY (SWR) or NOT WRITE POINTER
  * (conventional) (else NOT EMPTY, 02h), the zones it enters INACTIVE (else
- * NOT INACTIVE, 01h).  An unmet prerequisite is reported with GOOD status,
+ * NOT INACTIVE, 01h).  SOBR zones left behind must be EMPTY too.  An unmet prerequisite is reported with GOOD status,
  * ACTIVATED = 0 and the first failing zone in ZIWUP; ZONE QUERY never
  * changes anything.  A conventional zone left behind loses its data (it is
  * deallocated, as RESET WRITE POINTER does to an SWR zone).
@@ -132,6 +133,18 @@ int zbc_domains_setup(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t
 	z->domain_zones = z->nr_conventional;
 	z->gap_zones = gap;
 	z->nr_realms = z->domain_zones / rz;
+	/*
+	 * sobr_zones: domain 0 is sequential or before required (type 4h), a
+	 * write pointer zone type that takes no open zone resources; no zone is
+	 * conventional then.
+	 */
+	if (lu->params.sobr_zones) {
+		for (uint32_t i = 0; i < z->domain_zones; i++) {
+			z->zones[i].type = ZBC_ZONE_TYPE_SEQUENTIAL_OR_BEFORE_REQUIRED;
+			z->zones[i].condition = ZBC_ZC_EMPTY;
+		}
+		z->nr_conventional = 0;
+	}
 	/* Gap zones hold no data: type 5h, no write pointer. */
 	for (uint32_t i = z->domain_zones; i < domain_start(z, 1); i++) {
 		z->zones[i].type = ZBC_ZONE_TYPE_GAP;
@@ -148,41 +161,64 @@ int zbc_domains_setup(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t
 	return 0;
 }
 
-/* Common CDB checks of the ZBC IN reports: reporting options 0 only, the locator within the capacity. */
-static enum scsi_result report_parse(struct scsi_cmd *cmd, uint64_t *locator)
+/*
+ * Common CDB checks of the ZBC IN reports: REPORTING OPTIONS (b14 bits 5:0)
+ * up to max_option, the locator within the capacity.
+ */
+static enum scsi_result report_parse(struct scsi_cmd *cmd, uint64_t *locator, uint8_t max_option)
 {
 	*locator = get_be64(cmd->cdb + 2);
 	cmd->allocation_length = get_be32(cmd->cdb + 10);
-	if (cmd->cdb[14] & 0x3f)
+	if ((cmd->cdb[14] & 0x3f) > max_option)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(14, 5));
 	if (*locator >= cmd->lu->num_blocks)
 		return scsi_cmd_fail(cmd, sense_lba_out_of_range());
 	return SCSI_OK;
 }
 
+/*
+ * REPORT REALMS REPORTING OPTIONS (libzbc enum zbc_realm_report_options):
+ * 00h every realm, 01h / 02h / 03h the realms whose active zones are SOBR /
+ * SWR / SWP; higher values are INVALID FIELD IN CDB.
+ */
+#define REALMS_REPORT_SWP 0x03
+
+static bool realm_reported(struct zbc_state *z, uint32_t r, uint8_t option)
+{
+	static const enum zbc_zone_type wanted[] = { 0, ZBC_ZONE_TYPE_SEQUENTIAL_OR_BEFORE_REQUIRED,
+						     ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED,
+						     ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED };
+
+	return option == 0 || realm_zone(z, active_domain(z, r), r)->type == wanted[option];
+}
+
 enum scsi_result zbc_report_realms_exec(struct scsi_cmd *cmd)
 {
 	struct zbc_state *z = cmd->lu->zbc;
 	uint64_t locator;
-	uint32_t first, count;
-	uint8_t *b;
+	uint32_t first, count = 0;
+	uint8_t *b, option;
 
-	if (report_parse(cmd, &locator) != SCSI_OK)
+	if (report_parse(cmd, &locator, REALMS_REPORT_SWP) != SCSI_OK)
 		return SCSI_FAILED;
+	option = cmd->cdb[14] & 0x3f;
 	/* Realms from the one holding the locator's zone (in either domain; a gap: from realm 0) on. */
 	domain_of(z, zbc_zone_index(z, zbc_zone_of(z, locator)), &first);
 	first /= z->realm_zones;
-	count = z->nr_realms - first;
+	for (uint32_t r = first; r < z->nr_realms; r++)
+		count += realm_reported(z, r, option);
 	b = scsi_cmd_alloc_data_in(cmd, HEADER_LEN + (size_t)count * REALM_DESCRIPTOR_LEN);
 	if (!b)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	put_be32(b, count * REALM_DESCRIPTOR_LEN);
 	put_be32(b + 4, count);
 	put_be32(b + 8, REALM_DESCRIPTOR_LEN);
-	for (uint32_t i = 0; i < count; i++) {
+	for (uint32_t i = 0, r = first; i < count; r++) {
 		uint8_t *d = b + HEADER_LEN + (size_t)i * REALM_DESCRIPTOR_LEN;
-		uint32_t r = first + i;
 
+		if (!realm_reported(z, r, option))
+			continue;
+		i++;
 		put_be32(d, r);
 		d[7] = (uint8_t)active_domain(z, r);
 		for (unsigned dom = 0; dom < 2; dom++) {
@@ -203,7 +239,7 @@ enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd)
 	unsigned first, count;
 	uint8_t *b;
 
-	if (report_parse(cmd, &locator) != SCSI_OK)
+	if (report_parse(cmd, &locator, 0) != SCSI_OK)
 		return SCSI_FAILED;
 	/* From the locator's domain (a gap zone: the domain after it). */
 	first = zbc_zone_index(z, zbc_zone_of(z, locator)) >= z->domain_zones ? 1 : 0;

@@ -197,6 +197,11 @@ static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool a
 		 */
 		bool changed = false;
 
+		/* ZBC-2, libzbc 02/031: not while an SOBR zone is open or CLOSED (one FINISH ALL would act on). */
+		for (uint32_t i = 0; i < z->nr_zones; i++)
+			if (zbc_zone_is_sobr(&z->zones[i]) &&
+			    (zbc_condition_is_open(z->zones[i].condition) || z->zones[i].condition == ZBC_ZC_CLOSED))
+				return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(14, 0));
 		for (uint32_t i = 0; i < z->nr_zones; i++) {
 			zone = &z->zones[i];
 			if (zone->condition == ZBC_ZC_IMPLICITLY_OPENED || zone->condition == ZBC_ZC_EXPLICITLY_OPENED ||
@@ -213,6 +218,9 @@ static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool a
 
 		if (range_faulty(cmd, z, &sense))
 			return scsi_cmd_fail(cmd, sense);
+		for (uint32_t i = first; i < first + zone_count(cmd); i++)
+			if (zbc_zone_is_sobr(&z->zones[i]))
+				return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(i == first ? 2 : 12, -1));
 		for (uint32_t i = first; i < first + zone_count(cmd); i++)
 			if (!zbc_zone_finish(z, &z->zones[i], &sense))
 				return scsi_cmd_fail(cmd, sense);

@@ -118,7 +118,7 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 			return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_ATTEMPT_TO_ACCESS_GAP_ZONE);
 		if (zone->condition == ZBC_ZC_OFFLINE)
 			return fail(cmd, SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_OFFLINE);
-		if (zone->condition == ZBC_ZC_INACTIVE && !z->urswrz)
+		if (zone->condition == ZBC_ZC_INACTIVE && !zbc_urswrz(cmd->lu))
 			return fail(cmd, SENSE_KEY_DATA_PROTECT, ASC_ZONE_IS_INACTIVE);
 	}
 	/* A host-aware LU reads like a conventional disk. */
@@ -127,7 +127,21 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 	/* Host managed: a read may not cross into a zone of another type (scsi_debug): READ BOUNDARY VIOLATION. */
 	if (first->type != last->type)
 		return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_READ_BOUNDARY_VIOLATION);
-	if (z->urswrz || first->type != ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED)
+	/*
+	 * SOBR zones with URSWRZ = 0: no read past a write pointer (spec digest
+	 * 4.8); a read may cross from one SOBR zone into the next (the
+	 * boundary rule is SWR's only).
+	 */
+	if (!zbc_urswrz(cmd->lu) && zbc_zone_is_sobr(first)) {
+		for (struct zbc_zone *zone = first; zone <= last; zone++) {
+			uint64_t zone_end = zone->start + zone->length;
+
+			if (zone->condition != ZBC_ZC_FULL && zone->condition != ZBC_ZC_READ_ONLY &&
+			    (end < zone_end ? end : zone_end) > zone->wp)
+				return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_ATTEMPT_TO_READ_INVALID_DATA);
+		}
+	}
+	if (zbc_urswrz(cmd->lu) || first->type != ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED)
 		return SCSI_OK;
 	/* URSWRZ = 0: no read across an SWR zone boundary (libzbc 01/061, 01/080-083) ... */
 	if (first != last)
@@ -173,6 +187,27 @@ static enum scsi_result check_swr_write(struct scsi_cmd *cmd, struct zbc_state *
 	return SCSI_OK;
 }
 
+/*
+ * SOBR (ZBC-2; spec digest 4.5, 4.8; libzbc 01/074): a write may start at or
+ * below the write pointer, never above it, and may run on into the next
+ * SOBR zones (each of which it enters at its start); one that ends past the
+ * write pointer ends on a physical block boundary (or at the zone end).  A
+ * FULL zone takes writes (all below its write pointer).  No open zone
+ * resources are involved.
+ */
+static enum scsi_result check_sobr_write(struct scsi_cmd *cmd, struct zbc_state *z, struct zbc_zone *zone,
+					 struct zbc_zone *last)
+{
+	uint64_t end = cmd->lba + cmd->nblocks;
+
+	if (zone->condition != ZBC_ZC_FULL && cmd->lba > zone->wp)
+		return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_UNALIGNED_WRITE_COMMAND);
+	if (last->condition != ZBC_ZC_FULL && end > last->wp && end != last->start + last->length &&
+	    (end - last->start) % z->lblocks_per_pblock != 0)
+		return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_UNALIGNED_WRITE_COMMAND);
+	return SCSI_OK;
+}
+
 /* The write's state change of one zone: implicit open, write pointer, FULL at the end. */
 static void advance(struct zbc_state *z, struct zbc_zone *zone, uint64_t lba, uint64_t end)
 {
@@ -182,9 +217,13 @@ static void advance(struct zbc_state *z, struct zbc_zone *zone, uint64_t lba, ui
 
 	if (zone->condition == ZBC_ZC_EMPTY || zone->condition == ZBC_ZC_CLOSED)
 		zbc_zone_set_condition(z, zone, ZBC_ZC_IMPLICITLY_OPENED);
-	if (zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED) {
-		/* SWP: writes anywhere; the device tracks the highest written LBA and NON_SEQ (scsi_debug zbc_inc_wp). */
-		if (part_start != zone->wp)
+	if (zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_PREFERRED || zbc_zone_is_sobr(zone)) {
+		/*
+		 * SWP: writes anywhere; the device tracks the highest written LBA
+		 * and NON_SEQ (scsi_debug zbc_inc_wp).  SOBR: writes at or below
+		 * the write pointer, which only moves up.
+		 */
+		if (part_start != zone->wp && !zbc_zone_is_sobr(zone))
 			zone->non_seq = true;
 		if (zone->condition != ZBC_ZC_FULL && part_end > zone->wp)
 			zone->wp = part_end;
@@ -233,8 +272,8 @@ enum scsi_result zbc_write_begin(struct scsi_cmd *cmd)
 		return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_WRITE_BOUNDARY_VIOLATION);
 	if (first->type == ZBC_ZONE_TYPE_CONVENTIONAL)
 		return SCSI_OK;
-	if (first->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED) {
-		r = check_swr_write(cmd, z, first, last);
+	if (first->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED || zbc_zone_is_sobr(first)) {
+		r = zbc_zone_is_sobr(first) ? check_sobr_write(cmd, z, first, last) : check_swr_write(cmd, z, first, last);
 		if (r != SCSI_OK)
 			return r;
 	}

@@ -31,7 +31,7 @@ size_t zbc_vpd_b6(const struct scsi_lu *lu, uint8_t *buf)
 	if (z && z->realm_zones)
 		buf[4] = ZBC_EXTENSION_ZONE_DOMAINS << 4;
 	/* URSWRZ (byte 4 bit 0): reads of SWR zones are not limited by the write pointer. */
-	if (!z || z->urswrz)
+	if (!z || zbc_urswrz(lu))
 		buf[4] |= 0x01;
 	/*
 	 * Bytes 8-11 OPTIMAL NUMBER OF OPEN SWP ZONES and 12-15 OPTIMAL NUMBER

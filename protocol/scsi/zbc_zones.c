@@ -145,6 +145,11 @@ bool zbc_zone_finish(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sen
 {
 	if (zbc_zone_fault_sense(zone, sense))
 		return false;
+	/* An SOBR zone cannot be finished, whatever its condition (libzbc 02/003, 02/007, 02/023). */
+	if (zbc_zone_is_sobr(zone)) {
+		*sense = sense_invalid_field_in_cdb(2, -1);
+		return false;
+	}
 	switch (zone->condition) {
 	case ZBC_ZC_FULL:
 	case ZBC_ZC_NOT_WRITE_POINTER:
@@ -265,8 +270,6 @@ int zbc_init(struct scsi_lu *lu, char *err, size_t errlen)
 	z->nr_conventional = p->conventional_zones;
 	z->host_aware = lu->kind == SCSI_LU_ZBC_HA;
 	z->max_open = z->host_aware ? 0 : p->max_open_zones;
-	/* Host-aware zones have no read restrictions (Linux sd_zbc sets urswrz for them). */
-	z->urswrz = z->host_aware || p->urswrz;
 	z->lblocks_per_pblock = 1u << (p->lbppbe & 0x0f);
 	z->state_fd = -1;
 	pthread_mutex_init(&z->shadow_lock, NULL);

@@ -173,8 +173,8 @@ static void test_reports(void)
 	}
 	itest_result_free(&r);
 	zbc_in(c, 0x06, 0, 4096);
-	c[14] = 0x01;
-	itest_expect_cmd(s, 0, "REPORT REALMS with a reporting option -> 05/24/00", c, 16, ITEST_IN, NULL, 0, 4096,
+	c[14] = 0x04;
+	itest_expect_cmd(s, 0, "REPORT REALMS with reserved reporting option 04h -> 05/24/00", c, 16, ITEST_IN, NULL, 0, 4096,
 			 EXPECT_SENSE(5, 0x24, 0), NULL);
 	zbc_in(c, 0x06, 0, 4096);
 	itest_expect_cmd(s, 1, "REPORT REALMS on a zbc-hm LU (no domains) -> 05/24/00", c, 16, ITEST_IN, NULL, 0, 4096,
