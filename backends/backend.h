@@ -80,9 +80,19 @@ struct backend {
 
 /*
  * Opens (creating and sizing if needed) a regular file, or opens a block
- * device, as a backend.  size 0 means "use the existing size".
+ * device, as a backend.  size 0 means "use the existing size".  The intent
+ * logs of write_atomic are "<path>.journal" and "<path>.sjournal" for a
+ * file; for a block device, side_base replaces <path> (NULL: a block
+ * device has no intent log, and its atomic writes that the kernel cannot do
+ * untorn are plain FUA writes).
  */
-struct backend *be_file_open(const char *path, uint64_t size, bool read_only, char *err, size_t errlen);
+struct backend *be_file_open(const char *path, uint64_t size, bool read_only, const char *side_base, char *err,
+			     size_t errlen);
+/*
+ * be_file only: how many write_atomic calls took the untorn fast path
+ * (untorn.h), and its unit range in bytes (0, 0: not offered here).
+ */
+uint64_t be_file_untorn_writes(const struct backend *be, uint32_t *unit_min, uint32_t *unit_max);
 /*
  * Puts a volatile write-back cache in front of a backend (be_cache.c; power
  * loss emulation: unflushed writes live only in this process).  Takes

@@ -11,6 +11,12 @@
  *                  fallocate(ZERO_RANGE), else plain writes of zeros
  *   extent         lseek(SEEK_DATA / SEEK_HOLE) (regular files only)
  *   resize         ftruncate (regular files only)
+ *   write_atomic   one untorn write (pwritev2 RWF_ATOMIC, untorn.h) where the
+ *                  kernel offers them and the write fits; else a record in
+ *                  the intent log "<side>.journal" (journal.h), <side> being
+ *                  the file's path, or for a block device the side_base the
+ *                  caller gives (without one, FUA writes: not crash-atomic)
+ *   stream_*       a second intent log "<side>.sjournal"
  *
  * It does not know logical blocks: offsets and lengths are bytes and the core
  * keeps them block aligned.  A file that shrinks under us (truncated by
@@ -33,6 +39,7 @@
 
 #include "backend.h"
 #include "journal.h"
+#include "untorn.h"
 
 #define BE_FILE_ZERO_CHUNK (1024 * 1024)
 
@@ -43,12 +50,15 @@ struct be_file {
 	/* Learned at run time; read and written by several workers, hence atomics. */
 	bool no_rwf_dsync;
 	bool no_zero_range;
-	/* write_atomic: the intent log "<path>.journal" (regular files), one record at a time. */
+	/* write_atomic: untorn writes where the kernel offers them (NULL: not offered) */
+	struct untorn *untorn;
+	/* write_atomic: the intent log "<side>.journal", one record at a time. */
 	struct journal *journal;
 	pthread_mutex_t journal_lock;
 	/* stream_*: a second intent log "<path>.sjournal", so a long stream never holds up write_atomic. */
 	struct journal *sjournal;
 	bool streaming;
+	char side[PATH_MAX];   /* the intent logs' path without suffix; "" = none (a block device without side_base) */
 	char path[];
 };
 
@@ -78,6 +88,7 @@ static void be_file_close(struct backend *be)
 {
 	struct be_file *f = be_file_from(be);
 
+	untorn_close(f->untorn);
 	journal_close(f->journal);
 	journal_close(f->sjournal);
 	pthread_mutex_destroy(&f->journal_lock);
@@ -300,10 +311,10 @@ static int be_file_resize(struct backend *be, uint64_t size)
 	return 0;
 }
 
-/* The intent log's path: the backing file's with ".journal" appended. */
+/* The intent log's path: <side>.journal. */
 static const char *journal_path(const struct be_file *f, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s.journal", f->path);
+	snprintf(buf, len, "%s.journal", f->side);
 	return buf;
 }
 
@@ -329,7 +340,13 @@ static int be_file_write_atomic_ranges(struct backend *be, const struct be_range
 
 	if (rc)
 		return rc;
-	if (f->is_block_device) { /* no side file: FUA writes are the best there is */
+	/* The fast path: one untorn write, no record (refused by the kernel: the journal). */
+	if (n == 1 && untorn_fits(f->untorn, ranges[0].len, ranges[0].offset)) {
+		rc = untorn_write(f->untorn, buf, ranges[0].len, ranges[0].offset);
+		if (rc != -EOPNOTSUPP)
+			return rc;
+	}
+	if (!f->side[0]) { /* no side file: FUA writes are the best there is */
 		for (unsigned i = 0; i < n && !rc; i++, p += ranges[i - 1].len)
 			rc = be_file_write(be, p, ranges[i].len, ranges[i].offset, BE_WRITE_FUA);
 		return rc;
@@ -345,7 +362,7 @@ static int be_file_write_atomic_ranges(struct backend *be, const struct be_range
 
 static const char *sjournal_path(const struct be_file *f, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s.sjournal", f->path);
+	snprintf(buf, len, "%s.sjournal", f->side);
 	return buf;
 }
 
@@ -357,7 +374,7 @@ static int be_file_stream_begin(struct backend *be, const struct be_range *range
 
 	if (rc)
 		return rc;
-	if (f->is_block_device)
+	if (!f->side[0])
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&f->journal_lock);
 	if (f->streaming) {
@@ -502,7 +519,16 @@ static int open_regular_file(struct be_file *f, const struct stat *st, uint64_t 
 	return 0;
 }
 
-struct backend *be_file_open(const char *path, uint64_t size, bool read_only, char *err, size_t errlen)
+uint64_t be_file_untorn_writes(const struct backend *be, uint32_t *unit_min, uint32_t *unit_max)
+{
+	const struct be_file *f = (const struct be_file *)((const char *)be - offsetof(struct be_file, be));
+
+	untorn_limits(f->untorn, unit_min, unit_max);
+	return untorn_count(f->untorn);
+}
+
+struct backend *be_file_open(const char *path, uint64_t size, bool read_only, const char *side_base, char *err,
+			     size_t errlen)
 {
 	size_t path_len = strlen(path);
 	struct be_file *f;
@@ -547,12 +573,19 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, ch
 		rc = -1;
 	}
 	pthread_mutex_init(&f->journal_lock, NULL);
+	if (rc == 0 && (!f->is_block_device || side_base) &&
+	    snprintf(f->side, sizeof(f->side), "%s", f->is_block_device ? side_base : path) >= (int)sizeof(f->side) - 16) {
+		snprintf(err, errlen, "%s: the intent log path is too long", path);
+		rc = -1;
+	}
+	if (rc == 0 && !read_only)
+		f->untorn = untorn_open(path, f->fd);
 	/* A journal left by an earlier run is recovered now; a new one is created by the first write_atomic. */
-	if (rc == 0 && !f->is_block_device && !read_only && access(journal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
+	if (rc == 0 && f->side[0] && !read_only && access(journal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
 		f->journal = journal_open(jpath, f->fd, f->be.size, f->be.note, sizeof(f->be.note), err, errlen);
 		rc = f->journal ? 0 : -1;
 	}
-	if (rc == 0 && !f->is_block_device && !read_only && access(sjournal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
+	if (rc == 0 && f->side[0] && !read_only && access(sjournal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
 		char note[sizeof(f->be.note)];
 
 		f->sjournal = journal_open(jpath, f->fd, f->be.size, note, sizeof(note), err, errlen);
@@ -561,6 +594,7 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, ch
 			snprintf(f->be.note, sizeof(f->be.note), "%s", note);
 	}
 	if (rc != 0) {
+		untorn_close(f->untorn);
 		journal_close(f->journal);
 		pthread_mutex_destroy(&f->journal_lock);
 		close(f->fd);

@@ -132,6 +132,7 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 {
 	struct scsi_lu_params params = { 0 };
 	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX];
+	char side_base[sizeof(state_dir) + 8];
 	char err[512];
 	struct backend *be;
 	struct flush_job *f;
@@ -154,18 +155,31 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		sbce_error("target %s LUN %u: cannot create %s: %s", t->name, l->lun, state_dir, strerror(-rc));
 		return -1;
 	}
-	/* With PI support the tuples follow the data in the backing file (protocol/scsi/sbc_pi.h). */
+	/*
+	 * With PI support the tuples follow the data in the backing file
+	 * (protocol/scsi/sbc_pi.h).  A block device keeps its intent logs in the
+	 * state directory (a file keeps them next to itself).
+	 */
+	snprintf(side_base, sizeof(side_base), "%s/backing", state_dir);
 	be = be_file_open(l->path,
 			  l->size ? scsi_lu_backing_bytes(l->logical_block_size, l->size / l->logical_block_size,
 							  l->protection_type != 0)
 				  : 0,
-			  l->write_protect, err, sizeof(err));
+			  l->write_protect, side_base, err, sizeof(err));
 	if (!be) {
 		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
 		return -1;
 	}
 	if (be->note[0])
 		sbce_warn("target %s LUN %u: %s: %s", t->name, l->lun, l->path, be->note);
+	{
+		uint32_t unit_min, unit_max;
+
+		be_file_untorn_writes(be, &unit_min, &unit_max);
+		if (unit_max)
+			sbce_info("target %s LUN %u: %s: the kernel offers untorn writes of %u to %u bytes; atomic "
+				  "writes that fit skip the intent log", t->name, l->lun, l->path, unit_min, unit_max);
+	}
 	if (l->volatile_write_cache) {
 		struct backend *cached = be_cache_wrap(be);
 

@@ -180,19 +180,23 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # guest_program NAME: builds tests/kernel/guest/NAME.c, a static test program a
-# suite's guest checks run (SUITE_PROGRAMS), into $OUTDIR/bin/NAME.
+# suite's guest checks run (SUITE_PROGRAMS), into $OUTDIR/bin/NAME.  A line
+# " * guest-build: ARGS" in the source adds compiler arguments (other sources,
+# libraries; @REPO@ is the repository); such programs are always rebuilt.
 guest_program() {
-	local src="$HERE/guest/$1.c" bin="$OUTDIR/bin/$1"
+	local src="$HERE/guest/$1.c" bin="$OUTDIR/bin/$1" extra
 	mkdir -p "$OUTDIR/bin"
-	[ -x "$bin" ] && [ "$bin" -nt "$src" ] && return 0
-	cc -static -O2 -Wall -Wextra -Werror -o "$bin" "$src" 2>"$OUTDIR/bin/$1.log" && return 0
+	extra=$(sed -n 's/^ \* guest-build: //p' "$src" | sed "s#@REPO@#$REPO#g")
+	[ -z "$extra" ] && [ -x "$bin" ] && [ "$bin" -nt "$src" ] && return 0
+	# shellcheck disable=SC2086 # extra is a list of arguments
+	cc -static -O2 -Wall -Wextra -Werror -o "$bin" "$src" $extra 2>"$OUTDIR/bin/$1.log" && return 0
 	kvm_log "cannot build $src (see $OUTDIR/bin/$1.log)"
 	return 1
 }
 
 # ---- one kernel x one suite ----
 run_suite() { # KERNEL MODULES SUITE
-	local kernel=$1 modules=$2 suite=$3 label run_dir checks c verdict secs luns t0
+	local kernel=$1 modules=$2 suite=$3 label run_dir checks c p verdict secs luns t0
 	local -a envs args details
 	SUITE_PROGRAMS=""
 	# shellcheck disable=SC1090
@@ -228,13 +232,13 @@ run_suite() { # KERNEL MODULES SUITE
 		target_stop
 		return
 	fi
-	for c in $SUITE_PROGRAMS; do
-		if ! guest_program "$c"; then
-			for c in $checks; do report fail "$label/$suite/$c" "target" "cannot build tests/kernel/guest/$c.c"; done
+	for p in $SUITE_PROGRAMS; do
+		if ! guest_program "$p"; then
+			for c in $checks; do report fail "$label/$suite/$c" "target" "cannot build tests/kernel/guest/$p.c"; done
 			target_stop
 			return
 		fi
-		args+=(--guest-file "$OUTDIR/bin/$c")
+		args+=(--guest-file "$OUTDIR/bin/$p")
 	done
 	for e in "${envs[@]}"; do args+=(--env "$e"); done
 	[ -n "$modules" ] && args+=(--modules "$modules")

@@ -6,8 +6,8 @@
 SUITE_TARGET=iqn.2026-12.org.sbcemu:kvm
 SUITE_CONFIG=atomic.ini         # sbcemud configuration, next to this file
 SUITE_LUNS="0"
-SUITE_CHECKS="atomic"
-SUITE_PROGRAMS="rwf_atomic"     # tests/kernel/guest/rwf_atomic.c, built static
+SUITE_CHECKS="atomic untorn"
+SUITE_PROGRAMS="rwf_atomic be_untorn" # tests/kernel/guest/*.c, built static
 SUITE_ENV=(SBCE_ATOMIC_LUN=0)
 
 # tgt has no atomic writes: the suite does not run against the stand-in.
