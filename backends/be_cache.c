@@ -12,6 +12,11 @@
  * cached data would be hard to merge (discard, write_zeroes, extent, resize)
  * write the cache back first, as a drive may at any time; so does a full
  * cache (CACHE_MAX_PAGES).
+ *
+ * A streamed atomic write (stream_*) goes to the backend below as it
+ * arrives, never into the cache; at the commit the cached pages it covers
+ * are written back and dropped first, so that neither they nor the reads
+ * overlaying them can put older data over it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +41,9 @@ struct be_cache {
 	pthread_mutex_t lock;
 	struct page *bucket[BUCKETS];
 	unsigned pages;
+	/* the ranges of the stream under way (stream_begin .. commit / abandon) */
+	struct be_range *stream_ranges;
+	unsigned stream_n;
 };
 
 static struct be_cache *cache_from(struct backend *be)
@@ -122,6 +130,7 @@ static void cache_close(struct backend *be)
 	c->lower->ops->flush(c->lower);
 	be_close(c->lower);
 	pthread_mutex_destroy(&c->lock);
+	free(c->stream_ranges);
 	free(c);
 }
 
@@ -249,6 +258,97 @@ static int cache_write_atomic(struct backend *be, const void *buf, size_t len, u
 	return cache_write_atomic_ranges(be, &r, 1, buf);
 }
 
+static int cache_stream_begin(struct backend *be, const struct be_range *r, unsigned n)
+{
+	struct be_cache *c = cache_from(be);
+	int rc;
+
+	if (!c->lower->ops->stream_begin)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&c->lock);
+	if (c->stream_ranges) {
+		rc = -EBUSY;
+	} else {
+		c->stream_ranges = malloc((size_t)n * sizeof(*r));
+		rc = c->stream_ranges ? c->lower->ops->stream_begin(c->lower, r, n) : -ENOMEM;
+		if (rc == 0) {
+			memcpy(c->stream_ranges, r, (size_t)n * sizeof(*r));
+			c->stream_n = n;
+		} else {
+			free(c->stream_ranges);
+			c->stream_ranges = NULL;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void stream_end_locked(struct be_cache *c)
+{
+	free(c->stream_ranges);
+	c->stream_ranges = NULL;
+	c->stream_n = 0;
+}
+
+static int cache_stream_append(struct backend *be, const void *buf, size_t len)
+{
+	struct be_cache *c = cache_from(be);
+	int rc = c->lower->ops->stream_append(c->lower, buf, len);
+
+	if (rc) {
+		pthread_mutex_lock(&c->lock);
+		stream_end_locked(c); /* a failed append ends the stream below too */
+		pthread_mutex_unlock(&c->lock);
+	}
+	return rc;
+}
+
+/* Writes back and drops the cached pages that overlap [off, off + len). */
+static int evict_locked(struct be_cache *c, uint64_t off, uint64_t len)
+{
+	for (uint64_t index = off / PAGE_LEN; len && index * PAGE_LEN < off + len; index++) {
+		struct page **pp = slot(c, index), *page = *pp;
+		int rc;
+
+		if (!page)
+			continue;
+		rc = c->lower->ops->write(c->lower, page->data, page_len(c, index), index * PAGE_LEN, 0);
+		if (rc)
+			return rc;
+		*pp = page->next;
+		free(page);
+		c->pages--;
+	}
+	return 0;
+}
+
+static int cache_stream_commit(struct backend *be)
+{
+	struct be_cache *c = cache_from(be);
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (unsigned i = 0; i < c->stream_n && !rc; i++)
+		rc = evict_locked(c, c->stream_ranges[i].offset, c->stream_ranges[i].len);
+	if (rc)
+		c->lower->ops->stream_abandon(c->lower);
+	else
+		rc = c->lower->ops->stream_commit(c->lower);
+	stream_end_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void cache_stream_abandon(struct backend *be)
+{
+	struct be_cache *c = cache_from(be);
+
+	c->lower->ops->stream_abandon(c->lower);
+	pthread_mutex_lock(&c->lock);
+	stream_end_locked(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
 static const struct backend_ops be_cache_ops = {
 	.name = "volatile write cache",
 	.close = cache_close,
@@ -261,6 +361,10 @@ static const struct backend_ops be_cache_ops = {
 	.resize = cache_resize,
 	.write_atomic = cache_write_atomic,
 	.write_atomic_ranges = cache_write_atomic_ranges,
+	.stream_begin = cache_stream_begin,
+	.stream_append = cache_stream_append,
+	.stream_commit = cache_stream_commit,
+	.stream_abandon = cache_stream_abandon,
 };
 
 struct backend *be_cache_wrap(struct backend *lower)
