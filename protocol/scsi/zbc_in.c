@@ -3,9 +3,11 @@
  * a 64-byte header, then one 64-byte descriptor per zone that matches the
  * REPORTING OPTIONS, starting with the zone that holds ZONE START LBA.
  *
- * Not here: the ZBC-2 service actions (REPORT REALMS, REPORT ZONE DOMAINS,
- * ZONE ACTIVATE, ZONE QUERY) and the ZBC-2 reporting options 08h and 3Eh,
- * which are rejected like any reserved value.
+ * ZBC-2's reporting options 08h (INACTIVE zones) and 3Eh (gap zones; libzbc
+ * ZBC_RZ_RO_INACTIVE, ZBC_RZ_RO_GAP) are served on zone domain LUs (kind
+ * zbc-zd) and reserved elsewhere.  Not here: the ZBC-2 service actions
+ * (REPORT REALMS, REPORT ZONE DOMAINS, ZONE ACTIVATE, ZONE QUERY:
+ * zbc_domains.c).
  */
 #include <errno.h>
 
@@ -24,13 +26,17 @@ enum zbc_reporting_options {
 	ZBC_RO_FULL = 0x05,
 	ZBC_RO_READ_ONLY = 0x06,
 	ZBC_RO_OFFLINE = 0x07,
+	ZBC_RO_INACTIVE = 0x08,        /* ZBC-2 */
 	ZBC_RO_RWP_RECOMMENDED = 0x10,
 	ZBC_RO_NON_SEQ = 0x11,
+	ZBC_RO_GAP = 0x3e,             /* ZBC-2 */
 	ZBC_RO_NOT_WRITE_POINTER = 0x3f,
 };
 
-static bool reporting_options_valid(uint8_t ro)
+static bool reporting_options_valid(const struct zbc_state *z, uint8_t ro)
 {
+	if (ro == ZBC_RO_INACTIVE || ro == ZBC_RO_GAP)
+		return z->realm_zones != 0;
 	return ro <= ZBC_RO_OFFLINE || ro == ZBC_RO_RWP_RECOMMENDED || ro == ZBC_RO_NON_SEQ ||
 	       ro == ZBC_RO_NOT_WRITE_POINTER;
 }
@@ -58,6 +64,10 @@ static bool zone_matches(const struct zbc_zone *zone, enum zbc_reporting_options
 		return zone->reset_recommended;
 	case ZBC_RO_NON_SEQ:
 		return zone->non_seq;
+	case ZBC_RO_INACTIVE:
+		return zone->condition == ZBC_ZC_INACTIVE;
+	case ZBC_RO_GAP:
+		return zone->type == ZBC_ZONE_TYPE_GAP;
 	case ZBC_RO_NOT_WRITE_POINTER:
 		return zone->condition == ZBC_ZC_NOT_WRITE_POINTER;
 	}
@@ -78,7 +88,7 @@ enum scsi_result zbc_report_zones_parse(struct scsi_cmd *cmd)
 	cmd->lba = get_be64(cmd->cdb + 2);
 	cmd->allocation_length = get_be32(cmd->cdb + 10);
 	/* A reserved REPORTING OPTIONS value is INVALID FIELD IN CDB (libzbc 01/011). */
-	if (!reporting_options_valid(ro))
+	if (!reporting_options_valid(cmd->lu->zbc, ro))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(14, 5));
 	/* ZONE START LBA beyond MAXIMUM LBA is LOGICAL BLOCK ADDRESS OUT OF RANGE (libzbc 01/010). */
 	if (cmd->lba >= cmd->lu->num_blocks)

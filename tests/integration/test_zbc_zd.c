@@ -402,6 +402,21 @@ static void test_gap_zones(void)
 		 "REPORT ZONES: zones 8-9 type 5h (gap), NOT WRITE POINTER; zone 7 conventional, zone 10 SWR INACTIVE",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
+	/* ZBC-2 reporting options (libzbc ZBC_RZ_RO_GAP 3Eh, ZBC_RZ_RO_INACTIVE 08h). */
+	zbc_in(c, 0x00, 0, 64 + 18 * 64);
+	c[14] = 0x3e;
+	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 64 + 18 * 64, &r);
+	itest_ok(r.status == 0 && itest_get_be32(r.data) == 2 * 64 && r.data_len == 64 + 2 * 64 &&
+			 itest_get_be64(r.data + 64 + 16) == 8 * ZONE && itest_get_be64(r.data + 128 + 16) == 9 * ZONE,
+		 "REPORT ZONES reporting option 3Eh (gap zones): zones 8 and 9", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	c[14] = 0x08;
+	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 64 + 18 * 64, &r);
+	itest_ok(r.status == 0 && itest_get_be32(r.data) == 8 * 64 && r.data_len == 64 + 8 * 64 &&
+			 itest_get_be64(r.data + 64 + 16) == 10 * ZONE && (r.data[65] >> 4) == 5,
+		 "REPORT ZONES reporting option 08h (INACTIVE): the 8 zones of domain 1, from zone 10", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
 	memset(c, 0, 16);
 	c[0] = 0x88;
 	itest_put_be64(c + 2, 8 * ZONE + 3);
