@@ -16,8 +16,16 @@
  * opened zone holds, the lowest-numbered implicitly opened zone is closed
  * (as Linux scsi_debug does).
  *
+ * The run is made twice: on a zbc-hm LU (LUN 1: conventional and SWR
+ * zones), then on a zbc-zd LU with sobr_zones (LUN 2: ZBC-2, the first zone
+ * domain's SOBR zones active, the SWR domain INACTIVE; docs/zbc.md): writes
+ * at or below the write pointer, across SOBR zones, FINISH refused, no open
+ * zone resources, INACTIVE zones refusing everything (URSWRZ 0), and
+ * REPORT ZONES with the ZBC-2 reporting options 08h and 3Eh.
+ *
  * Environment: ZBC_MODEL_SEED (decimal) replays a run; ZBC_MODEL_OPS sets
- * the number of random operations (default 20000).  The seed is printed.
+ * the number of random operations (default 20000 per LU).  The seed is
+ * printed.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -33,12 +41,10 @@
 #define BS 512u
 #define ZS 128u                     /* zone size, blocks */
 #define NZ 24u                      /* zones */
-#define NCONV 2u
 #define MAX_OPEN 4u
-#define OFFLINE_ZONE 20u
-#define RDONLY_ZONE 21u
 #define CAP ((uint64_t)NZ * ZS)
-#define LUN 1
+#define ZT_SOBR 4
+#define ZC_INACTIVE 5
 
 static const char config[] =
 	"[target \"" ITEST_TARGET "\"]\n"
@@ -54,7 +60,28 @@ static const char config[] =
 	"max_open_zones = 4\n"
 	"urswrz = false\n"
 	"offline_zones = 20\n"
-	"read_only_zones = 21\n";
+	"read_only_zones = 21\n"
+	"[lun \"" ITEST_TARGET "\" 2]\n"
+	"kind = zbc-zd\n"
+	"path = @DIR@/lun2.img\n"
+	"size = 1536K\n"
+	"zone_size = 64K\n"
+	"realm_zones = 3\n"
+	"active_domain = 0\n"
+	"sobr_zones = true\n"
+	"max_open_zones = 4\n"
+	"urswrz = false\n"
+	"offline_zones = 8\n"
+	"read_only_zones = 9\n";
+
+/*
+ * The LU under test: LUN 1 (zbc-hm: zones 0-1 conventional, 2-23 SWR, 20
+ * OFFLINE, 21 READ ONLY) or LUN 2 (zbc-zd: zones 0-11 SOBR, 8 OFFLINE, 9
+ * READ ONLY; 12-23 SWR, INACTIVE).
+ */
+static int lun;
+static bool zd;
+static unsigned nconv;
 
 struct mzone {
 	int type, cond;
@@ -88,20 +115,33 @@ static uint64_t below(uint64_t n)
 
 static void model_init(void)
 {
+	unsigned offline = zd ? 8 : 20, rdonly = zd ? 9 : 21;
+
+	memset(shadow, 0, sizeof(shadow));
 	for (unsigned i = 0; i < NZ; i++) {
 		mz[i].start = (uint64_t)i * ZS;
 		mz[i].wp = mz[i].start;
-		mz[i].type = i < NCONV ? ZT_CONV : ZT_SWR;
-		mz[i].cond = i < NCONV ? ZC_NWP : i == OFFLINE_ZONE ? ZC_OFFLINE : i == RDONLY_ZONE ? ZC_RDONLY : ZC_EMPTY;
+		if (zd) {
+			mz[i].type = i < NZ / 2 ? ZT_SOBR : ZT_SWR;
+			mz[i].cond = i >= NZ / 2 ? ZC_INACTIVE : ZC_EMPTY;
+		} else {
+			mz[i].type = i < nconv ? ZT_CONV : ZT_SWR;
+			mz[i].cond = i < nconv ? ZC_NWP : ZC_EMPTY;
+		}
+		if (i == offline)
+			mz[i].cond = ZC_OFFLINE;
+		else if (i == rdonly)
+			mz[i].cond = ZC_RDONLY;
 	}
 }
 
+/* SWR zones in condition cond: only SWR zones take open zone resources (libzbc ZT_W_OZR). */
 static unsigned count(int cond)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < NZ; i++)
-		n += mz[i].cond == cond;
+		n += mz[i].cond == cond && mz[i].type == ZT_SWR;
 	return n;
 }
 
@@ -117,7 +157,7 @@ static int acquire(void)
 		return SENSE(7, 0x55, 0x0e);
 	if (count(ZC_EOPEN) + count(ZC_IOPEN) >= MAX_OPEN) {
 		for (unsigned i = 0; i < NZ; i++) {
-			if (mz[i].cond == ZC_IOPEN) {
+			if (mz[i].cond == ZC_IOPEN && mz[i].type == ZT_SWR) {
 				close_zone(&mz[i]);
 				break;
 			}
@@ -132,6 +172,26 @@ static int fault_sense(const struct mzone *z)
 		return SENSE(7, 0x2c, 0x0e);
 	if (z->cond == ZC_RDONLY)
 		return SENSE(7, 0x27, 0x08);
+	if (z->cond == ZC_INACTIVE)
+		return SENSE(7, 0x2c, 0x12);
+	return 0;
+}
+
+/* SOBR: at or below the write pointer (a FULL zone anywhere), on into the next SOBR zones. */
+static int model_write_sobr(struct mzone *first, struct mzone *last, uint64_t lba, uint64_t end)
+{
+	if (first->cond != ZC_FULL && lba > first->wp)
+		return SENSE(5, 0x21, 0x04);
+	for (struct mzone *z = first; z <= last; z++) {
+		uint64_t part_end = end < z->start + ZS ? end : z->start + ZS;
+
+		if (z->cond == ZC_EMPTY || z->cond == ZC_CLOSED)
+			z->cond = ZC_IOPEN;
+		if (z->cond != ZC_FULL && part_end > z->wp)
+			z->wp = part_end;
+		if (z->cond != ZC_FULL && z->wp == z->start + ZS)
+			z->cond = ZC_FULL;
+	}
 	return 0;
 }
 
@@ -151,6 +211,8 @@ static int model_write(uint64_t lba, uint32_t n, const uint8_t *data)
 			return r;
 	if (first->type != last->type)
 		return SENSE(5, 0x21, 0x05);
+	if (first->type == ZT_SOBR && (r = model_write_sobr(first, last, lba, end)))
+		return r;
 	if (first->type == ZT_SWR) {
 		if (first != last)
 			return SENSE(5, 0x21, 0x05);
@@ -180,13 +242,22 @@ static int model_read(uint64_t lba, uint32_t n)
 		return SENSE(5, 0x21, 0x00);
 	first = &mz[lba / ZS];
 	last = &mz[(end - 1) / ZS];
-	for (struct mzone *z = first; z <= last; z++)
+	for (struct mzone *z = first; z <= last; z++) {
 		if (z->cond == ZC_OFFLINE)
 			return SENSE(7, 0x2c, 0x0e);
+		if (z->cond == ZC_INACTIVE)
+			return SENSE(7, 0x2c, 0x12);
+	}
 	if (first->type != last->type)
 		return SENSE(5, 0x21, 0x07);
 	if (first->type == ZT_CONV)
 		return 0;
+	if (first->type == ZT_SOBR) {
+		for (struct mzone *z = first; z <= last; z++)
+			if (z->cond != ZC_FULL && z->cond != ZC_RDONLY && (end < z->start + ZS ? end : z->start + ZS) > z->wp)
+				return SENSE(5, 0x21, 0x06);
+		return 0;
+	}
 	if (first != last)
 		return SENSE(5, 0x21, 0x07);
 	if (first->cond != ZC_FULL && first->cond != ZC_RDONLY && end > first->wp)
@@ -225,13 +296,17 @@ static int model_out(uint8_t sa, uint64_t zone_id, bool all)
 			for (unsigned i = 0; i < NZ; i++) {
 				if (!mark[i])
 					continue;
-				if (mz[i].cond == ZC_CLOSED && acquire())
+				if (mz[i].cond == ZC_CLOSED && mz[i].type == ZT_SWR && acquire())
 					return SENSE(7, 0x55, 0x0e);
 				mz[i].cond = ZC_EOPEN;
 			}
 			return 0;
 		}
 		case ZBC_FINISH:
+			for (unsigned i = 0; i < NZ; i++)
+				if (mz[i].type == ZT_SOBR && (mz[i].cond == ZC_IOPEN || mz[i].cond == ZC_EOPEN ||
+							      mz[i].cond == ZC_CLOSED))
+					return SENSE(5, 0x24, 0x00);
 			for (unsigned i = 0; i < NZ; i++) {
 				if (mz[i].cond == ZC_IOPEN || mz[i].cond == ZC_EOPEN || mz[i].cond == ZC_CLOSED) {
 					mz[i].cond = ZC_FULL;
@@ -240,7 +315,7 @@ static int model_out(uint8_t sa, uint64_t zone_id, bool all)
 			}
 			return 0;
 		default:
-			for (unsigned i = NCONV; i < NZ; i++)
+			for (unsigned i = nconv; i < NZ; i++)
 				if (mz[i].cond != ZC_EMPTY && !fault_sense(&mz[i]))
 					reset_zone(&mz[i]);
 			return 0;
@@ -261,11 +336,13 @@ static int model_out(uint8_t sa, uint64_t zone_id, bool all)
 	case ZBC_OPEN:
 		if (z->cond == ZC_EOPEN || z->cond == ZC_FULL)
 			return 0;
-		if ((z->cond == ZC_EMPTY || z->cond == ZC_CLOSED) && (r = acquire()))
+		if ((z->cond == ZC_EMPTY || z->cond == ZC_CLOSED) && z->type == ZT_SWR && (r = acquire()))
 			return r;
 		z->cond = ZC_EOPEN;
 		return 0;
 	case ZBC_FINISH:
+		if (z->type == ZT_SOBR)
+			return SENSE(5, 0x24, 0x00);
 		if (z->cond == ZC_FULL)
 			return 0;
 		if ((z->cond == ZC_EMPTY || z->cond == ZC_CLOSED) && count(ZC_EOPEN) >= MAX_OPEN)
@@ -282,7 +359,7 @@ static int model_out(uint8_t sa, uint64_t zone_id, bool all)
 
 static bool ro_valid(uint8_t ro)
 {
-	return ro <= 7 || ro == 0x10 || ro == 0x11 || ro == 0x3f;
+	return ro <= 7 || ro == 0x10 || ro == 0x11 || ro == 0x3f || (zd && (ro == 0x08 || ro == 0x3e));
 }
 
 static bool matches(const struct mzone *z, uint8_t ro)
@@ -298,6 +375,8 @@ static bool matches(const struct mzone *z, uint8_t ro)
 	case 0x05: return z->cond == ZC_FULL;
 	case 0x06: return z->cond == ZC_RDONLY;
 	case 0x07: return z->cond == ZC_OFFLINE;
+	case 0x08: return z->cond == ZC_INACTIVE;
+	case 0x3e: return false; /* no gap zones here */
 	}
 	return false;
 }
@@ -339,7 +418,7 @@ static long model_report(uint64_t start, uint8_t ro, bool partial, uint32_t allo
 		p[1] = (uint8_t)(z->cond << 4);
 		itest_put_be64(p + 8, ZS);
 		itest_put_be64(p + 16, z->start);
-		if (z->cond == ZC_NWP || z->cond == ZC_RDONLY || z->cond == ZC_OFFLINE)
+		if (z->cond == ZC_NWP || z->cond == ZC_RDONLY || z->cond == ZC_OFFLINE || z->cond == ZC_INACTIVE)
 			wp = UINT64_MAX;
 		else if (z->cond == ZC_FULL)
 			wp = z->start + ZS;
@@ -431,7 +510,7 @@ static void do_report(uint64_t start, uint8_t ro, bool partial, uint32_t alloc)
 	struct itest_result r;
 	long len = model_report(start, ro, partial, alloc, want);
 
-	zbc_report(s, LUN, start, ro, partial, alloc, &r);
+	zbc_report(s, lun, start, ro, partial, alloc, &r);
 	if (len < 0) {
 		compare_status("REPORT ZONES", &r, (int)-len);
 	} else {
@@ -454,12 +533,16 @@ static void do_report(uint64_t start, uint8_t ro, bool partial, uint32_t alloc)
 
 static uint64_t pick_lba(void)
 {
-	unsigned zone = NCONV + (unsigned)below(NZ - NCONV);
+	/* zbc-zd: mostly the active SOBR domain (the INACTIVE one refuses everything). */
+	unsigned zone = zd ? (unsigned)below(below(8) ? NZ / 2 : NZ) : nconv + (unsigned)below(NZ - nconv);
 
 	switch (below(10)) {
 	case 0:
+		if (zd)                                 /* at or below the write pointer */
+			return mz[zone].start + below(mz[zone].wp - mz[zone].start + 1);
+		return below(nconv * ZS);               /* conventional */
 	case 1:
-		return below(NCONV * ZS);               /* conventional */
+		return below(nconv * ZS);               /* conventional (zbc-zd: the first zone) */
 	case 2:
 		return below(CAP);                      /* anywhere */
 	case 3:
@@ -487,7 +570,7 @@ static void do_write(void)
 	want = model_write(lba, n, buf);
 	itest_put_be64(cdb + 2, lba);
 	itest_put_be32(cdb + 10, n);
-	itest_cmd(s, LUN, cdb, 16, ITEST_OUT, buf, (size_t)n * BS, 0, &r);
+	itest_cmd(s, lun, cdb, 16, ITEST_OUT, buf, (size_t)n * BS, 0, &r);
 	compare_status("WRITE(16)", &r, want);
 	itest_result_free(&r);
 	free(buf);
@@ -498,7 +581,7 @@ static void check_read(uint64_t lba, uint32_t n)
 	struct itest_result r;
 	int want = model_read(lba, n);
 
-	zbc_read(s, LUN, lba, n, BS, &r);
+	zbc_read(s, lun, lba, n, BS, &r);
 	compare_status("READ(16)", &r, want);
 	if (want == 0 && packed(&r) == 0 &&
 	    (r.data_len != (int)(n * BS) || memcmp(r.data, shadow + lba * BS, (size_t)n * BS) != 0))
@@ -528,14 +611,14 @@ static void do_out(void)
 {
 	uint8_t sa = below(40) == 0 ? 0x05 : (uint8_t)(1 + below(4));
 	bool all = below(6) == 0;
-	uint64_t zone_id = (NCONV + below(NZ - NCONV)) * (uint64_t)ZS;
+	uint64_t zone_id = (zd ? below(below(8) ? NZ / 2 : NZ) : nconv + below(NZ - nconv)) * (uint64_t)ZS;
 	struct itest_result r;
 	int want;
 
 	if (below(15) == 0)
 		zone_id = below(CAP + 10);
 	want = model_out(sa, zone_id, all);
-	r = zbc_out(s, LUN, sa, zone_id, all);
+	r = zbc_out(s, lun, sa, zone_id, all);
 	compare_status("ZBC OUT", &r, want);
 	itest_result_free(&r);
 }
@@ -568,33 +651,28 @@ static void restart(int sig)
 		itest_finish();
 		exit(1);
 	}
-	itest_clear_ua(s, LUN);
+	itest_clear_ua(s, lun);
 	model_restart();
 }
 
-int main(int argc, char **argv)
+/* One model run of ops operations on LUN lun_ (zd_: the zbc-zd LU), with a clean restart and a kill -9. */
+static void run(int lun_, bool zd_, unsigned long ops, uint64_t seed)
 {
-	const char *env_seed = getenv("ZBC_MODEL_SEED");
-	const char *env_ops = getenv("ZBC_MODEL_OPS");
-	unsigned long ops = env_ops ? strtoul(env_ops, NULL, 10) : 20000;
-	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	const char *label = zd_ ? "zbc-zd SOBR" : "zbc-hm";
 	unsigned long phase_start = 0;
+	char name[200];
 	uint64_t t0;
 
-	itest_init(argc, argv, "test_zbc_model");
-	if (!seed)
-		seed = 1;
-	rng = seed;
-	itest_note("seed %llu (replay: ZBC_MODEL_SEED=%llu), %lu operations", (unsigned long long)seed,
-		   (unsigned long long)seed, ops);
-	itest_daemon_up(&d, "zbc-model", config);
-	s = itest_session(&d, ITEST_INITIATOR_1, 0);
-	if (!s)
-		return itest_finish();
-	itest_clear_ua(s, LUN);
+	lun = lun_;
+	zd = zd_;
+	nconv = zd ? 0 : 2;
+	mismatches = 0;
+	memset(outcomes, 0, sizeof(outcomes));
+	itest_clear_ua(s, lun);
 	model_init();
 	t0 = itest_now_ms();
-	full_check("REPORT ZONES and data match the model at start");
+	snprintf(name, sizeof(name), "%s: REPORT ZONES and data match the model at start", label);
+	full_check(name);
 	for (op_index = 1; op_index <= ops; op_index++) {
 		uint64_t k = below(100);
 
@@ -605,30 +683,54 @@ int main(int argc, char **argv)
 		else if (k < 90)
 			do_out();
 		else
-			do_report(below(8) ? below(CAP) : below(CAP + 300), below(10) ? (uint8_t)below(8) : (uint8_t)below(64),
-				  below(2), pick_alloc());
+			do_report(below(8) ? below(CAP) : below(CAP + 300),
+				  below(10) ? (uint8_t)below(zd ? 9 : 8) : (uint8_t)below(64), below(2), pick_alloc());
 		if (op_index % 500 == 0)
 			do_report(0, 0, false, 64 + 64 * NZ);
 		if (op_index == ops / 3 || op_index == 2 * ops / 3 || op_index == ops) {
-			char name[160];
-
-			snprintf(name, sizeof(name), "operations %lu-%lu: every status, sense, read and REPORT ZONES "
-				 "matches the model", phase_start + 1, op_index);
+			snprintf(name, sizeof(name), "%s: operations %lu-%lu: every status, sense, read and REPORT ZONES "
+				 "matches the model", label, phase_start + 1, op_index);
 			itest_ok(mismatches == 0, name, "%u mismatches (seed %llu)", mismatches, (unsigned long long)seed);
 			phase_start = op_index;
 			if (op_index == ops / 3) {
 				restart(SIGTERM);
-				full_check("after a clean restart: zone state and data match the model");
+				snprintf(name, sizeof(name), "%s: after a clean restart: zone state and data match the model",
+					 label);
+				full_check(name);
 			} else if (op_index == 2 * ops / 3) {
 				restart(SIGKILL);
-				full_check("after kill -9: zone state and data match the model (acknowledged = durable)");
+				snprintf(name, sizeof(name),
+					 "%s: after kill -9: zone state and data match the model (acknowledged = durable)",
+					 label);
+				full_check(name);
 			}
 		}
 	}
-	itest_note("%lu operations in %llu ms", ops, (unsigned long long)(itest_now_ms() - t0));
+	itest_note("%s: %lu operations in %llu ms", label, ops, (unsigned long long)(itest_now_ms() - t0));
 	for (unsigned i = 0; i < 32 && outcomes[i].n; i++)
-		itest_note("outcome %02X/%02X/%02X: %lu", outcomes[i].code >> 16, (outcomes[i].code >> 8) & 0xff,
-			   outcomes[i].code & 0xff, outcomes[i].n);
+		itest_note("%s: outcome %02X/%02X/%02X: %lu", label, outcomes[i].code >> 16,
+			   (outcomes[i].code >> 8) & 0xff, outcomes[i].code & 0xff, outcomes[i].n);
+}
+
+int main(int argc, char **argv)
+{
+	const char *env_seed = getenv("ZBC_MODEL_SEED");
+	const char *env_ops = getenv("ZBC_MODEL_OPS");
+	unsigned long ops = env_ops ? strtoul(env_ops, NULL, 10) : 20000;
+	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+
+	itest_init(argc, argv, "test_zbc_model");
+	if (!seed)
+		seed = 1;
+	rng = seed;
+	itest_note("seed %llu (replay: ZBC_MODEL_SEED=%llu), %lu operations per LU", (unsigned long long)seed,
+		   (unsigned long long)seed, ops);
+	itest_daemon_up(&d, "zbc-model", config);
+	s = itest_session(&d, ITEST_INITIATOR_1, 0);
+	if (!s)
+		return itest_finish();
+	run(1, false, ops, seed);
+	run(2, true, ops, seed);
 	itest_close(s);
 	itest_daemon_cleanup(&d);
 	return itest_finish();
