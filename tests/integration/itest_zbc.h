@@ -117,6 +117,31 @@ static inline void zbc_read(struct iscsi_context *s, int lun, uint64_t lba, uint
 	itest_cmd(s, lun, cdb, 16, ITEST_IN, NULL, 0, (size_t)n * bs, r);
 }
 
+/* WRITE(16) (pattern seed) / READ(16) recording a check named name that the outcome matches e. */
+static inline bool zbc_expect_write(struct iscsi_context *s, int lun, uint64_t lba, uint32_t n, uint32_t bs,
+				    uint32_t seed, struct itest_expect e, const char *name)
+{
+	struct itest_result r;
+	bool ok;
+
+	zbc_write(s, lun, lba, n, bs, seed, &r);
+	ok = itest_ok(itest_result_matches(&r, e), name, "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	return ok;
+}
+
+static inline bool zbc_expect_read(struct iscsi_context *s, int lun, uint64_t lba, uint32_t n, uint32_t bs,
+				   struct itest_expect e, const char *name)
+{
+	struct itest_result r;
+	bool ok;
+
+	zbc_read(s, lun, lba, n, bs, &r);
+	ok = itest_ok(itest_result_matches(&r, e), name, "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	return ok;
+}
+
 static inline const char *zc_name(int c)
 {
 	switch (c) {

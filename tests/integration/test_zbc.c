@@ -96,24 +96,12 @@ static bool out_expect(int lun, uint8_t sa, uint64_t zone_id, bool all, struct i
 
 static bool write_expect(int lun, uint64_t lba, uint32_t n, struct itest_expect e, const char *name)
 {
-	struct itest_result r;
-	bool ok;
-
-	zbc_write(s, lun, lba, n, BS, (uint32_t)lba, &r);
-	ok = itest_ok(itest_result_matches(&r, e), name, "%s", itest_result_str(&r));
-	itest_result_free(&r);
-	return ok;
+	return zbc_expect_write(s, lun, lba, n, BS, (uint32_t)lba, e, name);
 }
 
 static bool read_expect(int lun, uint64_t lba, uint32_t n, struct itest_expect e, const char *name)
 {
-	struct itest_result r;
-	bool ok;
-
-	zbc_read(s, lun, lba, n, BS, &r);
-	ok = itest_ok(itest_result_matches(&r, e), name, "%s", itest_result_str(&r));
-	itest_result_free(&r);
-	return ok;
+	return zbc_expect_read(s, lun, lba, n, BS, e, name);
 }
 
 static void reset_all(int lun)

@@ -78,24 +78,12 @@ static bool expect_zone(const char *name, uint32_t i, int type, int cond, uint64
 
 static bool expect_write(const char *name, uint64_t lba, uint32_t n, uint32_t seed, struct itest_expect e)
 {
-	struct itest_result r;
-	bool ok;
-
-	zbc_write(s, 0, lba, n, BS, seed, &r);
-	ok = itest_ok(itest_result_matches(&r, e), name, "%s", itest_result_str(&r));
-	itest_result_free(&r);
-	return ok;
+	return zbc_expect_write(s, 0, lba, n, BS, seed, e, name);
 }
 
 static bool expect_read(int lun, const char *name, uint64_t lba, uint32_t n, struct itest_expect e)
 {
-	struct itest_result r;
-	bool ok;
-
-	zbc_read(s, lun, lba, n, BS, &r);
-	ok = itest_ok(itest_result_matches(&r, e), name, "%s", itest_result_str(&r));
-	itest_result_free(&r);
-	return ok;
+	return zbc_expect_read(s, lun, lba, n, BS, e, name);
 }
 
 static bool expect_out(const char *name, uint8_t sa, uint64_t zone_id, bool all, struct itest_expect e)
