@@ -183,10 +183,11 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 
 	if (l->kind != CFG_LU_ZBC_ZD) {
 		static const char *const zd_keys[] = { "realm_zones", "active_domain", "gap_zones", "sobr_zones" };
+		static const char *const zd_what[] = { "realms", "realms", "gap zones", "SOBR zones" };
 		for (size_t i = 0; i < sizeof(zd_keys) / sizeof(zd_keys[0]); i++)
 			if (key_set(l, zd_keys[i]))
 				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zd_keys[i]), section, zd_keys[i],
-				     "only zone domain logical units (kind zbc-zd) have realms");
+				     "only zone domain logical units (kind zbc-zd) have %s", zd_what[i]);
 	} else if (key_set(l, "conventional_zones")) {
 		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), section, "conventional_zones",
 		     "a zbc-zd logical unit's conventional zones are its first zone domain, half of its zones");

@@ -248,6 +248,10 @@ START_TEST(pi_and_zone_domain_checks)
 	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nrealm_zones = 2\n", true,
 			"t.ini:5: lun \"" T "\" 0.realm_zones: only zone domain logical units (kind zbc-zd) have "
 			"realms\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nkind = zbc-hm\nsobr_zones = yes\n",
+			true,
+			"t.ini:6: lun \"" T "\" 0.sobr_zones: only zone domain logical units (kind zbc-zd) have "
+			"SOBR zones\n");
 	cfg = cfg_test_parse_ok("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nsize = 64M\n"
 				"kind = zbc-zd\nzone_size = 8M\nrealm_zones = 2\n",
 				true);
