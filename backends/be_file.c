@@ -55,7 +55,7 @@ struct be_file {
 	/* write_atomic: the intent log "<side>.journal", one record at a time. */
 	struct journal *journal;
 	pthread_mutex_t journal_lock;
-	/* stream_*: a second intent log "<path>.sjournal", so a long stream never holds up write_atomic. */
+	/* stream_*: a second intent log "<side>.sjournal", so a long stream never holds up write_atomic. */
 	struct journal *sjournal;
 	bool streaming;
 	char side[PATH_MAX];   /* the intent logs' path without suffix; "" = none (a block device without side_base) */
@@ -521,7 +521,7 @@ static int open_regular_file(struct be_file *f, const struct stat *st, uint64_t 
 
 uint64_t be_file_untorn_writes(const struct backend *be, uint32_t *unit_min, uint32_t *unit_max)
 {
-	const struct be_file *f = (const struct be_file *)((const char *)be - offsetof(struct be_file, be));
+	const struct be_file *f = be_file_from((struct backend *)be);
 
 	untorn_limits(f->untorn, unit_min, unit_max);
 	return untorn_count(f->untorn);
