@@ -477,3 +477,24 @@ uint64_t itest_now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
+
+uint64_t itest_seed(const char *env)
+{
+	const char *v = getenv(env);
+	uint64_t seed = v ? strtoull(v, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+
+	return seed ? seed : 1;
+}
+
+uint64_t itest_rnd(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+uint64_t itest_below(uint64_t *state, uint64_t n)
+{
+	return n ? itest_rnd(state) % n : 0;
+}

@@ -192,5 +192,14 @@ bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf,
 		  const char *name);
 /* Monotonic milliseconds. */
 uint64_t itest_now_ms(void);
+/*
+ * A seeded pseudo-random stream (xorshift64) for randomized tests: the seed
+ * comes from the environment variable env (to replay a run) or from the
+ * clock and the pid, and is never 0.
+ */
+uint64_t itest_seed(const char *env);
+uint64_t itest_rnd(uint64_t *state);
+/* 0 .. n - 1 (0 when n is 0). */
+uint64_t itest_below(uint64_t *state, uint64_t n);
 
 #endif

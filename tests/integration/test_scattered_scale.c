@@ -176,6 +176,17 @@ static void reconnect(struct itest_daemon *d)
 	}
 }
 
+/* SIGKILL (a crash, or a power cut for a volatile cache), restart, log in again: false if that failed. */
+static bool kill_and_reconnect(struct itest_daemon *d)
+{
+	itest_close(s);
+	s = NULL;
+	itest_daemon_stop(d, SIGKILL);
+	itest_daemon_start(d);
+	reconnect(d);
+	return s != NULL;
+}
+
 static void test_gigabyte(struct itest_daemon *d)
 {
 	static struct plan p;
@@ -241,12 +252,7 @@ static void test_crash(struct itest_daemon *d, const char *point, bool want_new,
 	free(buf);
 	snprintf(name, sizeof(name), "crash %s: the daemon died during the 96 MiB streamed WRITE SCATTERED", point);
 	itest_ok(!itest_daemon_alive(d), name, "%s", itest_result_str(&r));
-	itest_close(s);
-	s = NULL;
-	itest_daemon_stop(d, SIGKILL);
-	itest_daemon_start(d);
-	reconnect(d);
-	if (!s)
+	if (!kill_and_reconnect(d))
 		return;
 	classify(0, &p, seed, 1, &n_new, &n_old, &n_mixed);
 	snprintf(name, sizeof(name), "crash %s, restart: all 4096 ranges wholly %s (intent log %s)", point,
@@ -317,12 +323,7 @@ static void test_volatile_cache(struct itest_daemon *d)
 		 "%u new, %u old, %u mixed", n_new, n_old, n_mixed);
 	itest_ok(itest_read16(s, 2, beside, got, 8, BS, "READ(16)") && memcmp(got, blocks, sizeof(got)) == 0,
 		 "... the cached write beside the ranges still reads back", NULL);
-	itest_close(s);
-	s = NULL;
-	itest_daemon_stop(d, SIGKILL);
-	itest_daemon_start(d);
-	reconnect(d);
-	if (!s)
+	if (!kill_and_reconnect(d))
 		return;
 	classify(2, &p, 80, 1, &n_new, &n_old, &n_mixed);
 	itest_ok(n_new == p.count, "power cut (SIGKILL), restart: every range of the atomic write is there",

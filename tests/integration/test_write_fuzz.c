@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "itest.h"
 #include "itest_raw.h"
@@ -77,15 +75,12 @@ static unsigned long long_good; /* GOOD answers to 32-byte CDBs */
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return itest_rnd(&rng);
 }
 
 static uint64_t below(uint64_t n)
 {
-	return n ? rnd() % n : 0;
+	return itest_below(&rng, n);
 }
 
 /* Mostly inside the area, now and then at or past the end of the LU (32768 blocks). */
@@ -276,13 +271,13 @@ static bool connect_both(void)
 
 int main(int argc, char **argv)
 {
-	const char *env_seed = getenv("WRITE_FUZZ_SEED"), *env_ops = getenv("WRITE_FUZZ_OPS");
+	const char *env_ops = getenv("WRITE_FUZZ_OPS");
 	unsigned long ops = env_ops ? strtoul(env_ops, NULL, 10) : 8000;
-	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	uint64_t seed = itest_seed("WRITE_FUZZ_SEED");
 	uint8_t sync_cache[10] = { 0x35 };
 
 	itest_init(argc, argv, "test_write_fuzz: random WRITE SCATTERED and WRITE ATOMIC commands");
-	rng = seed ? seed : 1;
+	rng = seed;
 	itest_note("seed %llu (replay: WRITE_FUZZ_SEED=%llu), %lu commands", (unsigned long long)rng,
 		   (unsigned long long)rng, ops);
 	itest_daemon_up(&d, "write-fuzz", config);

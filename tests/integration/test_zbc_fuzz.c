@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "itest.h"
 
@@ -71,15 +69,12 @@ static unsigned long counts[4]; /* GOOD, ILLEGAL REQUEST, DATA PROTECT, UNIT ATT
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return itest_rnd(&rng);
 }
 
 static uint64_t below(uint64_t n)
 {
-	return n ? rnd() % n : 0;
+	return itest_below(&rng, n);
 }
 
 /* The zone type the layout gives zone i of LUN lun. */
@@ -253,13 +248,13 @@ static bool restart(void)
 
 int main(int argc, char **argv)
 {
-	const char *env_seed = getenv("ZBC_FUZZ_SEED"), *env_ops = getenv("ZBC_FUZZ_OPS");
+	const char *env_ops = getenv("ZBC_FUZZ_OPS");
 	unsigned long ops = env_ops ? strtoul(env_ops, NULL, 10) : 20000;
-	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	uint64_t seed = itest_seed("ZBC_FUZZ_SEED");
 	char name[200];
 
 	itest_init(argc, argv, "test_zbc_fuzz: random zone command CDBs");
-	rng = seed ? seed : 1;
+	rng = seed;
 	itest_note("seed %llu (replay: ZBC_FUZZ_SEED=%llu), %lu commands", (unsigned long long)rng,
 		   (unsigned long long)rng, ops);
 	itest_daemon_up(&d, "zbc-fuzz", config);

@@ -32,8 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "itest.h"
 #include "itest_zbc.h"
@@ -96,17 +94,9 @@ static struct iscsi_context *s;
 static unsigned long op_index;
 static unsigned mismatches;
 
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static uint64_t below(uint64_t n)
 {
-	return n ? rnd() % n : 0;
+	return itest_below(&rng, n);
 }
 
 /* ---- the model ---- */
@@ -714,14 +704,11 @@ static void run(int lun_, bool zd_, unsigned long ops, uint64_t seed)
 
 int main(int argc, char **argv)
 {
-	const char *env_seed = getenv("ZBC_MODEL_SEED");
 	const char *env_ops = getenv("ZBC_MODEL_OPS");
 	unsigned long ops = env_ops ? strtoul(env_ops, NULL, 10) : 20000;
-	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	uint64_t seed = itest_seed("ZBC_MODEL_SEED");
 
 	itest_init(argc, argv, "test_zbc_model");
-	if (!seed)
-		seed = 1;
 	rng = seed;
 	itest_note("seed %llu (replay: ZBC_MODEL_SEED=%llu), %lu operations per LU", (unsigned long long)seed,
 		   (unsigned long long)seed, ops);
