@@ -17,6 +17,19 @@
  * arrives, never into the cache; at the commit the cached pages it covers
  * are written back and dropped first, so that neither they nor the reads
  * overlaying them can put older data over it.
+ *
+ * The lock is a read-write lock.  A read holds it shared from its read of
+ * the backend below to the end of its overlay of the cached pages: were it
+ * released in between, a write-back (a flush, a full cache, discard,
+ * write_zeroes, extent, resize, a stream commit) could write a newer cached
+ * page below and drop it after the read below and before the overlay, and
+ * the read would return data older than a write acknowledged before it
+ * began.  Everything that changes the page table, writes pages back or
+ * writes below through the cache (cache_write, the write-backs, the atomic
+ * writes, the stream's bookkeeping and commit) holds it exclusively, and
+ * the *_locked functions are called with it held so.  Writers are preferred
+ * where the C library offers it (glibc), so that a steady stream of reads
+ * cannot starve writes and flushes.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,7 +51,7 @@ struct page {
 struct be_cache {
 	struct backend be;
 	struct backend *lower;
-	pthread_mutex_t lock;
+	pthread_rwlock_t lock; /* shared: cache_read; exclusive: the rest (see the top) */
 	struct page *bucket[BUCKETS];
 	unsigned pages;
 	/* the ranges of the stream under way (stream_begin .. commit / abandon) */
@@ -129,7 +142,7 @@ static void cache_close(struct backend *be)
 	write_back_locked(c);
 	c->lower->ops->flush(c->lower);
 	be_close(c->lower);
-	pthread_mutex_destroy(&c->lock);
+	pthread_rwlock_destroy(&c->lock);
 	free(c->stream_ranges);
 	free(c);
 }
@@ -139,12 +152,12 @@ static int cache_read(struct backend *be, void *buf, size_t len, uint64_t off)
 	struct be_cache *c = cache_from(be);
 	uint8_t *out = buf;
 	uint64_t end = off + len;
-	int rc = c->lower->ops->read(c->lower, buf, len, off);
+	int rc;
 
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&c->lock);
-	for (uint64_t index = off / PAGE_LEN; index * PAGE_LEN < end && c->pages; index++) {
+	/* Shared across both steps: no write-back may come between the read below and the overlay. */
+	pthread_rwlock_rdlock(&c->lock);
+	rc = c->lower->ops->read(c->lower, buf, len, off);
+	for (uint64_t index = off / PAGE_LEN; !rc && index * PAGE_LEN < end && c->pages; index++) {
 		struct page *p = *slot(c, index);
 		uint64_t start = index * PAGE_LEN;
 		uint64_t from = off > start ? off : start;
@@ -153,8 +166,8 @@ static int cache_read(struct backend *be, void *buf, size_t len, uint64_t off)
 		if (p)
 			memcpy(out + (from - off), p->data + (from - start), to - from);
 	}
-	pthread_mutex_unlock(&c->lock);
-	return 0;
+	pthread_rwlock_unlock(&c->lock);
+	return rc;
 }
 
 static int cache_write(struct backend *be, const void *buf, size_t len, uint64_t off, unsigned flags)
@@ -164,7 +177,7 @@ static int cache_write(struct backend *be, const void *buf, size_t len, uint64_t
 
 	if (off > be->size || len > be->size - off)
 		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
+	pthread_rwlock_wrlock(&c->lock);
 	if (flags & BE_WRITE_FUA) {
 		/* Through to the medium; cached copies of those bytes follow. */
 		rc = c->lower->ops->write(c->lower, buf, len, off, flags);
@@ -175,7 +188,7 @@ static int cache_write(struct backend *be, const void *buf, size_t len, uint64_t
 			write_back_locked(c);
 		rc = update_pages_locked(c, buf, len, off, true);
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 
@@ -184,9 +197,9 @@ static int cache_flush(struct backend *be)
 	struct be_cache *c = cache_from(be);
 	int rc;
 
-	pthread_mutex_lock(&c->lock);
+	pthread_rwlock_wrlock(&c->lock);
 	rc = write_back_locked(c);
-	pthread_mutex_unlock(&c->lock);
+	pthread_rwlock_unlock(&c->lock);
 	return rc ? rc : c->lower->ops->flush(c->lower);
 }
 
@@ -194,9 +207,9 @@ static int write_back(struct be_cache *c)
 {
 	int rc;
 
-	pthread_mutex_lock(&c->lock);
+	pthread_rwlock_wrlock(&c->lock);
 	rc = write_back_locked(c);
-	pthread_mutex_unlock(&c->lock);
+	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 
@@ -243,11 +256,11 @@ static int cache_write_atomic_ranges(struct backend *be, const struct be_range *
 	const uint8_t *p = buf;
 	int rc;
 
-	pthread_mutex_lock(&c->lock);
+	pthread_rwlock_wrlock(&c->lock);
 	rc = c->lower->ops->write_atomic_ranges(c->lower, r, n, buf);
 	for (unsigned i = 0; i < n && !rc; p += r[i].len, i++)
 		rc = update_pages_locked(c, p, r[i].len, r[i].offset, false);
-	pthread_mutex_unlock(&c->lock);
+	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 
@@ -265,7 +278,7 @@ static int cache_stream_begin(struct backend *be, const struct be_range *r, unsi
 
 	if (!c->lower->ops->stream_begin)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&c->lock);
+	pthread_rwlock_wrlock(&c->lock);
 	if (c->stream_ranges) {
 		rc = -EBUSY;
 	} else {
@@ -279,7 +292,7 @@ static int cache_stream_begin(struct backend *be, const struct be_range *r, unsi
 			c->stream_ranges = NULL;
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 
@@ -296,9 +309,9 @@ static int cache_stream_append(struct backend *be, const void *buf, size_t len)
 	int rc = c->lower->ops->stream_append(c->lower, buf, len);
 
 	if (rc) {
-		pthread_mutex_lock(&c->lock);
+		pthread_rwlock_wrlock(&c->lock);
 		stream_end_locked(c); /* a failed append ends the stream below too */
-		pthread_mutex_unlock(&c->lock);
+		pthread_rwlock_unlock(&c->lock);
 	}
 	return rc;
 }
@@ -327,7 +340,7 @@ static int cache_stream_commit(struct backend *be)
 	struct be_cache *c = cache_from(be);
 	int rc = 0;
 
-	pthread_mutex_lock(&c->lock);
+	pthread_rwlock_wrlock(&c->lock);
 	for (unsigned i = 0; i < c->stream_n && !rc; i++)
 		rc = evict_locked(c, c->stream_ranges[i].offset, c->stream_ranges[i].len);
 	if (rc)
@@ -335,7 +348,7 @@ static int cache_stream_commit(struct backend *be)
 	else
 		rc = c->lower->ops->stream_commit(c->lower);
 	stream_end_locked(c);
-	pthread_mutex_unlock(&c->lock);
+	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 
@@ -344,9 +357,9 @@ static void cache_stream_abandon(struct backend *be)
 	struct be_cache *c = cache_from(be);
 
 	c->lower->ops->stream_abandon(c->lower);
-	pthread_mutex_lock(&c->lock);
+	pthread_rwlock_wrlock(&c->lock);
 	stream_end_locked(c);
-	pthread_mutex_unlock(&c->lock);
+	pthread_rwlock_unlock(&c->lock);
 }
 
 static const struct backend_ops be_cache_ops = {
@@ -367,6 +380,19 @@ static const struct backend_ops be_cache_ops = {
 	.stream_abandon = cache_stream_abandon,
 };
 
+static void init_lock(pthread_rwlock_t *lock)
+{
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+#ifdef __GLIBC__
+	/* glibc prefers readers by default: a steady stream of reads would starve writes and flushes. */
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+	pthread_rwlock_init(lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+}
+
 struct backend *be_cache_wrap(struct backend *lower)
 {
 	struct be_cache *c = calloc(1, sizeof(*c));
@@ -380,6 +406,6 @@ struct backend *be_cache_wrap(struct backend *lower)
 	c->be = *lower;
 	c->be.ops = &be_cache_ops;
 	c->lower = lower;
-	pthread_mutex_init(&c->lock, NULL);
+	init_lock(&c->lock);
 	return &c->be;
 }

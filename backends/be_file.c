@@ -580,6 +580,8 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
 	}
 	if (rc == 0 && !read_only)
 		f->untorn = untorn_open(path, f->fd);
+	/* With an intent log every atomic write keeps its promise (without one, only those the kernel does untorn). */
+	f->be.can_write_atomic = f->side[0] != '\0';
 	/* A journal left by an earlier run is recovered now; a new one is created by the first write_atomic. */
 	if (rc == 0 && f->side[0] && !read_only && access(journal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
 		f->journal = journal_open(jpath, f->fd, f->be.size, f->be.note, sizeof(f->be.note), err, errlen);

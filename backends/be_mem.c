@@ -1,6 +1,8 @@
 /*
  * An in-memory backend for unit tests.  Holes are not tracked: every byte
- * reads as written (zero when never written).
+ * reads as written (zero when never written).  Every call holds one mutex,
+ * so an atomic write is whole or absent for every reader (there is no crash
+ * to survive: the memory goes with the process).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -54,6 +56,30 @@ static int mem_write(struct backend *be, const void *buf, size_t len, uint64_t o
 	memcpy(m->data + off, buf, len);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
+}
+
+static int mem_write_atomic_ranges(struct backend *be, const struct be_range *ranges, unsigned n, const void *buf)
+{
+	struct be_mem *m = to_mem(be);
+	const uint8_t *p = buf;
+
+	for (unsigned i = 0; i < n; i++)
+		if (check(be, ranges[i].offset, ranges[i].len))
+			return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(m->data + ranges[i].offset, p, ranges[i].len);
+		p += ranges[i].len;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+static int mem_write_atomic(struct backend *be, const void *buf, size_t len, uint64_t off)
+{
+	struct be_range r = { .offset = off, .len = len };
+
+	return mem_write_atomic_ranges(be, &r, 1, buf);
 }
 
 static int mem_flush(struct backend *be)
@@ -112,6 +138,8 @@ static const struct backend_ops mem_ops = {
 	.write_zeroes = mem_zero,
 	.extent = mem_extent,
 	.resize = mem_resize,
+	.write_atomic = mem_write_atomic,
+	.write_atomic_ranges = mem_write_atomic_ranges,
 };
 
 struct backend *be_mem_open(uint64_t size)
@@ -128,5 +156,6 @@ struct backend *be_mem_open(uint64_t size)
 	m->be.ops = &mem_ops;
 	m->be.size = size;
 	m->be.can_discard = false;
+	m->be.can_write_atomic = true;
 	return &m->be;
 }

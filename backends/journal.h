@@ -11,6 +11,10 @@
 #ifndef SBCEMU_JOURNAL_H
 #define SBCEMU_JOURNAL_H
 
+#ifndef SBCE_BUILDING_BACKENDS
+#error "an internal header of backends/: use its public header"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -13,6 +13,10 @@
 #ifndef SBCEMU_UNTORN_H
 #define SBCEMU_UNTORN_H
 
+#ifndef SBCE_BUILDING_BACKENDS
+#error "an internal header of backends/: use its public header"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

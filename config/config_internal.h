@@ -5,6 +5,10 @@
 #ifndef SBCEMU_CONFIG_INTERNAL_H
 #define SBCEMU_CONFIG_INTERNAL_H
 
+#ifndef SBCE_BUILDING_CONFIG
+#error "an internal header of config/: use its public header"
+#endif
+
 #include "config.h"
 
 enum cfg_section_kind {

@@ -36,6 +36,7 @@
 
 _Static_assert(sizeof(enum cfg_log_level) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_lu_kind) == sizeof(uint32_t), "enum setters store 32 bits");
+_Static_assert(sizeof(enum cfg_lba_locks) == sizeof(uint32_t), "enum setters store 32 bits");
 
 static const struct cfg_enum_value log_levels[] = {
 	{ "error", CFG_LOG_ERROR, NULL },
@@ -52,6 +53,12 @@ static const struct cfg_enum_value lu_kinds[] = {
 	{ "zbc-zd", CFG_LU_ZBC_ZD, NULL },
 	{ "admin", CFG_LU_ADMIN, "administrative logical units (conglomerates) are not supported yet "
 				 "(use conventional)" },
+	{ NULL, 0, NULL },
+};
+
+static const struct cfg_enum_value lba_locks[] = {
+	{ "range", CFG_LBA_LOCKS_RANGE, NULL },
+	{ "lu", CFG_LBA_LOCKS_LU, NULL },
 	{ NULL, 0, NULL },
 };
 
@@ -73,6 +80,17 @@ const struct cfg_key cfg_schema[] = {
 	       "Least severe message written to stderr."),
 	DAEMON(workers, CFG_TYPE_U32, "4", 1, 64, NULL, cfg_set_u32,
 	       "Worker threads that run backend I/O (the event loop never blocks on it)."),
+	DAEMON(max_commands, CFG_TYPE_U32, "4096", 0, UINT32_MAX, NULL, cfg_set_u32,
+	       "Commands all logical units together hold at once (admitted and not yet released). Past it a "
+	       "new command gets TASK SET FULL, or BUSY when its I_T nexus has no command in that LU's task "
+	       "set (SAM-5 5.3). 0: no limit."),
+	DAEMON(max_buffer_bytes, CFG_TYPE_U64, "256M", 0, INT64_MAX, NULL, cfg_set_u64,
+	       "Bytes of Data-Out and Data-In buffers all commands together hold, from before their Data-Out "
+	       "is asked for until their response is sent. A command that does not fit waits in its task set "
+	       "(no R2T, not started) until others release theirs; a command alone always fits. 0: no limit."),
+	DAEMON(max_session_buffer_bytes, CFG_TYPE_U64, "64M", 0, INT64_MAX, NULL, cfg_set_u64,
+	       "The same limit for the commands of one I_T nexus (an iSCSI session, with its one connection). "
+	       "0: no limit."),
 
 	ISCSI_U32(max_recv_data_segment_length, "262144", 512, ISCSI_LENGTH_MAX,
 		  "MaxRecvDataSegmentLength the target declares: the largest data segment it accepts (bytes)."),
@@ -87,7 +105,9 @@ const struct cfg_key cfg_schema[] = {
 	ISCSI_U32(default_time2wait, "2", 0, 3600, "DefaultTime2Wait offered (seconds)."),
 	ISCSI_U32(default_time2retain, "20", 0, 3600, "DefaultTime2Retain offered (seconds)."),
 	ISCSI_U32(cmd_window, "128", 1, 65535,
-		  "Commands the CmdSN window admits per session (MaxCmdSN - ExpCmdSN + 1)."),
+		  "Commands a session may have outstanding (RFC 7143 4.2.2.1): MaxCmdSN is ExpCmdSN + cmd_window "
+		  "- 1 less one per SCSI command delivered and not yet completed, so it advances as commands "
+		  "complete; commands past it are ignored."),
 	ISCSI_U32(nop_in_interval, "30", 0, 3600,
 		  "Seconds of idleness before the target pings with a NOP-In; 0 = never."),
 	ISCSI_U32(nop_in_timeout, "30", 1, 3600,
@@ -183,8 +203,9 @@ const struct cfg_key cfg_schema[] = {
 		 "CACHE, so a SIGKILL of sbcemud (the power cut) loses them, as a drive's volatile cache would; "
 		 "flushed, FUA and atomic writes survive."),
 	LUN_U32(atomic_tear_write, "0", 0, UINT32_MAX,
-		"Fault injection (breaks the atomic promise on purpose): the Nth WRITE ATOMIC after start is torn, "
-		"only its first atomic_tear_block blocks written, yet it returns GOOD; 0: never."),
+		"Fault injection (breaks the atomic promise on purpose): the Nth WRITE ATOMIC after start that "
+		"writes something is torn, only its first atomic_tear_block blocks written, yet it returns GOOD; "
+		"0: never."),
 	LUN_U32(atomic_tear_block, "0", 0, UINT32_MAX,
 		"Fault injection: where atomic_tear_write tears the write (blocks written before the tear)."),
 	LUN_BOOL(write_scattered, "false",
@@ -241,6 +262,13 @@ const struct cfg_key cfg_schema[] = {
 	    "Fault injection for PI LUs: the medium returns the named PI field of these LBAs corrupted "
 	    "(its lowest bit flipped), e.g. `guard 100-107, ref 2048, app 4096`; at most 16 items. Blocks "
 	    "whose stored PI is the escape (never written) stay unchecked."),
+	LUN_U32(queue_depth, "128", 0, 65535,
+		"Commands this LU's task set holds. Past it a command from an I_T nexus that already has one "
+		"there gets TASK SET FULL (SAM-5 5.3); a nexus with none there always gets one in. 0: no limit."),
+	LUN(lba_locks, CFG_TYPE_ENUM, "range", 0, 0, lba_locks, cfg_set_enum,
+	    "How commands share blocks: `range` locks only the blocks each command touches (reads together, "
+	    "writes alone, atomic writes and COMPARE AND WRITE alone); `lu` makes every lock cover the whole LU, "
+	    "as the LU-wide lock before it did (for scripts/bench-lba-locks.sh)."),
 };
 
 const size_t cfg_schema_len = sizeof(cfg_schema) / sizeof(cfg_schema[0]);

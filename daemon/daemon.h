@@ -11,6 +11,12 @@
 #ifndef SBCEMU_DAEMON_H
 #define SBCEMU_DAEMON_H
 
+/* Layering (docs/architecture.md): nothing includes the daemon. */
+#if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_ISCSI) || \
+	defined(SBCE_BUILDING_CONFIG)
+#error "nothing below the daemon includes daemon/"
+#endif
+
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,15 +4,17 @@
  *
  * Start-up: configuration (file or embedded default, then command-line
  * overrides, then checks) -> state directory -> loop and signal watchers ->
- * worker pool -> one SCSI device per target with its logical units (backing
- * files opened or created here) -> iSCSI server, targets, and last the
- * portals, so no initiator connects before its target exists.
+ * worker pool -> the core's shared limits -> one SCSI device per target with
+ * its logical units (backing files opened or created here) -> the front ends
+ * (frontend.h; the iSCSI one adds its portals last, so no initiator connects
+ * before its target exists).
  *
- * Shutdown (SIGTERM or SIGINT): iscsi_server_shutdown() stops accepting and
- * lets commands in flight finish and their responses go out; then every
- * backend is flushed (fdatasync, on the workers), so nothing acknowledged is
- * lost; then the loop stops and everything is freed in reverse order.  Exit
- * status 0 unless a flush failed.
+ * Shutdown (SIGTERM or SIGINT): every front end stops accepting and lets
+ * commands in flight finish and their responses go out; then the core
+ * flushes every device (backends and zone state, on the workers:
+ * scsi_device_flush), so nothing acknowledged is lost; then the loop stops
+ * and everything is freed in reverse order.  Exit status 0 unless a flush
+ * failed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -181,31 +183,6 @@ static struct cfg *load_config(const struct options *o)
 
 /* ---- shutdown ---- */
 
-/* Worker: makes one backend's completed writes durable. */
-static void flush_work(struct scsi_io_job *job)
-{
-	struct flush_job *f = (struct flush_job *)job;
-
-	f->rc = f->backend->ops->flush(f->backend);
-}
-
-static void shutdown_finish(struct sbce_daemon *d);
-
-static void flush_done(struct scsi_io_job *job)
-{
-	struct flush_job *f = (struct flush_job *)job;
-	struct sbce_daemon *d = f->d;
-
-	if (f->rc != 0) {
-		sbce_error("%s: flush failed: %s", f->name, strerror(-f->rc));
-		d->exit_code = EXIT_FAILURE;
-	}
-	if (--d->flushes_pending == 0)
-		shutdown_finish(d);
-}
-
-
-
 static void shutdown_finish(struct sbce_daemon *d)
 {
 	d->state = DAEMON_STOPPED;
@@ -213,32 +190,45 @@ static void shutdown_finish(struct sbce_daemon *d)
 	sbce_loop_stop(&d->loop);
 }
 
-/* Commands have drained (or the drain timed out): make every write durable on the workers. */
-static void start_flush(struct sbce_daemon *d)
-{
-	d->state = DAEMON_FLUSHING;
-	if (d->flush_count == 0) {
-		shutdown_finish(d);
-		return;
-	}
-	sbce_info("flushing %zu backing file%s", d->flush_count, d->flush_count == 1 ? "" : "s");
-	d->flushes_pending = d->flush_count;
-	for (size_t i = 0; i < d->flush_count; i++) {
-		struct scsi_executor *ex = sbce_workers_executor(d->workers);
-
-		d->flushes[i].job.work = flush_work;
-		d->flushes[i].job.done = flush_done;
-		ex->submit(ex, &d->flushes[i].job);
-	}
-}
-
-static void server_drained(void *arg)
+static void device_flushed(void *arg, int err)
 {
 	struct sbce_daemon *d = arg;
 
-	if (d->state != DAEMON_DRAINING)
+	if (err != 0) {
+		sbce_error("flushing a device failed: %s", strerror(-err));
+		d->exit_code = EXIT_FAILURE;
+	}
+	if (--d->pending == 0)
+		shutdown_finish(d);
+}
+
+/*
+ * Commands have drained (or the drain timed out): the core makes everything
+ * acknowledged durable, every backend and every zone state file (on the
+ * workers).
+ */
+static void start_flush(struct sbce_daemon *d)
+{
+	size_t luns = 0;
+
+	for (size_t i = 0; i < d->cfg->target_count; i++)
+		luns += d->cfg->targets[i]->lun_count;
+	d->state = DAEMON_FLUSHING;
+	sbce_info("flushing %zu backing file%s", luns, luns == 1 ? "" : "s");
+	d->pending = d->device_count + 1;
+	for (size_t i = 0; i < d->device_count; i++)
+		scsi_device_flush(d->devices[i], device_flushed, d);
+	device_flushed(d, 0);
+}
+
+/* One front end has drained; the last one starts the flush. */
+static void frontend_drained(void *arg)
+{
+	struct sbce_daemon *d = arg;
+
+	if (d->state != DAEMON_DRAINING || --d->pending > 0)
 		return;
-	d->server_drained = true;
+	d->drained = true;
 	start_flush(d);
 }
 
@@ -255,17 +245,17 @@ static void shutdown_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	start_flush(d);
 }
 
-/* Drain, then flush, then stop the loop; the last step may happen before this returns. */
+/* Drain every front end, then flush through the core, then stop the loop; may all happen before return. */
 static void begin_shutdown(struct sbce_daemon *d)
 {
 	d->state = DAEMON_DRAINING;
 	ev_timer_init(&d->shutdown_timer, shutdown_timeout_cb, SHUTDOWN_TIMEOUT, 0.);
 	d->shutdown_timer.data = d;
 	ev_timer_start(d->loop.loop, &d->shutdown_timer);
-	if (d->server)
-		iscsi_server_shutdown(d->server, server_drained, d); /* may call server_drained at once */
-	else
-		server_drained(d);
+	d->pending = d->frontend_count + 1;
+	for (size_t i = 0; i < d->frontend_count; i++)
+		d->frontends[i].ops->drain(d->frontends[i].state, frontend_drained, d);
+	frontend_drained(d);
 }
 
 static void on_terminate(void *arg, int signum)
@@ -290,11 +280,17 @@ static void on_hangup(void *arg)
 
 /* ---- start-up ---- */
 
+/* Every front end the daemon has, in start order. */
+static const struct sbce_frontend_ops *const frontends[] = { &sbce_frontend_iscsi };
+
 static int start(struct sbce_daemon *d)
 {
 	const struct cfg *cfg = d->cfg;
-	struct iscsi_server_params params;
-	size_t lun_total = 0;
+	struct scsi_limits limits = {
+		.max_commands = cfg->daemon.max_commands,
+		.max_buffer_bytes = cfg->daemon.max_buffer_bytes,
+		.max_nexus_buffer_bytes = cfg->daemon.max_session_buffer_bytes,
+	};
 	char err[512];
 	int rc;
 
@@ -312,24 +308,28 @@ static int start(struct sbce_daemon *d)
 		sbce_error("%s", err);
 		return -1;
 	}
-	for (size_t i = 0; i < cfg->target_count; i++)
-		lun_total += cfg->targets[i]->lun_count;
-	d->targets = calloc(cfg->target_count, sizeof(*d->targets));
-	d->flushes = calloc(lun_total ? lun_total : 1, sizeof(*d->flushes));
-	sbce_server_params(&cfg->iscsi, &params);
-	if (!d->targets || !d->flushes || !(d->server = iscsi_server_create(d->loop.loop, &params))) {
-		sbce_error("cannot create the iSCSI server: out of memory");
+	d->resources = scsi_resources_create(&limits);
+	if (!d->resources) {
+		sbce_error("out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < cfg->target_count; i++)
-		if (sbce_add_target(d, cfg->targets[i]))
-			return -1;
-	for (unsigned i = 0; i < cfg->daemon.listen_count; i++) {
-		if (iscsi_server_add_portal(d->server, cfg->daemon.listen[i], err, sizeof(err))) {
-			sbce_error("cannot listen on %s: %s", cfg->daemon.listen[i], err);
+	if (sbce_devices_create(d) != 0)
+		return -1;
+	_Static_assert(sizeof(frontends) / sizeof(frontends[0]) <= sizeof(d->frontends) / sizeof(d->frontends[0]),
+		       "room for every front end");
+	for (size_t i = 0; i < sizeof(frontends) / sizeof(frontends[0]); i++) {
+		struct daemon_frontend *fe = &d->frontends[d->frontend_count];
+
+		fe->ops = frontends[i];
+		rc = fe->ops->start(d, &fe->state);
+		if (rc < 0) {
+			d->frontend_count++; /* drained and destroyed with the others */
 			return -1;
 		}
-		sbce_info("listening on %s", cfg->daemon.listen[i]);
+		if (rc == 0)
+			d->frontend_count++;
+		else
+			fe->ops->destroy(fe->state);
 	}
 	return 0;
 }
@@ -337,17 +337,16 @@ static int start(struct sbce_daemon *d)
 static void stop(struct sbce_daemon *d)
 {
 	/* After a drain timeout commands may still reference devices: leave them to the exit. */
-	bool drained = d->server_drained || d->state == DAEMON_RUNNING;
+	bool drained = d->drained || d->state == DAEMON_RUNNING;
 
-	if (d->server && drained)
-		iscsi_server_destroy(d->server);
+	for (size_t i = 0; i < d->frontend_count && drained; i++)
+		d->frontends[i].ops->destroy(d->frontends[i].state);
 	sbce_workers_destroy(d->workers);
-	for (size_t i = 0; i < d->target_count && drained; i++)
-		scsi_device_destroy(d->targets[i].device);
-	for (size_t i = 0; i < d->target_count; i++)
-		free(d->targets[i].acl);
-	free(d->targets);
-	free(d->flushes);
+	for (size_t i = 0; i < d->device_count && drained; i++)
+		scsi_device_destroy(d->devices[i]);
+	free(d->devices);
+	if (drained)
+		scsi_resources_destroy(d->resources);
 	if (d->loop.loop) {
 		if (ev_is_active(&d->shutdown_timer))
 			ev_timer_stop(d->loop.loop, &d->shutdown_timer);
@@ -384,8 +383,8 @@ int main(int argc, char **argv)
 		if (d.state != DAEMON_STOPPED) /* the loop ran out of watchers: should not happen */
 			d.exit_code = EXIT_FAILURE;
 	} else {
-		/* The server may already listen on some portals: shut it down the regular way. */
-		if (d.server) {
+		/* A front end may already listen: shut down the regular way. */
+		if (d.frontend_count) {
 			begin_shutdown(&d);
 			if (d.state != DAEMON_STOPPED)
 				sbce_loop_run(&d.loop);

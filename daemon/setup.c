@@ -1,8 +1,9 @@
 /*
  * From configuration to objects: one SCSI device per target, its logical
- * units with their backing files and state directories, and the iSCSI
- * target in front of it.  Runs once, at start-up, on the loop thread (opening
- * and sizing backing files is the only I/O done outside the workers).
+ * units with their backing files and state directories.  The front ends
+ * (frontend.h) put themselves in front of the devices afterwards.  Runs once,
+ * at start-up, on the loop thread (opening and sizing backing files is the
+ * only I/O done outside the workers).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -113,11 +114,11 @@ static int apply_zone_faults(const struct cfg_target *t, const struct cfg_lun *l
 /* Hands one pi_faults item (config/pi.c) to the SCSI core. */
 static int add_pi_fault(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last)
 {
-	struct scsi_lu_params *params = arg;
+	struct scsi_lu_faults *faults = arg;
 
-	if (params->pi_fault_count >= SCSI_PI_FAULTS_MAX)
+	if (faults->pi_fault_count >= SCSI_PI_FAULTS_MAX)
 		return -1;
-	params->pi_faults[params->pi_fault_count++] = (struct scsi_pi_fault){
+	faults->pi_faults[faults->pi_fault_count++] = (struct scsi_pi_fault){
 		.field = field == CFG_PI_GUARD ? SCSI_PI_GUARD : field == CFG_PI_APP_TAG ? SCSI_PI_APP_TAG
 											 : SCSI_PI_REF_TAG,
 		.first_lba = first,
@@ -131,11 +132,11 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		   const struct cfg_lun *l)
 {
 	struct scsi_lu_params params = { 0 };
+	struct scsi_lu_faults faults = { 0 };
 	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX];
 	char side_base[sizeof(state_dir) + 8];
 	char err[512];
 	struct backend *be;
-	struct flush_job *f;
 	struct scsi_lu *lu;
 	const char *sd = d->cfg->daemon.state_dir;
 	size_t sd_len = strlen(sd);
@@ -218,8 +219,8 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.atomic_transfer_length_granularity = l->atomic_transfer_length_granularity;
 	params.max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
 	params.max_atomic_boundary_size = l->max_atomic_boundary_size;
-	params.atomic_tear_write = l->atomic_tear_write;
-	params.atomic_tear_block = l->atomic_tear_block;
+	faults.atomic_tear_write = l->atomic_tear_write;
+	faults.atomic_tear_block = l->atomic_tear_block;
 	params.write_scattered = l->write_scattered;
 	params.write_scattered_atomic = l->write_scattered_atomic;
 	params.allow_32_byte_cdbs = l->allow_32_byte_cdbs;
@@ -242,7 +243,9 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	}
 	params.protection_type = (uint8_t)l->protection_type;
 	params.p_i_exponent = (uint8_t)l->p_i_exponent;
-	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &params, err, sizeof(err)) != 0) {
+	params.queue_depth = l->queue_depth;
+	params.lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
+	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &faults, err, sizeof(err)) != 0) {
 		sbce_error("target %s LUN %u: pi_faults: %s", t->name, l->lun, err);
 		be_close(be);
 		return -1;
@@ -253,12 +256,9 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		be_close(be);
 		return -1;
 	}
+	scsi_lu_set_faults(lu, &faults);
 	if (apply_zone_faults(t, l, lu) != 0)
 		return -1;
-	f = &d->flushes[d->flush_count++];
-	f->d = d;
-	f->backend = be;
-	f->name = l->path;
 	sbce_info("target %s LUN %u: %s, %llu blocks of %u bytes%s%s", t->name, l->lun, l->path,
 		  (unsigned long long)params.num_blocks, l->logical_block_size,
 		  l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
@@ -274,74 +274,27 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	return 0;
 }
 
-/* The ACL entries iscsi_server_add_target() wants; strings point into the configuration. */
-static struct iscsi_acl_entry *make_acl(const struct cfg_target *t)
+int sbce_devices_create(struct sbce_daemon *d)
 {
-	struct iscsi_acl_entry *acl = calloc(t->acl_count ? t->acl_count : 1, sizeof(*acl));
+	const struct cfg *cfg = d->cfg;
 
-	if (!acl)
-		return NULL;
-	for (size_t i = 0; i < t->acl_count; i++) {
-		const struct cfg_acl *a = t->acls[i];
-
-		acl[i].initiator_name = a->initiator;
-		acl[i].chap.user = a->chap_user[0] ? a->chap_user : NULL;
-		acl[i].chap.secret = a->chap_user[0] ? a->chap_secret : NULL;
-		acl[i].mutual.user = a->mutual_user[0] ? a->mutual_user : NULL;
-		acl[i].mutual.secret = a->mutual_user[0] ? a->mutual_secret : NULL;
-	}
-	return acl;
-}
-
-int sbce_add_target(struct sbce_daemon *d, const struct cfg_target *t)
-{
-	struct daemon_target *dt = &d->targets[d->target_count];
-	struct iscsi_target_params params = { 0 };
-	char err[512];
-
-	dt->device = scsi_device_create(t->name, sbce_workers_executor(d->workers));
-	dt->acl = make_acl(t);
-	d->target_count++;
-	if (!dt->device || !dt->acl) {
-		sbce_error("target %s: out of memory", t->name);
+	d->devices = calloc(cfg->target_count ? cfg->target_count : 1, sizeof(*d->devices));
+	if (!d->devices) {
+		sbce_error("out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < t->lun_count; i++)
-		if (add_lun(d, t, dt->device, t->luns[i]))
+	for (size_t i = 0; i < cfg->target_count; i++) {
+		const struct cfg_target *t = cfg->targets[i];
+		struct scsi_device *dev = scsi_device_create(t->name, sbce_workers_executor(d->workers), d->resources);
+
+		if (!dev) {
+			sbce_error("target %s: out of memory", t->name);
 			return -1;
-	params.name = t->name;
-	params.alias = t->alias[0] ? t->alias : NULL;
-	params.tpgt = (uint16_t)t->tpgt;
-	params.device = dt->device;
-	params.chap.user = t->chap_user[0] ? t->chap_user : NULL;
-	params.chap.secret = t->chap_user[0] ? t->chap_secret : NULL;
-	params.mutual.user = t->mutual_user[0] ? t->mutual_user : NULL;
-	params.mutual.secret = t->mutual_user[0] ? t->mutual_secret : NULL;
-	params.acl = t->acl_count ? dt->acl : NULL;
-	params.acl_len = t->acl_count;
-	if (iscsi_server_add_target(d->server, &params, err, sizeof(err))) {
-		sbce_error("target %s: %s", t->name, err);
-		return -1;
+		}
+		d->devices[d->device_count++] = dev;
+		for (size_t k = 0; k < t->lun_count; k++)
+			if (add_lun(d, t, dev, t->luns[k]))
+				return -1;
 	}
 	return 0;
-}
-
-void sbce_server_params(const struct cfg_iscsi *c, struct iscsi_server_params *p)
-{
-	iscsi_server_params_default(p);
-	p->max_recv_data_segment_length = c->max_recv_data_segment_length;
-	p->max_burst_length = c->max_burst_length;
-	p->first_burst_length = c->first_burst_length;
-	p->immediate_data = c->immediate_data;
-	p->initial_r2t = c->initial_r2t;
-	p->max_outstanding_r2t = c->max_outstanding_r2t;
-	p->max_connections = c->max_connections;
-	p->default_time2wait = c->default_time2wait;
-	p->default_time2retain = c->default_time2retain;
-	p->cmd_window = c->cmd_window;
-	p->nop_in_interval = c->nop_in_interval;
-	p->nop_in_timeout = c->nop_in_timeout;
-	p->login_timeout = c->login_timeout;
-	p->header_digest_crc32c_allowed = c->header_digest_crc32c;
-	p->data_digest_crc32c_allowed = c->data_digest_crc32c;
 }

@@ -45,10 +45,10 @@ fi
 
 if [ "$asan" = yes ]; then
 	build=${SBCEMU_BUILD_DIR:-$repo/build-asan}
-	cmake_args=(-DCMAKE_BUILD_TYPE=Debug -DSBCEMU_SANITIZE=ON)
+	cmake_args=(-DCMAKE_BUILD_TYPE=Debug -DSBCEMU_SANITIZE=ON -DSBCEMU_WERROR=ON)
 else
 	build=${SBCEMU_BUILD_DIR:-$repo/build}
-	cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSBCEMU_SANITIZE=OFF)
+	cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSBCEMU_SANITIZE=OFF -DSBCEMU_WERROR=ON)
 fi
 
 cmake -S "$repo" -B "$build" "${cmake_args[@]}" >/dev/null

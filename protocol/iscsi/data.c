@@ -14,8 +14,10 @@
  * offset or length) cannot be recovered by retransmission: the PDU is
  * rejected (protocol error) and, since a Reject must not end a task
  * implicitly (RFC 7143 11.17.1), the task is terminated explicitly with
- * CHECK CONDITION, ABORTED COMMAND (RFC 7143 11.4.7.2).  The connection
- * survives; later Data-Out of the task is absorbed.
+ * CHECK CONDITION, ABORTED COMMAND (RFC 7143 11.4.7.2), through the SCSI
+ * core's completion (scsi_cmd_fail_transport), whose sense encoder honours
+ * the LU's D_SENSE.  The connection survives; later Data-Out of the task is
+ * absorbed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +73,8 @@ void iscsi_data_check_done(struct iscsi_task *task)
 		return;
 	if (!task->unsol_done || task->r2t_next_offset < task->want || task->r2t_count)
 		return;
-	task->cmd.data_out = task->buf;
-	task->cmd.data_out_len = task->want - task->win_off;
+	task->data_out_iov = (struct iovec){ .iov_base = task->buf, .iov_len = task->want - task->win_off };
+	scsi_cmd_set_data_out(&task->cmd, &task->data_out_iov, 1, task->want - task->win_off);
 	task->state = ISCSI_TASK_STATE_SUBMITTED;
 	scsi_cmd_data_out_ready(&task->cmd);
 }
@@ -126,12 +128,6 @@ static void store(struct iscsi_task *task, uint32_t offset, const uint8_t *data,
 	memcpy(task->buf + offset, data, len);
 }
 
-static void noop_tmf_done(void *arg, enum scsi_tmf_response response)
-{
-	(void)arg;
-	(void)response;
-}
-
 /* Ends the task's data transfer with an error: see the file comment. */
 static void data_out_error(struct iscsi_task *task, const uint8_t *bhs, uint16_t asc_ascq, const char *why)
 {
@@ -143,10 +139,9 @@ static void data_out_error(struct iscsi_task *task, const uint8_t *bhs, uint16_t
 		return;
 	task->data_out_error = asc_ascq;
 	task->r2t_count = 0;
-	if (task->state == ISCSI_TASK_STATE_WAIT_DATA_OUT && task->core_holds && conn->session && conn->session->nexus) {
-		/* The core ends the command through aborted(), which sends our CHECK CONDITION. */
-		scsi_tmf(conn->session->nexus, task->cmd.lun, SCSI_TMF_ABORT_TASK, &task->cmd, noop_tmf_done, NULL);
-	}
+	/* In the core: it ends the command with this sense if it still waits for Data-Out (else at submit). */
+	if (task->core_holds)
+		scsi_cmd_fail_transport(&task->cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, asc_ascq));
 }
 
 void iscsi_data_out_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
@@ -322,22 +317,4 @@ void iscsi_data_send_result(struct iscsi_task *task)
 	put_be32(bhs + ISCSI_RSP_EXP_DATA_SN, task->data_in_pdus + task->r2t_sn);
 	put_be32(bhs + ISCSI_RSP_RESIDUAL, cmd->residual_kind == SCSI_RESIDUAL_NONE ? 0 : cmd->residual);
 	iscsi_conn_queue(conn, bhs, seg, seg_len, NULL);
-}
-
-void iscsi_data_send_data_out_error(struct iscsi_task *task)
-{
-	struct iscsi_conn *conn = task->conn;
-	struct scsi_sense_info info = sense_make(SENSE_KEY_ABORTED_COMMAND, task->data_out_error);
-	uint8_t bhs[ISCSI_BHS_LEN];
-	uint8_t seg[2 + SCSI_SENSE_BUFFER_MAX];
-	size_t sense_len = scsi_sense_encode(&info, false, seg + 2, SCSI_SENSE_BUFFER_MAX);
-
-	put_be16(seg, (uint16_t)sense_len);
-	iscsi_bhs_init(bhs, ISCSI_OP_SCSI_RSP, ISCSI_FLAG_FINAL, (uint32_t)(2 + sense_len));
-	bhs[ISCSI_RSP_RESPONSE] = ISCSI_RESPONSE_COMMAND_COMPLETED;
-	bhs[ISCSI_RSP_STATUS] = SCSI_STATUS_CHECK_CONDITION;
-	put_be32(bhs + ISCSI_BHS_ITT, task->itt);
-	iscsi_conn_fill_sn(conn, bhs, true);
-	put_be32(bhs + ISCSI_RSP_EXP_DATA_SN, task->data_in_pdus + task->r2t_sn);
-	iscsi_conn_queue(conn, bhs, seg, (uint32_t)(2 + sense_len), NULL);
 }

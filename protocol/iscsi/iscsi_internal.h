@@ -20,6 +20,10 @@
 #ifndef SBCEMU_ISCSI_INTERNAL_H
 #define SBCEMU_ISCSI_INTERNAL_H
 
+#ifndef SBCE_BUILDING_ISCSI
+#error "an internal header of the iSCSI front end: use its public header"
+#endif
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,6 +42,7 @@
 #define ISCSI_MAX_R2T 16              /* upper bound of MaxOutstandingR2T we offer */
 #define ISCSI_CHAP_CHALLENGE_LEN 16
 #define ISCSI_MD5_LEN 16
+#define ISCSI_PROTOCOL_IDENTIFIER 0x5 /* SPC-4 7.6.1, table 362 */
 
 #define ISCSI_DEBUG(srv, ...) iscsi_log_debug((srv), __VA_ARGS__)
 
@@ -288,6 +293,12 @@ struct iscsi_session {
 	uint16_t tsih;
 	struct iscsi_sess_params params;
 	uint32_t exp_cmd_sn;
+	/*
+	 * Non-immediate SCSI commands delivered and not yet finished: they
+	 * hold the CmdSN window closed (iscsi_session_max_cmd_sn), so MaxCmdSN
+	 * advances as commands complete, not as they arrive.
+	 */
+	unsigned cmds_in_window;
 	struct iscsi_ordered *ordered;   /* sorted by CmdSN */
 	unsigned ordered_count;
 	struct scsi_nexus *nexus;
@@ -320,6 +331,8 @@ struct iscsi_task {
 	struct iscsi_conn *conn;
 	struct iscsi_task *prev, *next;  /* conn->tasks */
 	bool on_list;
+	bool immediate;                  /* the I bit: outside the CmdSN window */
+	bool in_window;                  /* counted in session->cmds_in_window */
 	bool submitted;                  /* scsi_cmd_submit called: scsi_cmd_release owed */
 	bool core_holds;                 /* between submit and complete/aborted */
 	unsigned refs;
@@ -334,6 +347,7 @@ struct iscsi_task {
 	/* Data-Out collection (data.c) */
 	uint8_t *buf;
 	uint32_t buf_cap;
+	struct iovec data_out_iov;       /* buf, handed to the core (scsi_cmd_set_data_out) */
 	uint32_t want;                   /* end of the Data-Out the core asked for (at most EDTL) */
 	uint32_t win_off;                /* where buf starts in the Data-Out (streamed Data-Out, scsi.h) */
 	uint32_t unsol_expected;         /* immediate + unsolicited bytes the initiator sends */
@@ -348,11 +362,14 @@ struct iscsi_task {
 	/*
 	 * A Data-Out sequence error (DataSN, offset, length): the task ends
 	 * with CHECK CONDITION, ABORTED COMMAND and this ASC/ASCQ instead of
-	 * executing (RFC 7143 11.4.7.2, 7.1.5).
+	 * executing (RFC 7143 11.4.7.2, 7.1.5), through the core
+	 * (scsi_cmd_fail_transport).
 	 */
 	uint16_t data_out_error;
 
-	/* Data-In (data.c) */
+	/* Data-In (data.c): the buffer the core fills (alloc_data_in) and the Data-In PDUs point into */
+	uint8_t *data_in_buf;
+	struct iovec data_in_iov;
 	uint32_t data_in_pdus;           /* DataSN of the next Data-In, and ExpDataSN in the response */
 };
 
@@ -477,8 +494,10 @@ void iscsi_data_need_data_out(struct iscsi_task *task);
 void iscsi_data_check_done(struct iscsi_task *task);
 /* Sends Data-In, and the status (collapsed or in a SCSI Response). */
 void iscsi_data_send_result(struct iscsi_task *task);
-/* Sends CHECK CONDITION, ABORTED COMMAND, task->data_out_error for a task whose Data-Out failed. */
-void iscsi_data_send_data_out_error(struct iscsi_task *task);
+
+/* ---- transport_id.c: the iSCSI TransportID (SPC-4 7.6.4.6) ---- */
+size_t iscsi_transport_id_encode(const char *initiator_port_name, uint8_t *tid, size_t cap);
+bool iscsi_transport_id_decode(const uint8_t *tid, size_t len, char *initiator_port_name, size_t cap);
 
 /* ---- tmf.c ---- */
 void iscsi_tmf_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu);

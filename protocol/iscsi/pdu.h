@@ -7,6 +7,10 @@
 #ifndef SBCEMU_ISCSI_PDU_H
 #define SBCEMU_ISCSI_PDU_H
 
+#ifndef SBCE_BUILDING_ISCSI
+#error "an internal header of the iSCSI front end: use its public header"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -5,6 +5,7 @@
  * This file decodes the command and manages task lifetimes; Data-Out
  * collection, R2T and Data-In/response generation live in data.c.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,26 +18,35 @@ void iscsi_task_get(struct iscsi_task *task)
 	task->refs++;
 }
 
-void iscsi_task_put(struct iscsi_task *task)
+/* Drops n references at once; the last one frees the task. */
+static void task_put_n(struct iscsi_task *task, unsigned n)
 {
 	struct iscsi_conn *conn;
 
-	if (--task->refs > 0)
+	task->refs -= n;
+	if (task->refs > 0)
 		return;
 	conn = task->conn;
 	if (task->submitted)
 		scsi_cmd_release(&task->cmd);
 	free(task->buf);
+	free(task->data_in_buf);
 	free(task);
 	iscsi_conn_put(conn);
 }
 
-void iscsi_task_unlink(struct iscsi_task *task)
+void iscsi_task_put(struct iscsi_task *task)
+{
+	task_put_n(task, 1);
+}
+
+/* Takes the task off its connection's list; returns the list's reference for the caller to drop. */
+static unsigned task_unlink_keep_ref(struct iscsi_task *task)
 {
 	struct iscsi_conn *conn = task->conn;
 
 	if (!task->on_list)
-		return;
+		return 0;
 	if (task->prev)
 		task->prev->next = task->next;
 	else
@@ -45,20 +55,31 @@ void iscsi_task_unlink(struct iscsi_task *task)
 		task->next->prev = task->prev;
 	task->prev = task->next = NULL;
 	task->on_list = false;
-	iscsi_task_put(task);
+	return 1;
+}
+
+void iscsi_task_unlink(struct iscsi_task *task)
+{
+	task_put_n(task, task_unlink_keep_ref(task));
+}
+
+/*
+ * A finished task stays findable by ITT until its unsolicited Data-Out has
+ * all arrived, so that late unsolicited data is absorbed, not taken for a
+ * reused ITT.  Returns the references the caller must drop (0 or 1).
+ */
+static unsigned task_retire_keep_ref(struct iscsi_task *task)
+{
+	if (task->state != ISCSI_TASK_STATE_DONE)
+		return 0;
+	if (task->unsol_done || task->conn->state == ISCSI_CONN_STATE_CLOSED)
+		return task_unlink_keep_ref(task);
+	return 0;
 }
 
 void iscsi_task_maybe_retire(struct iscsi_task *task)
 {
-	/*
-	 * A finished task stays findable by ITT until its unsolicited Data-Out
-	 * has all arrived, so that late unsolicited data is absorbed, not taken
-	 * for a reused ITT.
-	 */
-	if (task->state != ISCSI_TASK_STATE_DONE)
-		return;
-	if (task->unsol_done || task->conn->state == ISCSI_CONN_STATE_CLOSED)
-		iscsi_task_unlink(task);
+	task_put_n(task, task_retire_keep_ref(task));
 }
 
 struct iscsi_task *iscsi_task_find(struct iscsi_conn *conn, uint32_t itt)
@@ -82,16 +103,22 @@ static void transport_need_data_out(struct scsi_cmd *cmd)
 static void task_finished(struct iscsi_task *task, bool send)
 {
 	struct iscsi_conn *conn = task->conn;
+	struct iscsi_session *s = conn->session;
 
 	task->state = ISCSI_TASK_STATE_DONE;
 	task->core_holds = false;
 	task->r2t_count = 0;
 	conn->tasks_active--;
+	/* Its place in the CmdSN window is free again: the response carries the larger MaxCmdSN. */
+	if (task->in_window && s) {
+		task->in_window = false;
+		s->cmds_in_window--;
+	}
 	iscsi_conn_get(conn);
 	if (send && conn->state != ISCSI_CONN_STATE_CLOSED)
 		iscsi_data_send_result(task);
-	iscsi_task_maybe_retire(task);
-	iscsi_task_put(task); /* the core's reference */
+	/* The list's reference (if it retires now) and the core's, dropped together. */
+	task_put_n(task, task_retire_keep_ref(task) + 1);
 	iscsi_conn_check_idle(conn);
 	iscsi_conn_put(conn);
 }
@@ -101,24 +128,35 @@ static void transport_complete(struct scsi_cmd *cmd)
 	task_finished(iscsi_task_of(cmd), true);
 }
 
+/* SAM-5 7.2: a task aborted by a task management function gets no response. */
 static void transport_aborted(struct scsi_cmd *cmd)
 {
-	struct iscsi_task *task = iscsi_task_of(cmd);
+	task_finished(iscsi_task_of(cmd), false);
+}
 
-	/*
-	 * SAM-5: a task aborted by a task management function gets no
-	 * response; one we ended for a Data-Out error gets its CHECK CONDITION.
-	 */
-	if (task->data_out_error && task->conn->state != ISCSI_CONN_STATE_CLOSED)
-		iscsi_data_send_data_out_error(task);
-	task_finished(task, false);
+/* The Data-In buffer the Data-In PDUs will point into: the core fills it, with no copy in between. */
+static int transport_alloc_data_in(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl)
+{
+	struct iscsi_task *task = iscsi_task_of(cmd);
+	uint8_t *buf = realloc(task->data_in_buf, len ? len : 1);
+
+	if (!buf)
+		return -ENOMEM;
+	task->data_in_buf = buf;
+	task->data_in_iov = (struct iovec){ .iov_base = buf, .iov_len = len };
+	*sgl = (struct scsi_sgl){ .iov = &task->data_in_iov, .iovcnt = 1 };
+	return 0;
 }
 
 const struct scsi_transport_ops iscsi_scsi_transport = {
 	.need_data_out = transport_need_data_out,
+	.alloc_data_in = transport_alloc_data_in,
 	.complete = transport_complete,
 	.aborted = transport_aborted,
 	.max_sense_len = SCSI_SENSE_BUFFER_MAX,
+	.protocol_identifier = ISCSI_PROTOCOL_IDENTIFIER,
+	.transport_id_encode = iscsi_transport_id_encode,
+	.transport_id_decode = iscsi_transport_id_decode,
 };
 
 void iscsi_task_submit(struct iscsi_task *task)
@@ -131,28 +169,28 @@ void iscsi_task_submit(struct iscsi_task *task)
 		iscsi_task_maybe_retire(task);
 		return;
 	}
-	if (task->data_out_error && conn->state != ISCSI_CONN_STATE_CLOSED) {
-		/* its unsolicited data failed while it waited for its CmdSN */
-		task->state = ISCSI_TASK_STATE_DONE;
-		iscsi_data_send_data_out_error(task);
-		iscsi_task_maybe_retire(task);
-		return;
-	}
 	if (!s || !s->nexus || conn->state == ISCSI_CONN_STATE_CLOSED) {
 		task->state = ISCSI_TASK_STATE_DONE;
 		iscsi_task_maybe_retire(task);
 		return;
 	}
-	if (task->unsol_done && task->unsol_received) {
+	if (task->data_out_error) {
+		/* Its unsolicited data failed while it waited for its CmdSN: the core ends it with that sense. */
+		scsi_cmd_fail_transport(&task->cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, task->data_out_error));
+	} else if (task->unsol_done && task->unsol_received) {
 		/* Everything the initiator sends unasked is here: the core may not need to ask. */
-		task->cmd.data_out = task->buf;
-		task->cmd.data_out_len = task->unsol_received;
+		task->data_out_iov = (struct iovec){ .iov_base = task->buf, .iov_len = task->unsol_received };
+		scsi_cmd_set_data_out(&task->cmd, &task->data_out_iov, 1, task->unsol_received);
 	}
 	task->state = ISCSI_TASK_STATE_SUBMITTED;
 	task->submitted = true;
 	task->core_holds = true;
 	iscsi_task_get(task); /* the core's reference */
 	conn->tasks_active++;
+	if (!task->immediate) {
+		task->in_window = true;
+		s->cmds_in_window++;
+	}
 	iscsi_conn_get(conn);
 	scsi_cmd_submit(&task->cmd);
 	iscsi_conn_put(conn);
@@ -300,6 +338,7 @@ void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 	task->on_list = true;
 
 	if (iscsi_bhs_immediate(bhs)) {
+		task->immediate = true;
 		iscsi_task_submit(task);
 		return;
 	}

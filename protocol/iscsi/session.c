@@ -12,8 +12,16 @@
 
 uint32_t iscsi_session_max_cmd_sn(const struct iscsi_session *s)
 {
-	/* RFC 7143 4.2.2.1: the window is [ExpCmdSN, MaxCmdSN]; we admit cmd_window commands. */
-	return s->exp_cmd_sn + s->srv->params.cmd_window - 1;
+	/*
+	 * RFC 7143 4.2.2.1: the window is [ExpCmdSN, MaxCmdSN].  At most
+	 * cmd_window commands may be outstanding: each delivered and unfinished
+	 * SCSI command keeps a place, so MaxCmdSN moves on as commands finish
+	 * and never goes back (an arrival advances ExpCmdSN and the count
+	 * together).  MaxCmdSN = ExpCmdSN - 1 closes the window.
+	 */
+	uint32_t free = s->srv->params.cmd_window > s->cmds_in_window ? s->srv->params.cmd_window - s->cmds_in_window : 0;
+
+	return s->exp_cmd_sn + free - 1;
 }
 
 void iscsi_session_get(struct iscsi_session *s)
@@ -60,27 +68,6 @@ static uint16_t allocate_tsih(struct iscsi_server *srv)
 	}
 }
 
-/*
- * SPC-4 7.6.4.6 iSCSI TransportID, FORMAT CODE 01b (initiator port): byte 0
- * = 0x40 | protocol identifier 5, bytes 2-3 ADDITIONAL LENGTH, then the
- * null-terminated "<name>,i,0x<ISID>" padded to a multiple of 4.
- */
-static size_t build_transport_id(const char *port_name, uint8_t *out, size_t cap)
-{
-	size_t name_len = strlen(port_name) + 1;
-	size_t padded = (name_len + 3) & ~(size_t)3;
-
-	if (padded < 20)
-		padded = 20; /* SPC-4: ADDITIONAL LENGTH is at least 20 */
-	if (4 + padded > cap)
-		return 0;
-	memset(out, 0, 4 + padded);
-	out[0] = 0x40 | 0x05;
-	put_be16(out + 2, (uint16_t)padded);
-	memcpy(out + 4, port_name, name_len);
-	return 4 + padded;
-}
-
 struct iscsi_session *iscsi_session_create(struct iscsi_conn *conn, struct iscsi_login *login)
 {
 	struct iscsi_server *srv = conn->srv;
@@ -97,15 +84,12 @@ struct iscsi_session *iscsi_session_create(struct iscsi_conn *conn, struct iscsi
 	s->exp_cmd_sn = login->cmd_sn;
 	if (s->type == ISCSI_SESSION_NORMAL) {
 		char port_name[ISCSI_NAME_MAX + 32], target_port[ISCSI_NAME_MAX + 32];
-		uint8_t tid[ISCSI_NAME_MAX + 64];
-		size_t tid_len;
 
 		/* RFC 7143 10.1 / SAM-5: initiator port name "<name>,i,0x<ISID>", target port "<name>,t,0x<TPGT>". */
 		snprintf(port_name, sizeof(port_name), "%s,i,0x%02x%02x%02x%02x%02x%02x", s->initiator_name,
 			 s->isid[0], s->isid[1], s->isid[2], s->isid[3], s->isid[4], s->isid[5]);
 		snprintf(target_port, sizeof(target_port), "%s,t,0x%04x", s->target->name, s->target->tpgt);
-		tid_len = build_transport_id(port_name, tid, sizeof(tid));
-		s->nexus = scsi_nexus_create(s->target->device, port_name, tid, tid_len, target_port,
+		s->nexus = scsi_nexus_create(s->target->device, &iscsi_scsi_transport, port_name, target_port,
 					     s->target->tpgt);
 		if (!s->nexus) {
 			free(s);

@@ -1,18 +1,18 @@
 /*
- * Command life cycle: submit -> gates -> parse -> Data-Out -> task set ->
- * execute -> complete.  Parsing happens before any Data-Out is asked for, so
- * a bad CDB never costs the transport an R2T (style principle 3).
+ * Command life cycle: submit (lookup, unit attention, reserved bits, gates,
+ * parse, admission) -> task set (buffer room, Data-Out, start) -> the gates
+ * again -> exec -> complete -> release.  Parsing happens before any Data-Out
+ * is asked for, so a bad CDB never costs the transport an R2T (style
+ * principle 3); the gates run again when the command starts, because the LU
+ * may have begun a format or sanitize while it waited (docs/architecture.md).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "scsi_internal.h"
 #include "task_set.h"
 #include "zbc.h"
-
-static void cmd_execute(struct scsi_cmd *cmd);
 
 static uint64_t now_ns(void)
 {
@@ -43,12 +43,57 @@ enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status stat
 	return status == SCSI_STATUS_CONDITION_MET || status == SCSI_STATUS_GOOD ? SCSI_OK : SCSI_FAILED;
 }
 
+/* ---- Data-In and Data-Out buffers ---- */
+
+static size_t sgl_bytes(const struct scsi_sgl *sgl)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < sgl->iovcnt; i++)
+		n += sgl->iov[i].iov_len;
+	return n;
+}
+
+int scsi_cmd_data_in_buffers(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl)
+{
+	free(cmd->data_in_core);
+	cmd->data_in_core = NULL;
+	cmd->data_in = NULL;
+	cmd->data_in_len = 0;
+	cmd->data_in_sgl = (struct scsi_sgl){ 0 };
+	if (cmd->transport->alloc_data_in && cmd->transport->alloc_data_in(cmd, len, &cmd->data_in_sgl) == 0 &&
+	    sgl_bytes(&cmd->data_in_sgl) >= len) {
+		if (cmd->data_in_sgl.iovcnt == 1)
+			cmd->data_in = cmd->data_in_sgl.iov[0].iov_base;
+		cmd->data_in_len = len;
+		*sgl = cmd->data_in_sgl;
+		return 0;
+	}
+	cmd->data_in_sgl = (struct scsi_sgl){ 0 };
+	cmd->data_in_core = malloc(len ? len : 1);
+	if (!cmd->data_in_core)
+		return -ENOMEM;
+	cmd->data_in = cmd->data_in_core;
+	cmd->data_in_len = len;
+	cmd->data_in_core_iov = (struct iovec){ .iov_base = cmd->data_in_core, .iov_len = len };
+	*sgl = (struct scsi_sgl){ .iov = &cmd->data_in_core_iov, .iovcnt = 1 };
+	return 0;
+}
+
 uint8_t *scsi_cmd_alloc_data_in(struct scsi_cmd *cmd, size_t len)
 {
-	free(cmd->data_in);
-	cmd->data_in = calloc(1, len ? len : 1);
-	cmd->data_in_len = cmd->data_in ? (uint32_t)len : 0;
-	cmd->data_in_cap = cmd->data_in_len;
+	struct scsi_sgl sgl;
+
+	if (len > UINT32_MAX || scsi_cmd_data_in_buffers(cmd, (uint32_t)len, &sgl) != 0)
+		return NULL;
+	if (!cmd->data_in) {
+		/* The transport's buffer is in pieces: the handler writes here, completion copies it there. */
+		cmd->data_in_core = malloc(len ? len : 1);
+		if (!cmd->data_in_core)
+			return NULL;
+		cmd->data_in = cmd->data_in_core;
+	}
+	memset(cmd->data_in, 0, len);
 	return cmd->data_in;
 }
 
@@ -56,6 +101,55 @@ void scsi_cmd_limit_data_in(struct scsi_cmd *cmd, uint32_t allocation_length)
 {
 	if (cmd->data_in_len > allocation_length)
 		cmd->data_in_len = allocation_length;
+}
+
+/* The handler wrote Data-In into the core's buffer though the transport gave its own: copy it there. */
+static void copy_data_in_to_transport(struct scsi_cmd *cmd)
+{
+	size_t off = 0;
+
+	if (!cmd->data_in_core || !cmd->data_in_sgl.iovcnt)
+		return;
+	for (unsigned i = 0; i < cmd->data_in_sgl.iovcnt && off < cmd->data_in_len; i++) {
+		size_t n = cmd->data_in_sgl.iov[i].iov_len;
+
+		if (n > cmd->data_in_len - off)
+			n = cmd->data_in_len - off;
+		memcpy(cmd->data_in_sgl.iov[i].iov_base, cmd->data_in_core + off, n);
+		off += n;
+	}
+}
+
+void scsi_cmd_set_data_out(struct scsi_cmd *cmd, struct iovec *iov, unsigned iovcnt, uint32_t len)
+{
+	cmd->data_out_sgl = (struct scsi_sgl){ .iov = iov, .iovcnt = iovcnt };
+	cmd->data_out_len = len;
+	cmd->data_out = NULL;
+}
+
+uint8_t *scsi_cmd_data_out_contig(struct scsi_cmd *cmd)
+{
+	const struct scsi_sgl *sgl = &cmd->data_out_sgl;
+	size_t off = 0;
+
+	if (cmd->data_out || cmd->data_out_len == 0)
+		return cmd->data_out;
+	if (sgl->iovcnt == 1) {
+		cmd->data_out = sgl->iov[0].iov_base;
+		return cmd->data_out;
+	}
+	free(cmd->data_out_bounce);
+	cmd->data_out_bounce = malloc(cmd->data_out_len);
+	if (!cmd->data_out_bounce)
+		return NULL;
+	for (unsigned i = 0; i < sgl->iovcnt && off < cmd->data_out_len; i++) {
+		size_t n = sgl->iov[i].iov_len < cmd->data_out_len - off ? sgl->iov[i].iov_len : cmd->data_out_len - off;
+
+		memcpy(cmd->data_out_bounce + off, sgl->iov[i].iov_base, n);
+		off += n;
+	}
+	cmd->data_out = cmd->data_out_bounce;
+	return cmd->data_out;
 }
 
 struct scsi_sense_info scsi_sense_from_errno(int err, bool writing)
@@ -149,16 +243,29 @@ static void compute_residual(struct scsi_cmd *cmd)
 	}
 }
 
+/* Takes the command out of its task set: locks, counts, the list. */
+static void leave_task_set(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+
+	if (!lu)
+		return;
+	/* A zoned write ends here whatever happened to it (the engine rolls back a failed one). */
+	if (lu->zbc)
+		zbc_cmd_complete(cmd);
+	scsi_lba_lock_drop(lu, cmd);
+	if (cmd->started)
+		lu->ts.running--;
+	scsi_resources_leave_task_set(cmd);
+	scsi_task_set_remove(lu, cmd);
+}
+
 void scsi_cmd_complete(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	struct scsi_tmf_wait *tmf;
 
-	/* A zoned write ends here whatever happened to it (the engine rolls back a failed one). */
-	if (lu && lu->zbc)
-		zbc_cmd_complete(cmd);
-	if (lu)
-		scsi_task_set_remove(lu, cmd);
+	leave_task_set(cmd);
 	cmd->state = SCSI_CMD_STATE_DONE;
 	tmf = cmd->tmf_wait;
 	if (cmd->aborted) {
@@ -176,6 +283,7 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 			cmd->data_in_len = 0;
 		}
 		compute_residual(cmd);
+		copy_data_in_to_transport(cmd);
 		cmd->transport->complete(cmd);
 	}
 	if (tmf)
@@ -186,10 +294,13 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 
 void scsi_cmd_release(struct scsi_cmd *cmd)
 {
-	free(cmd->data_in);
+	scsi_resources_release(cmd);
+	free(cmd->data_in_core);
+	cmd->data_in_core = NULL;
 	cmd->data_in = NULL;
-	free(cmd->prot_in);
-	cmd->prot_in = NULL;
+	free(cmd->data_out_bounce);
+	cmd->data_out_bounce = NULL;
+	cmd->data_out = NULL;
 	if (cmd->handler_state && cmd->handler_state_free)
 		cmd->handler_state_free(cmd->handler_state);
 	cmd->handler_state = NULL;
@@ -198,11 +309,13 @@ void scsi_cmd_release(struct scsi_cmd *cmd)
 	cmd->nexus = NULL;
 }
 
-/* Completes a command that never entered the task set. */
-static void finish_early(struct scsi_cmd *cmd, enum scsi_result r)
+void scsi_cmd_unquiesce(struct scsi_cmd *cmd)
 {
-	(void)r;
-	scsi_cmd_complete(cmd);
+	if (cmd->quiesce_released)
+		return;
+	cmd->quiesce_released = true;
+	scsi_lba_lock_drop(cmd->lu, cmd);
+	scsi_task_set_run(cmd->lu);
 }
 
 /* ---- gates ---- */
@@ -236,7 +349,14 @@ static bool check_reserved_bits(struct scsi_cmd *cmd)
 	return true;
 }
 
-static bool gate_not_ready(struct scsi_cmd *cmd)
+/*
+ * The state of the LU that can end a command, checked at submit and again
+ * when it starts: a format or sanitize in progress (SBC-4 4.11, 5.4: NOT
+ * READY with the progress indication), the sanitize failure mode (SBC-4
+ * 4.11.4), a stopped LU (SBC-4 5.25), reservation conflicts (SPC-4 5.13),
+ * write protection (SBC-4 4.13).  Returns false with the status stored.
+ */
+static bool gates_pass(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	const struct scsi_op *op = cmd->op;
@@ -254,80 +374,131 @@ static bool gate_not_ready(struct scsi_cmd *cmd)
 					      ASC_LOGICAL_UNIT_NOT_READY_INITIALIZING_COMMAND_REQUIRED));
 		return false;
 	}
+	if (spc_reservation_conflict(cmd)) {
+		scsi_cmd_set_status(cmd, SCSI_STATUS_RESERVATION_CONFLICT);
+		return false;
+	}
+	if ((op->flags & OP_WRITES_MEDIUM) && (lu->params.write_protect || lu->mode_current.swp)) {
+		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_DATA_PROTECT, ASC_WRITE_PROTECTED));
+		return false;
+	}
 	return true;
+}
+
+/* Runs exec and completes the command unless it is pending. */
+static void execute(struct scsi_cmd *cmd)
+{
+	enum scsi_result r;
+
+	cmd->state = SCSI_CMD_STATE_RUNNING;
+	r = cmd->op->exec(cmd);
+	if (r != SCSI_PENDING)
+		scsi_cmd_complete(cmd);
+}
+
+void scsi_cmd_fail_transport(struct scsi_cmd *cmd, struct scsi_sense_info s)
+{
+	/* Once the Data-Out is complete a transport error no longer concerns the command. */
+	if (cmd->state != SCSI_CMD_STATE_NEW && cmd->state != SCSI_CMD_STATE_WAIT_BUFFER &&
+	    cmd->state != SCSI_CMD_STATE_WAIT_DATA_OUT)
+		return;
+	cmd->transport_failed = true;
+	cmd->transport_sense = s;
+	if (cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT) {
+		scsi_cmd_fail(cmd, s);
+		scsi_cmd_complete(cmd);
+	}
+}
+
+/*
+ * The Data-Out as the handlers read it: contiguous unless the row takes the
+ * pieces (OP_DATA_OUT_SGL).  False with the sense stored (no memory to
+ * gather it).
+ */
+static bool prepare_data_out(struct scsi_cmd *cmd)
+{
+	if ((cmd->op->flags & OP_DATA_OUT_SGL) || cmd->data_out_len == 0 || scsi_cmd_data_out_contig(cmd))
+		return true;
+	scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
+	return false;
 }
 
 void scsi_cmd_submit(struct scsi_cmd *cmd)
 {
 	struct scsi_sense_info sense;
+	enum scsi_status admit;
 	uint32_t lun;
-	enum scsi_result r;
 
 	cmd->start_ns = now_ns();
 	cmd->status = SCSI_STATUS_GOOD;
 	scsi_nexus_get(cmd->nexus);
 	if (scsi_lun_decode(cmd->lun, &lun))
 		cmd->lu = scsi_device_find_lu(cmd->nexus->dev, cmd->lun);
-
+	if (cmd->transport_failed) {
+		scsi_cmd_fail(cmd, cmd->transport_sense);
+		scsi_cmd_complete(cmd);
+		return;
+	}
 	/* SAM-5 5.14: a pending unit attention ends every command but INQUIRY, REPORT LUNS, REQUEST SENSE. */
 	cmd->op = scsi_op_lookup(cmd->lu, cmd->cdb, &sense);
 	if (cmd->lu && !(cmd->op && (cmd->op->flags & OP_SKIP_UA)) &&
 	    scsi_ua_take(cmd->nexus, cmd->lu->lun, &sense)) {
 		scsi_cmd_fail(cmd, sense);
-		finish_early(cmd, SCSI_FAILED);
+		scsi_cmd_complete(cmd);
 		return;
 	}
 	if (!cmd->op) {
-		if (!cmd->lu && scsi_op_find(cmd->cdb[0], 0) == NULL)
-			sense = sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED);
-		else if (!cmd->lu)
+		/* SPC-4 4.6.3: a command for a LUN without an LU is LOGICAL UNIT NOT SUPPORTED (INQUIRY aside). */
+		if (!cmd->lu)
 			sense = sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED);
 		scsi_cmd_fail(cmd, sense);
-		finish_early(cmd, SCSI_FAILED);
+		scsi_cmd_complete(cmd);
 		return;
 	}
 	if (cmd->cdb_len < cmd->op->cdb_len) {
 		scsi_cmd_fail(cmd, sense_invalid_command_operation_code());
-		finish_early(cmd, SCSI_FAILED);
+		scsi_cmd_complete(cmd);
 		return;
 	}
-	if (!check_reserved_bits(cmd)) {
-		finish_early(cmd, SCSI_FAILED);
+	if (!check_reserved_bits(cmd) || (cmd->lu && !gates_pass(cmd)) ||
+	    (cmd->op->parse && cmd->op->parse(cmd) != SCSI_OK)) {
+		scsi_cmd_complete(cmd);
 		return;
 	}
-	if (cmd->lu) {
-		if (!gate_not_ready(cmd)) {
-			finish_early(cmd, SCSI_FAILED);
-			return;
-		}
-		if (spc_reservation_conflict(cmd)) {
-			scsi_cmd_set_status(cmd, SCSI_STATUS_RESERVATION_CONFLICT);
-			finish_early(cmd, SCSI_FAILED);
-			return;
-		}
-		if ((cmd->op->flags & OP_WRITES_MEDIUM) &&
-		    (cmd->lu->params.write_protect || cmd->lu->mode_current.swp)) {
-			scsi_cmd_fail(cmd, sense_make(SENSE_KEY_DATA_PROTECT, ASC_WRITE_PROTECTED));
-			finish_early(cmd, SCSI_FAILED);
-			return;
-		}
+	if (!cmd->lu) {
+		/* A command for a LUN without an LU (OP_NO_LU_OK: INQUIRY, REPORT LUNS, ...) has no task set. */
+		execute(cmd);
+		return;
 	}
-	if (cmd->op->parse) {
-		r = cmd->op->parse(cmd);
-		if (r != SCSI_OK) {
-			finish_early(cmd, r);
-			return;
-		}
+	cmd->lu_generation = cmd->lu->generation;
+	admit = scsi_resources_admit(cmd);
+	if (admit != SCSI_STATUS_GOOD) {
+		scsi_cmd_set_status(cmd, admit);
+		scsi_cmd_complete(cmd);
+		return;
 	}
-	if (cmd->lu)
-		scsi_task_set_add(cmd->lu, cmd);
 	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 &&
-	    !(cmd->data_out && cmd->data_out_len >= scsi_cmd_data_out_want(cmd))) {
-		cmd->state = SCSI_CMD_STATE_WAIT_DATA_OUT;
-		cmd->transport->need_data_out(cmd);
+	    !(cmd->data_out_sgl.iovcnt && cmd->data_out_len >= scsi_cmd_data_out_want(cmd))) {
+		cmd->state = SCSI_CMD_STATE_WAIT_BUFFER;
+	} else {
+		cmd->state = SCSI_CMD_STATE_WAIT_START;
+		if (!prepare_data_out(cmd)) {
+			scsi_cmd_complete(cmd);
+			return;
+		}
+	}
+	scsi_task_set_add(cmd->lu, cmd);
+}
+
+void scsi_cmd_request_data_out(struct scsi_cmd *cmd)
+{
+	if (cmd->transport_failed) {
+		scsi_cmd_fail(cmd, cmd->transport_sense);
+		scsi_cmd_complete(cmd);
 		return;
 	}
-	scsi_cmd_data_out_ready(cmd);
+	cmd->state = SCSI_CMD_STATE_WAIT_DATA_OUT;
+	cmd->transport->need_data_out(cmd);
 }
 
 /*
@@ -360,7 +531,12 @@ static void data_out_next_ready(struct scsi_cmd *cmd)
 	}
 	if (fail_short_data_out(cmd))
 		return;
-	r = next(cmd);
+	if (cmd->transport_failed)
+		r = scsi_cmd_fail(cmd, cmd->transport_sense);
+	else if (!prepare_data_out(cmd))
+		r = SCSI_FAILED;
+	else
+		r = next(cmd);
 	if (r != SCSI_PENDING)
 		scsi_cmd_complete(cmd);
 }
@@ -368,8 +544,7 @@ static void data_out_next_ready(struct scsi_cmd *cmd)
 enum scsi_result scsi_cmd_next_data_out(struct scsi_cmd *cmd, enum scsi_result (*next)(struct scsi_cmd *cmd))
 {
 	cmd->data_out_offset += cmd->data_out_len;
-	cmd->data_out = NULL;
-	cmd->data_out_len = 0;
+	scsi_cmd_set_data_out(cmd, NULL, 0, 0);
 	cmd->data_out_next = next;
 	cmd->state = SCSI_CMD_STATE_WAIT_DATA_OUT;
 	cmd->transport->need_data_out(cmd);
@@ -389,26 +564,50 @@ void scsi_cmd_data_out_ready(struct scsi_cmd *cmd)
 	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 && !(cmd->op->flags & OP_SHORT_DATA_OUT_OK) &&
 	    fail_short_data_out(cmd))
 		return;
-	if (!cmd->lu) {
-		cmd_execute(cmd);
+	if (!prepare_data_out(cmd)) {
+		scsi_cmd_complete(cmd);
 		return;
 	}
-	cmd->state = SCSI_CMD_STATE_WAIT_TASK_SET;
+	cmd->state = SCSI_CMD_STATE_WAIT_START;
 	scsi_task_set_run(cmd->lu);
 }
 
-/* Called by the task set when cmd may start. */
-void scsi_cmd_start(struct scsi_cmd *cmd)
+/*
+ * A format changed what parse decided (the protection format) while the
+ * command waited: parse it again.  If its Data-Out no longer has the size
+ * the new format needs, the Data-Out that came is not the one the command
+ * now describes: ILLEGAL REQUEST, COMMAND SEQUENCE ERROR.
+ */
+static bool reparse(struct scsi_cmd *cmd)
 {
-	cmd_execute(cmd);
+	uint32_t data_length = cmd->data_length;
+
+	cmd->lu_generation = cmd->lu->generation;
+	if (cmd->op->parse && cmd->op->parse(cmd) != SCSI_OK)
+		return false;
+	if (cmd->data_length != data_length) {
+		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_COMMAND_SEQUENCE_ERROR));
+		return false;
+	}
+	return true;
 }
 
-static void cmd_execute(struct scsi_cmd *cmd)
+void scsi_cmd_start(struct scsi_cmd *cmd)
 {
-	enum scsi_result r;
+	struct scsi_lu *lu = cmd->lu;
 
+	scsi_lba_lock_take(lu, cmd);
+	cmd->started = true;
+	lu->ts.running++;
 	cmd->state = SCSI_CMD_STATE_RUNNING;
-	r = cmd->op->exec(cmd);
-	if (r != SCSI_PENDING)
+	if (cmd->transport_failed) {
+		scsi_cmd_fail(cmd, cmd->transport_sense);
 		scsi_cmd_complete(cmd);
+		return;
+	}
+	if (!gates_pass(cmd) || (cmd->lu_generation != lu->generation && !reparse(cmd))) {
+		scsi_cmd_complete(cmd);
+		return;
+	}
+	execute(cmd);
 }

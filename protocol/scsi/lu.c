@@ -37,7 +37,8 @@ bool scsi_lun_decode(uint64_t sam_lun, uint32_t *lun)
 	}
 }
 
-struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *executor)
+struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *executor,
+				       struct scsi_resources *res)
 {
 	struct scsi_device *dev = calloc(1, sizeof(*dev));
 
@@ -45,12 +46,8 @@ struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *e
 		return NULL;
 	snprintf(dev->name, sizeof(dev->name), "%s", name);
 	dev->executor = executor ? executor : &scsi_executor_inline;
+	scsi_resources_add_device(res, dev);
 	return dev;
-}
-
-const char *scsi_device_name(const struct scsi_device *dev)
-{
-	return dev->name;
 }
 
 static void lu_destroy(struct scsi_lu *lu)
@@ -59,7 +56,6 @@ static void lu_destroy(struct scsi_lu *lu)
 	spc_pr_fini(lu);
 	spc_mode_fini(lu);
 	be_close(lu->backend);
-	pthread_rwlock_destroy(&lu->io_lock);
 	free(lu);
 }
 
@@ -67,10 +63,82 @@ void scsi_device_destroy(struct scsi_device *dev)
 {
 	if (!dev)
 		return;
+	scsi_resources_remove_device(dev->res, dev);
 	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
 		if (dev->lus[i])
 			lu_destroy(dev->lus[i]);
 	free(dev);
+}
+
+/* ---- flushing a device (a clean shutdown) ---- */
+
+struct device_flush {
+	struct scsi_io_job job;
+	struct scsi_lu *lu;
+	struct device_flush_state *state;
+	int rc;
+};
+
+struct device_flush_state {
+	unsigned pending;
+	int err;
+	void (*done)(void *arg, int err);
+	void *arg;
+};
+
+/* Worker: the backend's completed writes, then the zone state file (SBC-4 SYNCHRONIZE CACHE's effect). */
+static void flush_work(struct scsi_io_job *job)
+{
+	struct device_flush *f = (struct device_flush *)job;
+
+	f->rc = f->lu->backend->ops->flush(f->lu->backend);
+	if (f->rc == 0 && f->lu->zbc)
+		f->rc = zbc_flush(f->lu);
+}
+
+static void flush_state_put(struct device_flush_state *st)
+{
+	if (--st->pending)
+		return;
+	st->done(st->arg, st->err);
+	free(st);
+}
+
+static void flush_done(struct scsi_io_job *job)
+{
+	struct device_flush *f = (struct device_flush *)job;
+
+	if (f->rc && !f->state->err)
+		f->state->err = f->rc;
+	flush_state_put(f->state);
+	free(f);
+}
+
+void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err), void *arg)
+{
+	struct device_flush_state *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		done(arg, -ENOMEM);
+		return;
+	}
+	*st = (struct device_flush_state){ .pending = 1, .done = done, .arg = arg };
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
+		struct device_flush *f;
+
+		if (!dev->lus[i])
+			continue;
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			st->err = -ENOMEM;
+			continue;
+		}
+		*f = (struct device_flush){ .job = { .work = flush_work, .done = flush_done }, .lu = dev->lus[i],
+					    .state = st };
+		st->pending++;
+		dev->executor->submit(dev->executor, &f->job);
+	}
+	flush_state_put(st);
 }
 
 struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t sam_lun)
@@ -113,14 +181,12 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	lu->kind = params->kind;
 	lu->block_size = params->logical_block_size;
 	lu->num_blocks = params->num_blocks ? params->num_blocks : backend->size / lu->block_size;
-	pthread_rwlock_init(&lu->io_lock, NULL);
 	lu->mode_current.dpofua = true;
 	lu->mode_current.wce = true;
 	if (spc_mode_init(lu) != 0 || spc_pr_init(lu) != 0) {
 		snprintf(err, errlen, "cannot load the saved state of LUN %u from %s", params->lun, lu->state_dir);
 		spc_pr_fini(lu);
 		spc_mode_fini(lu);
-		pthread_rwlock_destroy(&lu->io_lock);
 		free(lu);
 		return NULL;
 	}
@@ -128,7 +194,6 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 		zbc_fini(lu);
 		spc_pr_fini(lu);
 		spc_mode_fini(lu);
-		pthread_rwlock_destroy(&lu->io_lock);
 		free(lu);
 		return NULL;
 	}
@@ -140,20 +205,26 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	return lu;
 }
 
-struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const char *initiator_port_name,
-				     const uint8_t *transport_id, size_t transport_id_len,
-				     const char *target_port_name, uint16_t relative_target_port)
+void scsi_lu_set_faults(struct scsi_lu *lu, const struct scsi_lu_faults *faults)
+{
+	lu->faults = *faults;
+}
+
+struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_transport_ops *transport,
+				     const char *initiator_port_name, const char *target_port_name,
+				     uint16_t relative_target_port)
 {
 	struct scsi_nexus *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
 	n->dev = dev;
+	n->transport = transport;
 	snprintf(n->initiator_port_name, sizeof(n->initiator_port_name), "%s", initiator_port_name);
-	if (transport_id_len > sizeof(n->transport_id))
-		transport_id_len = sizeof(n->transport_id);
-	memcpy(n->transport_id, transport_id, transport_id_len);
-	n->transport_id_len = transport_id_len;
+	/* SPC-4 7.6.4: the nexus's TransportID, for persistent reservations. */
+	if (transport && transport->transport_id_encode)
+		n->transport_id_len = transport->transport_id_encode(initiator_port_name, n->transport_id,
+								     sizeof(n->transport_id));
 	snprintf(n->target_port_name, sizeof(n->target_port_name), "%s", target_port_name);
 	n->relative_target_port = relative_target_port;
 	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)

@@ -11,6 +11,10 @@
 #ifndef SBCEMU_PI_H
 #define SBCEMU_PI_H
 
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

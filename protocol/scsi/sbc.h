@@ -24,6 +24,10 @@
 #ifndef SBCEMU_SBC_H
 #define SBCEMU_SBC_H
 
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -226,16 +230,19 @@ static inline enum scsi_result sbc_check_max_transfer_length(struct scsi_cmd *cm
  * SBC-4 6.5.2 (Caching mode page) / 5.x: the DPOFUA bit of the mode
  * parameter header says whether DPO and FUA are supported; when it is zero a
  * CDB with DPO or FUA set is INVALID FIELD IN CDB (libiscsi's DpoFua tests
- * check both sides).  Field pointer on byte 1 bit 4 (DPO) or bit 3 (FUA).
+ * check both sides).  Field pointer on bit 4 (DPO) or bit 3 (FUA) of the
+ * flags byte: byte 1, or byte 10 of a 32-byte CDB (SBC-4 5.20, 5.47).
  */
 static inline enum scsi_result sbc_check_dpofua(struct scsi_cmd *cmd, bool dpo, bool fua)
 {
+	uint16_t byte = (uint16_t)sbc_cdb_flags_byte(cmd->cdb);
+
 	if (cmd->lu->mode_current.dpofua)
 		return SCSI_OK;
 	if (dpo)
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 4));
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(byte, 4));
 	if (fua)
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 3));
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(byte, 3));
 	return SCSI_OK;
 }
 
@@ -291,10 +298,8 @@ enum scsi_result sbc_write_scattered_stream_exec(struct scsi_cmd *cmd, uint32_t 
 
 /* ---- shared I/O helpers (sbc_rw.c); they run on worker threads ---- */
 
-/* Reads len bytes at lba under lu->io_lock (shared).  0 or a negative errno. */
+/* Reads len bytes at lba (the command holds their LBA lock).  0 or a negative errno. */
 int sbc_medium_read(struct scsi_lu *lu, void *buf, uint64_t lba, size_t len);
-/* Writes len bytes at lba under lu->io_lock (shared); flags BE_WRITE_FUA.  0 or a negative errno. */
-int sbc_medium_write(struct scsi_lu *lu, const void *buf, uint64_t lba, size_t len, unsigned flags);
 /*
  * Compares len bytes of the medium copy with the expected data.  Returns
  * true if equal; else stores the offset of the first differing byte.

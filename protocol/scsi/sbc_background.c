@@ -98,7 +98,15 @@ static void bg_work(struct scsi_io_job *job)
 
 	if (len > bg_chunk_bytes(op))
 		len = bg_chunk_bytes(op);
-	pthread_rwlock_wrlock(&op->lu->io_lock);
+	/* FORMAT UNIT: the new protection format is recorded before the medium changes (sbc_pi.h). */
+	if (op->save_format) {
+		op->save_format = false;
+		rc = sbc_pi_save_format(op->lu);
+		if (rc < 0) {
+			op->err = rc;
+			return;
+		}
+	}
 	switch (op->method) {
 	case SBC_BG_DEALLOCATE:
 		rc = be->ops->discard(be, op->offset, len);
@@ -110,7 +118,6 @@ static void bg_work(struct scsi_io_job *job)
 		rc = be->ops->write(be, op->chunk, (size_t)len, op->offset, 0);
 		break;
 	}
-	pthread_rwlock_unlock(&op->lu->io_lock);
 	if (rc < 0) {
 		op->err = rc;
 		return;
@@ -121,9 +128,7 @@ static void bg_work(struct scsi_io_job *job)
 		/* Zoned LUs: the zone conditions the caller set before the first chunk become durable. */
 		/* Every block's PI becomes the escape (it is either deallocated or rewritten without PI). */
 		if (op->pass == op->passes) {
-			pthread_rwlock_wrlock(&op->lu->io_lock);
 			rc = sbc_pi_discard(op->lu, 0, op->lu->num_blocks);
-			pthread_rwlock_unlock(&op->lu->io_lock);
 			if (rc < 0)
 				op->err = rc;
 		}
@@ -185,7 +190,7 @@ static void bg_done(struct scsi_io_job *job)
 	ex->submit(ex, &op->job);
 }
 
-bool sbc_background_start(struct sbc_background_op *op)
+bool sbc_background_start(struct sbc_background_op *op, struct scsi_cmd *starter)
 {
 	struct scsi_lu *lu = op->lu;
 	struct scsi_executor *ex = lu->dev->executor;
@@ -217,7 +222,9 @@ bool sbc_background_start(struct sbc_background_op *op)
 	lu->progress.active = true;
 	lu->progress.asc_ascq = op->asc_ascq;
 	lu->progress.fraction = 0;
-	if (op->size == 0) {
+	/* From now on the NOT READY gate keeps other commands off the medium (sbc_background.h). */
+	scsi_cmd_unquiesce(starter);
+	if (op->size == 0 && !op->save_format) {
 		bg_finish(op);
 		return true;
 	}

@@ -17,12 +17,19 @@
  * zbc_fill_all_zones) before the start; the last chunk persists them.
  *
  * Threading: sbc_background_start() and the end callback run on the loop
- * thread; the chunks run on workers under lu->io_lock held exclusively, so
- * they are ordered against I/O that was already in flight when the operation
- * began.
+ * thread; the chunks run on workers.  FORMAT UNIT and SANITIZE are
+ * OP_QUIESCE commands: they start only when no other command of the LU
+ * runs, and sbc_background_start() lets younger commands go
+ * (scsi_cmd_unquiesce) only once lu->progress is set, so each of them either
+ * ended before the first chunk or meets the NOT READY gate; nothing else
+ * touches the medium while the chunks run.
  */
 #ifndef SBCEMU_SBC_BACKGROUND_H
 #define SBCEMU_SBC_BACKGROUND_H
+
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
 
 #include "scsi_internal.h"
 
@@ -55,6 +62,7 @@ struct sbc_background_op {
 	struct scsi_cmd *cmd;               /* the command waiting for the end (IMMED = 0), or NULL */
 	sbc_background_end_fn end;
 	bool ause;                          /* SANITIZE: AUSE of the command that started it */
+	bool save_format;                   /* FORMAT UNIT: record the new protection format first (worker) */
 
 	/* ---- private to sbc_background.c ---- */
 	struct scsi_io_job job;
@@ -71,12 +79,14 @@ struct sbc_background_op *sbc_background_alloc(struct scsi_lu *lu);
 /* Frees an operation that was never started. */
 void sbc_background_free(struct sbc_background_op *op);
 /*
- * Marks the LU busy (lu->progress) and submits the first chunk.  Returns
- * false (op freed, LU untouched) when the chunk buffer cannot be allocated.
- * With the synchronous executor the whole operation, end callback included,
- * has run when this returns: the caller must not touch op or op->cmd after
+ * Marks the LU busy (lu->progress), lets the younger commands of starter
+ * (the FORMAT UNIT or SANITIZE command, an OP_QUIESCE one) go to the NOT
+ * READY gate, and submits the first chunk.  Returns false (op freed, LU
+ * untouched) when the chunk buffer cannot be allocated.  With the
+ * synchronous executor the whole operation, end callback included, has run
+ * when this returns: the caller must not touch op, op->cmd or starter after
  * a successful start.
  */
-bool sbc_background_start(struct sbc_background_op *op);
+bool sbc_background_start(struct sbc_background_op *op, struct scsi_cmd *starter);
 
 #endif

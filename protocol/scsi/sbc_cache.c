@@ -41,9 +41,7 @@ static void synchronize_cache_work(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 	int rc;
 
-	pthread_rwlock_rdlock(&lu->io_lock);
 	rc = lu->backend->ops->flush(lu->backend);
-	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc == 0 && lu->zbc)
 		rc = zbc_flush(lu);
 	if (rc < 0)

@@ -2,8 +2,9 @@
  * SBC-4 COMPARE AND WRITE (5.3): compare NUMBER OF LOGICAL BLOCKS blocks of
  * the medium with the first half of the Data-Out (the verify instance) and,
  * only if they are equal, write the second half (the write instance).  The
- * compare and the write hold lu->io_lock exclusively, so no other command's
- * I/O falls between them (the atomicity SBC-4 4.29 / 5.3 asks for).
+ * command holds its blocks' LBA lock exclusively (OP_LBA_EXCLUSIVE,
+ * lba_lock.c), so no other command's I/O to them falls between the compare
+ * and the write (the atomicity SBC-4 5.3 asks for).
  *
  * Protection information (sbc_pi.h): with WRPROTECT != 0 both instances
  * carry tuples interleaved and both are checked by the WRPROTECT table
@@ -88,7 +89,6 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, false));
 		goto out;
 	}
-	pthread_rwlock_wrlock(&lu->io_lock);
 	rc = be->ops->read(be, medium, len, offset);
 	if (rc < 0) {
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
@@ -107,7 +107,6 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 		sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 	}
-	pthread_rwlock_unlock(&lu->io_lock);
 out:
 	sbc_write_data_free(&verify);
 	sbc_write_data_free(&write);

@@ -237,9 +237,6 @@ enum scsi_result sbc_format_unit_exec(struct scsi_cmd *cmd)
 	} else if (protection_format(cmd, 0, 0, &req) != SCSI_OK) {
 		return SCSI_FAILED;
 	}
-	/* The new format holds from now on (the LU is NOT READY until the format ends). */
-	if (sbc_lu_pi_capable(lu) && sbc_pi_set_format(lu, req.protection_type, req.p_i_exponent) != 0)
-		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_MEDIUM_ERROR, ASC_FORMAT_COMMAND_FAILED));
 	op = sbc_background_alloc(lu);
 	if (!op)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
@@ -262,10 +259,19 @@ enum scsi_result sbc_format_unit_exec(struct scsi_cmd *cmd)
 		op->method = lu->params.thin_provisioning || lu->zbc ? SBC_BG_DEALLOCATE : SBC_BG_ZEROES;
 	}
 	op->cmd = req.immed ? NULL : cmd;
+	/*
+	 * The new format holds from now on (the LU is NOT READY until the
+	 * format ends; no other command runs: FORMAT UNIT is OP_QUIESCE); the
+	 * first chunk records it.
+	 */
+	if (sbc_lu_pi_capable(lu)) {
+		sbc_pi_set_format(lu, req.protection_type, req.p_i_exponent);
+		op->save_format = true;
+	}
 	/* Zoned LUs: formatting empties every write pointer zone (the engine persists it at the end). */
 	if (lu->zbc)
 		zbc_reset_all_zones(lu);
-	if (!sbc_background_start(op))
+	if (!sbc_background_start(op, cmd))
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	return req.immed ? SCSI_OK : SCSI_PENDING;
 }

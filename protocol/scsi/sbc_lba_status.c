@@ -86,7 +86,6 @@ static void get_lba_status_work(struct scsi_cmd *cmd)
 	uint32_t total_len;
 	int rc = 0;
 
-	pthread_rwlock_rdlock(&lu->io_lock);
 	while (lba < lu->num_blocks) {
 		uint64_t offset = lba * bs;
 		uint64_t end = lu->num_blocks * bs;
@@ -117,7 +116,6 @@ static void get_lba_status_work(struct scsi_cmd *cmd)
 			break;
 		lba += nblocks;
 	}
-	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0) {
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
 		return;

@@ -34,6 +34,10 @@
 #ifndef SBCEMU_SBC_PI_H
 #define SBCEMU_SBC_PI_H
 
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -142,7 +146,8 @@ int sbc_write_data_prepare(const struct scsi_cmd *cmd, const uint8_t *wire, uint
 void sbc_write_data_free(struct sbc_write_data *w);
 
 /*
- * Worker-side medium access with PI, under lu->io_lock shared.  Writes data
+ * Worker-side medium access with PI (the command holds the blocks' LBA
+ * lock, lba_lock.c, so data and tuples move together).  Writes data
  * then tuples (tuples may be NULL: no PI; they are left in stored form).
  * Reads data and tuples (tuples may be NULL) and applies the LU's pi_faults.
  * 0 or a negative errno.
@@ -153,27 +158,28 @@ int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint6
 
 /*
  * Reads nblocks at lba into data and (if not NULL) tuples and checks them
- * with c.  A check failure is confirmed by reading again under lu->io_lock
- * held exclusively (a write racing the read may have been caught between
- * its data and its tuples).  Returns 0, a negative errno, or 1 with *s set.
+ * with c.  Returns 0, a negative errno, or 1 with *s set.
  */
 int sbc_medium_read_checked(struct scsi_lu *lu, const struct sbc_pi_checks *c, uint64_t lba, uint32_t nblocks,
 			    uint64_t k0, uint8_t *data, uint8_t *tuples, struct scsi_sense_info *s);
 
 /*
  * Writes the tuples of nblocks at lba (turned into their stored form in
- * place).  No lock taken: the caller holds lu->io_lock.  0 or a negative errno.
+ * place).  0 or a negative errno.
  */
 int sbc_pi_store(struct scsi_lu *lu, uint8_t *tuples, uint64_t lba, uint32_t nblocks, unsigned flags);
 
-/* Deallocates the tuples of a range (they read back as the escape).  No lock taken. */
+/* Deallocates the tuples of a range (they read back as the escape). */
 int sbc_pi_discard(struct scsi_lu *lu, uint64_t lba, uint64_t nblocks);
 
 /*
- * FORMAT UNIT: the new protection format, recorded in the state directory
- * so that it outlives a restart (until the configured type changes).
- * 0 or a negative errno.
+ * FORMAT UNIT: the new protection format, at once for every later command
+ * (loop thread; lu->generation moves, so a command parsed under the old
+ * format is parsed again), and recorded in the state directory so that it
+ * outlives a restart, until the configured type changes (sbc_pi_save_format,
+ * a worker; 0 or a negative errno).
  */
-int sbc_pi_set_format(struct scsi_lu *lu, uint8_t protection_type, uint8_t p_i_exponent);
+void sbc_pi_set_format(struct scsi_lu *lu, uint8_t protection_type, uint8_t p_i_exponent);
+int sbc_pi_save_format(struct scsi_lu *lu);
 
 #endif

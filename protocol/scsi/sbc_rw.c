@@ -6,7 +6,8 @@
  *
  * Parse decodes the CDB (sbc_decode_rw: PROTECT, DPO/FUA, MAXIMUM TRANSFER
  * LENGTH, LBA range) before any Data-Out is solicited; exec runs the backend
- * I/O on a worker under lu->io_lock.  On an LU formatted with protection
+ * I/O on a worker, the command holding its blocks' LBA lock (shared for
+ * reads, alone for writes; lba_lock.c).  On an LU formatted with protection
  * information every block's tuple is checked on read (RDPROTECT table) and
  * generated or checked on write (WRPROTECT table), and with a nonzero
  * PROTECT field it travels interleaved with the data (sbc_pi.h).  Not here:
@@ -23,22 +24,33 @@
 
 int sbc_medium_read(struct scsi_lu *lu, void *buf, uint64_t lba, size_t len)
 {
-	int rc;
+	int rc = lu->backend->ops->read(lu->backend, buf, len, scsi_lu_offset(lu, lba));
 
-	pthread_rwlock_rdlock(&lu->io_lock);
-	rc = lu->backend->ops->read(lu->backend, buf, len, scsi_lu_offset(lu, lba));
-	pthread_rwlock_unlock(&lu->io_lock);
 	return rc < 0 ? rc : 0;
 }
 
-int sbc_medium_write(struct scsi_lu *lu, const void *buf, uint64_t lba, size_t len, unsigned flags)
+/*
+ * The data path without PI: len bytes at lba straight between the medium
+ * and the transport's buffers, piece by piece (no copy).  0 or a negative
+ * errno.
+ */
+static int medium_io_sgl(struct scsi_lu *lu, const struct scsi_sgl *sgl, uint64_t lba, uint64_t len, bool write,
+			 unsigned flags)
 {
-	int rc;
+	struct backend *be = lu->backend;
+	uint64_t off = scsi_lu_offset(lu, lba);
 
-	pthread_rwlock_rdlock(&lu->io_lock);
-	rc = lu->backend->ops->write(lu->backend, buf, len, scsi_lu_offset(lu, lba), flags);
-	pthread_rwlock_unlock(&lu->io_lock);
-	return rc < 0 ? rc : 0;
+	for (unsigned i = 0; i < sgl->iovcnt && len; i++) {
+		size_t n = sgl->iov[i].iov_len < len ? sgl->iov[i].iov_len : (size_t)len;
+		int rc = write ? be->ops->write(be, sgl->iov[i].iov_base, n, off, flags)
+			       : be->ops->read(be, sgl->iov[i].iov_base, n, off);
+
+		if (rc < 0)
+			return rc;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
 
 bool sbc_compare(const uint8_t *medium, const uint8_t *expected, size_t len, size_t *first_offset)
@@ -104,7 +116,7 @@ static void read_work(struct scsi_cmd *cmd)
 		read_pi_work(cmd);
 		return;
 	}
-	rc = sbc_medium_read(cmd->lu, cmd->data_in, cmd->lba, cmd->data_in_len);
+	rc = medium_io_sgl(cmd->lu, &cmd->io_sgl, cmd->lba, cmd->data_in_len, false, 0);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
 }
@@ -118,7 +130,9 @@ enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
 		return SCSI_OK;
 	if (sbc_zoned_check_read(cmd) != SCSI_OK)
 		return SCSI_FAILED;
-	if (!scsi_cmd_alloc_data_in(cmd, len))
+	/* With PI the tuples are checked (and maybe joined) in one contiguous buffer. */
+	if (sbc_lu_has_pi(cmd->lu) ? !scsi_cmd_alloc_data_in(cmd, len)
+				   : scsi_cmd_data_in_buffers(cmd, (uint32_t)len, &cmd->io_sgl) != 0)
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
 	return scsi_cmd_run_io(cmd, read_work, NULL);
 }
@@ -186,7 +200,18 @@ static bool write_blocks(struct scsi_cmd *cmd, unsigned flags, struct sbc_write_
 static void write_work(struct scsi_cmd *cmd)
 {
 	struct sbc_write_data w;
+	int rc;
 
+	if (!cmd->data_out) {
+		/* No PI, Data-Out in the transport's pieces: straight to the medium. */
+		rc = medium_io_sgl(cmd->lu, &cmd->data_out_sgl, cmd->lba, (uint64_t)cmd->nblocks * cmd->lu->block_size,
+				   true, sbc_write_flags(cmd));
+		if (rc < 0)
+			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		else
+			sbc_zoned_persist(cmd, sbc_write_flags(cmd));
+		return;
+	}
 	write_blocks(cmd, sbc_write_flags(cmd), &w);
 	sbc_write_data_free(&w);
 }
@@ -205,6 +230,9 @@ static enum scsi_result write_family_exec(struct scsi_cmd *cmd, void (*work)(str
 		return SCSI_FAILED;
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	/* Only a plain WRITE without PI writes the transport's pieces as they are (OP_DATA_OUT_SGL). */
+	if ((work != write_work || sbc_lu_has_pi(cmd->lu)) && !scsi_cmd_data_out_contig(cmd))
+		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
 	r = sbc_zoned_write_begin(cmd);
 	if (r != SCSI_OK)
 		return r;
@@ -279,8 +307,8 @@ enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd)
 /*
  * SBC-4 5.9: ORWRITE(16) ORs the Data-Out into the addressed blocks (the
  * 16-byte form has no BMOP field: it is always the OR operation).  The
- * read-modify-write holds lu->io_lock exclusively so that no other command
- * sees or changes the blocks in between.
+ * command holds its blocks' LBA lock exclusively (OP_LBA_EXCLUSIVE), so no
+ * other command sees or changes them between the read and the write.
  */
 enum scsi_result sbc_orwrite_parse(struct scsi_cmd *cmd)
 {
@@ -312,10 +340,8 @@ static void orwrite_work(struct scsi_cmd *cmd)
 		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, true));
 		goto out;
 	}
-	pthread_rwlock_wrlock(&lu->io_lock);
 	rc = be->ops->read(be, buf, len, offset);
 	if (rc < 0) {
-		pthread_rwlock_unlock(&lu->io_lock);
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
 		goto out;
 	}
@@ -329,7 +355,6 @@ static void orwrite_work(struct scsi_cmd *cmd)
 			put_be16(w.tuples + k * PI_TUPLE_LEN, pi_guard(buf + k * il, il));
 		rc = sbc_pi_store(lu, w.tuples, cmd->lba, cmd->nblocks, sbc_write_flags(cmd));
 	}
-	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 	sbc_zoned_persist(cmd, sbc_write_flags(cmd));

@@ -241,7 +241,7 @@ enum scsi_result sbc_sanitize_exec(struct scsi_cmd *cmd)
 		else
 			zbc_reset_all_zones(lu);
 	}
-	if (!sbc_background_start(op))
+	if (!sbc_background_start(op, cmd))
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	return immed ? SCSI_OK : SCSI_PENDING;
 }

@@ -44,9 +44,7 @@ static void flush_work(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 	int rc;
 
-	pthread_rwlock_rdlock(&lu->io_lock);
 	rc = lu->backend->ops->flush(lu->backend);
-	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 }

@@ -16,9 +16,32 @@
 #include <stdlib.h>
 
 #include "sbc.h"
+#include "task_set.h"
 
 #define UNMAP_HEADER_LEN 8
 #define UNMAP_DESCRIPTOR_LEN 16
+
+/*
+ * The LBA lock of UNMAP: the descriptors' ranges, alone (lba_lock.c), read
+ * from the parameter list as it came; a list the exec refuses locks what it
+ * names within the LU, which changes nothing since nothing is unmapped.
+ */
+void sbc_unmap_lock(struct scsi_cmd *cmd)
+{
+	const uint8_t *p = cmd->data_out;
+	uint32_t n = cmd->data_out_len > UNMAP_HEADER_LEN ? (cmd->data_out_len - UNMAP_HEADER_LEN) / UNMAP_DESCRIPTOR_LEN
+							   : 0;
+
+	cmd->lock.mode = SCSI_LBA_LOCK_WRITE;
+	for (uint32_t i = 0; i < n && p; i++) {
+		const uint8_t *d = p + UNMAP_HEADER_LEN + (size_t)i * UNMAP_DESCRIPTOR_LEN;
+		uint64_t lba = get_be64(d);
+		uint32_t nblocks = get_be32(d + 8);
+
+		if (!scsi_lu_range_bad(cmd->lu, lba, nblocks))
+			scsi_lba_lock_add(cmd, lba, nblocks);
+	}
+}
 
 bool sbc_thin_provisioning_enabled(const struct scsi_lu *lu)
 {
@@ -53,7 +76,6 @@ static void unmap_work(struct scsi_cmd *cmd)
 	const uint8_t *d = cmd->data_out + UNMAP_HEADER_LEN;
 	int rc = 0;
 
-	pthread_rwlock_rdlock(&lu->io_lock);
 	for (uint32_t i = 0; i < st->count && rc == 0; i++, d += UNMAP_DESCRIPTOR_LEN) {
 		uint64_t lba = get_be64(d);
 		uint32_t nblocks = get_be32(d + 8);
@@ -65,7 +87,6 @@ static void unmap_work(struct scsi_cmd *cmd)
 		if (nblocks && rc == 0)
 			rc = sbc_pi_discard(lu, lba, nblocks);
 	}
-	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
 }

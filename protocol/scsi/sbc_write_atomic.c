@@ -23,9 +23,10 @@
  * allow_32_byte_cdbs).  On an LU with PI the tuples are part of the atomic
  * unit (sbc_pi.h).
  *
- * Atomicity: the write runs holding lu->io_lock exclusively, so no other
- * command's I/O (every read and write holds it shared) sees the range half
- * written; and through the backend's write_atomic (be_file: an intent log,
+ * Atomicity: the command holds its blocks' LBA lock exclusively
+ * (OP_LBA_EXCLUSIVE, lba_lock.c), so no other command's I/O to them sees
+ * the range half written, while I/O to other blocks goes on; and the write
+ * goes through the backend's write_atomic (be_file: an intent log,
  * backends/journal.h), so that after a crash the range is wholly old or
  * wholly new, and wholly new once GOOD was returned (the write is durable,
  * as if FUA were set).  With a nonzero ATOMIC BOUNDARY the whole transfer is
@@ -33,7 +34,6 @@
  * splitting).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,10 +47,16 @@ struct atomic_cdb {
 	uint32_t boundary;
 };
 
+/*
+ * Supported when the LU advertises atomic lengths and its backend can keep
+ * the promise (backend.h: can_write_atomic); otherwise the commands are
+ * unsupported and the Block Limits atomic fields are 0 (spc_vpd.c).
+ */
 bool sbc_write_atomic_enabled(const struct scsi_lu *lu)
 {
-	return lu->params.max_atomic_transfer_length != 0 ||
-	       lu->params.max_atomic_transfer_length_with_boundary != 0;
+	return (lu->params.max_atomic_transfer_length != 0 ||
+		lu->params.max_atomic_transfer_length_with_boundary != 0) &&
+	       lu->backend->can_write_atomic;
 }
 
 bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu)
@@ -143,7 +149,7 @@ static int write_atomic_pi(struct scsi_cmd *cmd, const struct sbc_write_data *w,
 	memcpy(buf, w->data, data_len);
 	memcpy(buf + data_len, w->tuples, tuple_len);
 	sbc_pi_medium_form(buf + data_len, tuple_len);
-	if (tear || !be->ops->write_atomic_ranges) {
+	if (tear) {
 		rc = be->ops->write(be, buf, data_len, ranges[0].offset, BE_WRITE_FUA);
 		if (rc >= 0)
 			rc = be->ops->write(be, buf + data_len, tuple_len, ranges[1].offset, BE_WRITE_FUA);
@@ -158,9 +164,10 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	struct backend *be = lu->backend;
+	bool tear = cmd->faults & SCSI_FAULT_TEAR_ATOMIC;
+	uint32_t tear_blocks = lu->faults.atomic_tear_block < cmd->nblocks ? lu->faults.atomic_tear_block : cmd->nblocks;
 	struct sbc_write_data w;
 	struct scsi_sense_info s;
-	uint32_t nth;
 	int rc;
 
 	rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, &w, &s);
@@ -169,26 +176,15 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 		sbc_write_data_free(&w);
 		return;
 	}
-	pthread_rwlock_wrlock(&lu->io_lock);
-	nth = ++lu->atomic_writes; /* under the exclusive lock */
-	if (w.tuples) {
-		uint32_t tear_blocks = lu->params.atomic_tear_block < cmd->nblocks ? lu->params.atomic_tear_block
-										 : cmd->nblocks;
-
-		rc = write_atomic_pi(cmd, &w, nth == lu->params.atomic_tear_write, tear_blocks);
-	} else if (nth == lu->params.atomic_tear_write) {
+	if (w.tuples)
+		rc = write_atomic_pi(cmd, &w, tear, tear_blocks);
+	else if (tear)
 		/* Broken promise on purpose (docs/atomic.md): a prefix of the blocks, and GOOD. */
-		uint32_t blocks = lu->params.atomic_tear_block < cmd->nblocks ? lu->params.atomic_tear_block : cmd->nblocks;
-
-		rc = be->ops->write(be, cmd->data_out, (size_t)blocks * lu->block_size, scsi_lu_offset(lu, cmd->lba),
+		rc = be->ops->write(be, cmd->data_out, (size_t)tear_blocks * lu->block_size, scsi_lu_offset(lu, cmd->lba),
 				    BE_WRITE_FUA);
-	} else if (be->ops->write_atomic)
+	else
 		rc = be->ops->write_atomic(be, cmd->data_out, (size_t)cmd->nblocks * lu->block_size,
 					   scsi_lu_offset(lu, cmd->lba));
-	else
-		rc = be->ops->write(be, cmd->data_out, (size_t)cmd->nblocks * lu->block_size,
-				    scsi_lu_offset(lu, cmd->lba), BE_WRITE_FUA);
-	pthread_rwlock_unlock(&lu->io_lock);
 	sbc_write_data_free(&w);
 	if (rc < 0)
 		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
@@ -203,6 +199,9 @@ enum scsi_result sbc_write_atomic_exec(struct scsi_cmd *cmd)
 	 */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	/* The atomic_tear_write-th WRITE ATOMIC that writes something is torn (scsi_faults.h). */
+	if (cmd->lu->faults.atomic_tear_write && ++cmd->lu->atomic_writes == cmd->lu->faults.atomic_tear_write)
+		cmd->faults |= SCSI_FAULT_TEAR_ATOMIC;
 	sbc_apply_write_cache(cmd);
 	return scsi_cmd_run_io(cmd, write_atomic_work, NULL);
 }

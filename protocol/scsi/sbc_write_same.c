@@ -156,7 +156,6 @@ static void ws_work(struct scsi_cmd *cmd)
 		sbc_pi_replicate(cmd, st->pi_first, st->lba, (uint32_t)nblocks, (st->lba - cmd->lba) << lu->p_i_exponent,
 				 tuples);
 	}
-	pthread_rwlock_rdlock(&lu->io_lock);
 	switch (st->method) {
 	case WS_WRITE_PATTERN:
 		rc = be->ops->write(be, st->chunk, (size_t)(nblocks * lu->block_size), offset, 0);
@@ -172,7 +171,6 @@ static void ws_work(struct scsi_cmd *cmd)
 	}
 	if (rc >= 0 && tuples)
 		rc = sbc_pi_store(lu, tuples, st->lba, (uint32_t)nblocks, 0);
-	pthread_rwlock_unlock(&lu->io_lock);
 	free(tuples);
 	if (rc < 0) {
 		scsi_cmd_fail(cmd, sense_with_information(scsi_sense_from_errno(rc, true), st->lba));

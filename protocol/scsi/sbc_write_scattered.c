@@ -33,11 +33,11 @@
  * is supported on type 2 LUs, or everywhere with the LU's allow_32_byte_cdbs
  * (as Linux scsi_debug does).
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sbc.h"
+#include "task_set.h"
 
 #define HEADER_LEN 32
 #define DESCRIPTOR_LEN 32
@@ -175,8 +175,35 @@ static enum scsi_result check_ranges(struct scsi_cmd *cmd, const struct scattere
 }
 
 /*
+ * The LBA lock of WRITE SCATTERED: the descriptors' ranges (in the Data-Out,
+ * or its first piece when streamed), alone; exclusively with
+ * write_scattered_atomic, like WRITE ATOMIC.  Descriptors the exec refuses
+ * lock what they name within the LU: nothing is written then anyway.
+ */
+void sbc_write_scattered_lock(struct scsi_cmd *cmd)
+{
+	struct scattered_cdb c;
+	uint64_t room;
+
+	decode(cmd, &c);
+	cmd->lock.mode = cmd->lu->params.write_scattered_atomic && cmd->lu->backend->can_write_atomic
+				 ? SCSI_LBA_LOCK_EXCLUSIVE
+				 : SCSI_LBA_LOCK_WRITE;
+	room = cmd->data_out && cmd->data_out_len > HEADER_LEN ? (cmd->data_out_len - HEADER_LEN) / DESCRIPTOR_LEN : 0;
+	for (uint32_t i = 0; i < c.count && i < room; i++) {
+		const uint8_t *d = cmd->data_out + HEADER_LEN + (size_t)i * DESCRIPTOR_LEN;
+		uint64_t lba = get_be64(d);
+		uint32_t n = get_be32(d + 8);
+
+		if (!scsi_lu_range_bad(cmd->lu, lba, n))
+			scsi_lba_lock_add(cmd, lba, n);
+	}
+}
+
+/*
  * write_scattered_atomic (non-standard): every range in one backend
- * write_atomic_ranges, holding lu->io_lock exclusively, like WRITE ATOMIC.
+ * write_atomic_ranges, the ranges' LBA locks held exclusively, like WRITE
+ * ATOMIC.
  */
 static void write_scattered_atomic_work(struct scsi_cmd *cmd)
 {
@@ -229,9 +256,7 @@ static void write_scattered_atomic_work(struct scsi_cmd *cmd)
 			range_data += (size_t)blocks * lu->block_size;
 		}
 	}
-	pthread_rwlock_wrlock(&lu->io_lock);
 	rc = be->ops->write_atomic_ranges(be, r, n, pi ? buf : data);
-	pthread_rwlock_unlock(&lu->io_lock);
 	free(buf);
 	free(r);
 	if (rc < 0)
@@ -287,7 +312,7 @@ enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd)
 	sbc_apply_write_cache(cmd);
 	if (cmd->data_out_window)
 		return sbc_write_scattered_stream_exec(cmd, c.lbdof, c.count);
-	if (cmd->lu->params.write_scattered_atomic && cmd->lu->backend->ops->write_atomic_ranges)
+	if (cmd->lu->params.write_scattered_atomic && cmd->lu->backend->can_write_atomic)
 		return scsi_cmd_run_io(cmd, write_scattered_atomic_work, NULL);
 	return scsi_cmd_run_io(cmd, write_scattered_work, NULL);
 }

@@ -11,9 +11,9 @@
  * Without write_scattered_atomic the ranges are written in place as they
  * arrive, as WRITE SCATTERED allows.  With it the data goes into a streamed
  * intent-log record (backend stream_*, journal.h): nothing is durable until
- * the last piece is in, then the record is committed and applied holding
- * lu->io_lock exclusively, so the command is all or nothing against
- * readers and crashes alike.  On an LU with PI the tuples are generated per
+ * the last piece is in, then the record is committed and applied; the
+ * command holds its ranges' LBA locks exclusively from its start, so it is
+ * all or nothing against readers and crashes alike.  On an LU with PI the tuples are generated per
  * piece (kept in memory: 8 bytes per block) and committed in the same record.
  */
 #include <errno.h>
@@ -139,9 +139,7 @@ static void commit_work(struct scsi_cmd *cmd)
 	if (st->tuples && st->tuple_pos)
 		rc = be->ops->stream_append(be, st->tuples, (size_t)st->tuple_pos);
 	if (rc == 0) {
-		pthread_rwlock_wrlock(&st->lu->io_lock);
 		rc = be->ops->stream_commit(be);
-		pthread_rwlock_unlock(&st->lu->io_lock);
 	}
 	st->stream_open = false;
 	if (rc < 0)

@@ -5,19 +5,30 @@
 #ifndef SBCEMU_SCSI_INTERNAL_H
 #define SBCEMU_SCSI_INTERNAL_H
 
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
 #include <limits.h>
 #include <pthread.h>
 
 #include "scsi.h"
+#include "scsi_faults.h"
 #include "scsi_proto.h"
 #include "scsi_wire.h"
-#include "../../backends/backend.h"
+#include "backend.h"
 
 /* ---- handler results ---- */
 
 typedef enum scsi_result (*scsi_parse_fn)(struct scsi_cmd *cmd);
 typedef enum scsi_result (*scsi_exec_fn)(struct scsi_cmd *cmd);
 typedef bool (*scsi_enabled_fn)(const struct scsi_lu *lu);
+/*
+ * Fills cmd->lock (mode and ranges) for a command whose blocks are known
+ * only from its Data-Out (lba_lock.c has the default from the row's flags).
+ * Runs on the loop thread when the command is about to start.
+ */
+typedef void (*scsi_lock_fn)(struct scsi_cmd *cmd);
 
 /* ---- the opcode table (op_table.c) ---- */
 
@@ -51,6 +62,28 @@ enum scsi_pr_class {
  * CODES shows it only on LUs formatted with protection information.
  */
 #define OP_PROTECT_FIELD    (1u << 9)
+/*
+ * LBA locks (lba_lock.c), taken when the command starts on [cmd->lba,
+ * cmd->lba + cmd->nblocks) as parse decoded them: shared by reads; alone
+ * for writes; alone even with lba_locks = lu for read-modify-write and
+ * atomic writes.  A row's lock function, when it has one, decides instead.
+ */
+#define OP_LBA_READ         (1u << 10)
+#define OP_LBA_WRITE        (1u << 11)
+#define OP_LBA_EXCLUSIVE    (1u << 12)
+/*
+ * The command changes the whole medium or its layout (FORMAT UNIT, SANITIZE,
+ * ZONE ACTIVATE): it starts only when no other command of the LU runs, and
+ * holds every block until it calls scsi_cmd_unquiesce() or completes;
+ * younger commands that touch the medium wait for that, then meet the NOT
+ * READY gate if the operation goes on in the background.
+ */
+#define OP_QUIESCE          (1u << 13)
+/* exec reads the Data-Out through cmd->data_out_sgl (in pieces); else it finds it gathered in cmd->data_out. */
+#define OP_DATA_OUT_SGL     (1u << 14)
+
+/* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
+#define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
 
 struct scsi_op {
 	const char *name;               /* as the standard writes it: "WRITE SAME(16)" */
@@ -65,6 +98,7 @@ struct scsi_op {
 	scsi_parse_fn parse;            /* may be NULL: nothing to decode */
 	scsi_exec_fn exec;
 	scsi_enabled_fn enabled;        /* may be NULL: always enabled */
+	scsi_lock_fn lock;              /* may be NULL: the OP_LBA_* flags decide */
 	uint32_t nominal_timeout;       /* seconds, RSOC command timeouts descriptor */
 	uint32_t recommended_timeout;
 };
@@ -112,10 +146,24 @@ struct scsi_lu_progress {
 	uint16_t fraction;     /* progress indication, 0..65535 */
 };
 
+/* The task set of an LU (task_set.c): every command between admission and completion. */
+struct scsi_task_set {
+	struct scsi_cmd *head, *tail;  /* arrival order */
+	unsigned count;                /* commands in it (queue_depth) */
+	unsigned running;              /* started and not completed */
+	struct scsi_cmd *holders;      /* commands holding LBA locks */
+	struct scsi_cmd *cursor;       /* the scheduler's next command, kept valid across removals */
+	unsigned removals;             /* commands taken out so far (the scheduler's pointers stay valid while unchanged) */
+	bool scheduling, again;        /* the scheduler is running / must run once more */
+	bool waits_for_buffer;         /* a command waits for buffer room (scsi_resources) */
+};
+
 struct scsi_lu {
 	struct scsi_device *dev;
 	struct scsi_lu_params params;
-	uint32_t atomic_writes;          /* WRITE ATOMICs done since start (params.atomic_tear_write) */
+	struct scsi_lu_faults faults;    /* scsi_faults.h */
+	uint32_t atomic_writes;          /* WRITE ATOMICs started since start (faults.atomic_tear_write) */
+	uint32_t generation;             /* bumped when the format changes what parse decides (FORMAT UNIT) */
 	char state_dir[PATH_MAX];
 	struct backend *backend;
 	uint32_t lun;
@@ -134,14 +182,7 @@ struct scsi_lu {
 	struct spc_pr_state *pr;
 	struct scsi_nexus *spc2_reservation_holder; /* RESERVE(6)/(10) */
 
-	/*
-	 * Serialises COMPARE AND WRITE (and later atomic writes) against other
-	 * I/O on worker threads: ordinary I/O takes it shared, CAW exclusive.
-	 */
-	pthread_rwlock_t io_lock;
-
-	/* task set: every command of this LU between submit and complete */
-	struct scsi_cmd *ts_head, *ts_tail;
+	struct scsi_task_set ts;
 
 	struct zbc_state *zbc;         /* zone engine of a zoned LU (zbc.h); NULL otherwise */
 
@@ -154,19 +195,32 @@ struct scsi_lu {
 struct scsi_device {
 	char name[224];
 	struct scsi_executor *executor;
+	struct scsi_resources *res;         /* NULL: no limits */
+	struct scsi_device *res_next;       /* res->devices */
 	struct scsi_lu *lus[SCSI_MAX_LUNS];
 	struct scsi_nexus *nexuses;
+};
+
+/* What the devices of one daemon hold (resources.c). */
+struct scsi_resources {
+	struct scsi_limits limits;
+	uint32_t commands;                  /* admitted, not released */
+	uint64_t buffer_bytes;              /* reserved, not released */
+	struct scsi_device *devices;
 };
 
 struct scsi_nexus {
 	struct scsi_device *dev;
 	struct scsi_nexus *next;
+	const struct scsi_transport_ops *transport;
 	char initiator_port_name[256];
 	uint8_t transport_id[256];
 	size_t transport_id_len;
 	char target_port_name[256];
 	uint16_t relative_target_port;
 	uint32_t ua_pending[SCSI_MAX_LUNS]; /* bit (1 << enum scsi_ua) */
+	uint16_t lu_commands[SCSI_MAX_LUNS]; /* commands of this nexus in each LU's task set */
+	uint64_t buffer_bytes;              /* buffer room its commands hold */
 	unsigned outstanding;               /* commands submitted and not released */
 	bool destroying;
 };
@@ -177,8 +231,26 @@ struct scsi_nexus {
 enum scsi_result scsi_cmd_fail(struct scsi_cmd *cmd, struct scsi_sense_info s);
 /* Stores a status other than GOOD or CHECK CONDITION; returns SCSI_FAILED (or SCSI_OK for CONDITION MET). */
 enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status status);
-/* Allocates a zeroed Data-In buffer of len bytes; data_in_len = len.  NULL on ENOMEM. */
+/*
+ * A zeroed, contiguous Data-In buffer of len bytes (the transport's when it
+ * offers one in one piece, else the core's, copied to the transport's at
+ * completion); data_in_len = len.  NULL on ENOMEM.
+ */
 uint8_t *scsi_cmd_alloc_data_in(struct scsi_cmd *cmd, size_t len);
+/*
+ * The buffers for len bytes of Data-In, not zeroed, in as many pieces as the
+ * transport gave (for the data path, which fills them from the backend
+ * without a copy).  0 or -ENOMEM.
+ */
+int scsi_cmd_data_in_buffers(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl);
+/* The Data-Out gathered in one piece (a no-op when it came in one); NULL on ENOMEM. */
+uint8_t *scsi_cmd_data_out_contig(struct scsi_cmd *cmd);
+/*
+ * An OP_QUIESCE command lets younger commands start (its LU-wide lock goes):
+ * the operation it began now keeps them out through the NOT READY gate
+ * (lu->progress), or it has changed what it had to.
+ */
+void scsi_cmd_unquiesce(struct scsi_cmd *cmd);
 /* Limits the Data-In transfer to the ALLOCATION LENGTH (SPC-4 4.2.5.6). */
 void scsi_cmd_limit_data_in(struct scsi_cmd *cmd, uint32_t allocation_length);
 /*
@@ -218,8 +290,6 @@ void scsi_ua_establish_all(struct scsi_lu *lu, enum scsi_ua ua, const struct scs
 void scsi_ua_establish(struct scsi_nexus *nexus, uint32_t lun, enum scsi_ua ua);
 /* Takes the highest-priority pending UA for (nexus, lun) into *s and clears it. */
 bool scsi_ua_take(struct scsi_nexus *nexus, uint32_t lun, struct scsi_sense_info *s);
-/* Clears every pending UA of (nexus, lun) (REQUEST SENSE may report only one). */
-bool scsi_ua_pending(const struct scsi_nexus *nexus, uint32_t lun);
 
 /* ---- cross-module hooks ---- */
 
@@ -286,6 +356,7 @@ enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd);
 bool sbc_write_scattered_enabled(const struct scsi_lu *lu);
 bool sbc_write_scattered_32_enabled(const struct scsi_lu *lu);
+void sbc_write_scattered_lock(struct scsi_cmd *cmd);
 /* sbc_verify.c */
 enum scsi_result sbc_verify_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_verify_exec(struct scsi_cmd *cmd);
@@ -309,6 +380,7 @@ enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd);
 /* sbc_unmap.c */
 enum scsi_result sbc_unmap_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_unmap_exec(struct scsi_cmd *cmd);
+void sbc_unmap_lock(struct scsi_cmd *cmd);
 bool sbc_thin_provisioning_enabled(const struct scsi_lu *lu);
 /* sbc_lba_status.c */
 enum scsi_result sbc_get_lba_status_exec(struct scsi_cmd *cmd);

@@ -5,6 +5,10 @@
 #ifndef SBCEMU_SCSI_PROTO_H
 #define SBCEMU_SCSI_PROTO_H
 
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
 /* Operation codes (SPC-4 / SBC-4 / ZBC). */
 #define SCSI_OP_TEST_UNIT_READY 0x00
 #define SCSI_OP_REQUEST_SENSE 0x03

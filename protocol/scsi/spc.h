@@ -8,6 +8,10 @@
 #ifndef SBCEMU_SPC_H
 #define SBCEMU_SPC_H
 
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

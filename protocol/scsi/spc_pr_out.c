@@ -18,9 +18,10 @@
  *   - REPLACE LOST RESERVATION (SPC-5) is not supported -> 05/24/00 on the
  *     SERVICE ACTION (the reservation state is never lost: APTPL state is
  *     written before GOOD);
- *   - REGISTER AND MOVE takes an iSCSI TransportID with FORMAT CODE 01b (an
- *     initiator port: "<name>,i,0x<ISID>"); other formats and protocols ->
- *     05/26/00 on the TransportID;
+ *   - REGISTER AND MOVE takes a TransportID of the protocol of the I_T nexus
+ *     that sends it, which that transport decodes (iSCSI: FORMAT CODE 01b,
+ *     an initiator port "<name>,i,0x<ISID>"); other protocols and formats
+ *     the transport refuses -> 05/26/00 on the TransportID;
  *   - while an SPC-2 reservation exists, every PERSISTENT RESERVE OUT gets
  *     RESERVATION CONFLICT (SPC-4 5.13 leaves the mix undefined; LIO does
  *     the same).
@@ -38,7 +39,6 @@
 
 #define PROUT_BASIC_LEN 24
 #define PROUT_MOVE_MAX (24 + 4 + 256)
-#define PROTOCOL_ISCSI 0x5
 
 static struct scsi_sense_info no_memory(void)
 {
@@ -310,25 +310,18 @@ static enum scsi_result do_preempt(struct scsi_cmd *cmd, struct spc_pr_registrat
 }
 
 /*
- * Finds the live nexus named by an iSCSI TransportID of FORMAT CODE 01b
- * ("<name>,i,0x<ISID>") and relative_target_port, if any, and returns the
- * port name in name.  Returns false if the TransportID is not one we take.
+ * The initiator port name a TransportID (SPC-4 7.6.4) names, decoded by the
+ * transport of the sending I_T nexus: byte 0 bits 3:0 are the PROTOCOL
+ * IDENTIFIER, which must be that transport's.  Returns false if the
+ * TransportID is not one it takes.
  */
-static bool parse_transport_id(const uint8_t *tid, size_t len, char *name, size_t cap)
+static bool parse_transport_id(const struct scsi_cmd *cmd, const uint8_t *tid, size_t len, char *name, size_t cap)
 {
-	size_t add_len, n;
+	const struct scsi_transport_ops *t = cmd->nexus->transport;
 
-	if (len < 4 || (tid[0] & 0x0f) != PROTOCOL_ISCSI || (tid[0] >> 6) != 0x1)
+	if (len < 4 || !t || !t->transport_id_decode || (tid[0] & 0x0f) != t->protocol_identifier)
 		return false;
-	add_len = get_be16(tid + 2);
-	if (4 + add_len > len)
-		return false;
-	n = strnlen((const char *)tid + 4, add_len);
-	if (n == 0 || n == add_len || n >= cap || !strstr((const char *)tid + 4, ",i,0x"))
-		return false;
-	memcpy(name, tid + 4, n);
-	name[n] = '\0';
-	return true;
+	return t->transport_id_decode(tid, len, name, cap);
 }
 
 /* REGISTER AND MOVE (SPC-4 5.13). */
@@ -353,7 +346,7 @@ static enum scsi_result do_register_and_move(struct scsi_cmd *cmd, struct spc_pr
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(8, -1));
 	if (tid_len > cmd->data_length - PROUT_BASIC_LEN)
 		return scsi_cmd_fail(cmd, sense_parameter_list_length_error());
-	if (!parse_transport_id(p + 24, tid_len, name, sizeof(name)))
+	if (!parse_transport_id(cmd, p + 24, tid_len, name, sizeof(name)))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(24, -1));
 	/* The destination cannot be the I_T nexus that sends the command. */
 	if (strcasecmp(name, cmd->nexus->initiator_port_name) == 0 && rtp == cmd->nexus->relative_target_port)

@@ -24,8 +24,6 @@
 
 #define VPD_MAX_LEN 1024
 
-/* SPC-4 7.6.1 table 362: PROTOCOL IDENTIFIER for iSCSI. */
-#define PROTOCOL_ISCSI 0x5
 /* SPC-4 7.8.6.1: CODE SET, ASSOCIATION and DESIGNATOR TYPE values. */
 #define CODE_SET_BINARY 0x1
 #define CODE_SET_ASCII 0x2
@@ -89,13 +87,18 @@ static size_t build_serial(const struct scsi_cmd *cmd, const struct scsi_lu *lu,
 
 /* ---- 83h Device Identification (SPC-4 7.8.6) ---- */
 
-/* Appends one designation descriptor; PIV is meaningful for target port and device associations. */
-static size_t put_designator(uint8_t *d, uint8_t code_set, uint8_t association, uint8_t type, const void *id,
-			     size_t len)
+/*
+ * Appends one designation descriptor.  PIV and the PROTOCOL IDENTIFIER (of
+ * the transport the command came through, SPC-4 7.6.1) are meaningful for
+ * target port and device associations only (SPC-4 7.8.6.1).
+ */
+static size_t put_designator(const struct scsi_cmd *cmd, uint8_t *d, uint8_t code_set, uint8_t association,
+			     uint8_t type, const void *id, size_t len)
 {
 	bool piv = association == ASSOC_TARGET_PORT || association == ASSOC_TARGET_DEVICE;
+	uint8_t protocol = cmd->nexus->transport ? cmd->nexus->transport->protocol_identifier : 0;
 
-	d[0] = (uint8_t)((piv ? PROTOCOL_ISCSI << 4 : 0) | code_set);
+	d[0] = (uint8_t)((piv ? protocol << 4 : 0) | code_set);
 	d[1] = (uint8_t)((piv ? 0x80 : 0) | association << 4 | type);
 	d[2] = 0;
 	d[3] = (uint8_t)len;
@@ -107,13 +110,13 @@ static size_t put_designator(uint8_t *d, uint8_t code_set, uint8_t association, 
  * A SCSI name string designator (SPC-4 7.8.6.11): UTF-8, null terminated,
  * padded with nulls to a multiple of four bytes.
  */
-static size_t put_name_designator(uint8_t *d, uint8_t association, const char *name)
+static size_t put_name_designator(const struct scsi_cmd *cmd, uint8_t *d, uint8_t association, const char *name)
 {
 	uint8_t id[256] = { 0 };
 	size_t n = strnlen(name, 223);
 
 	memcpy(id, name, n);
-	return put_designator(d, CODE_SET_UTF8, association, DESIG_SCSI_NAME_STRING, id, (n + 1 + 3) & ~(size_t)3);
+	return put_designator(cmd, d, CODE_SET_UTF8, association, DESIG_SCSI_NAME_STRING, id, (n + 1 + 3) & ~(size_t)3);
 }
 
 static size_t build_device_identification(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
@@ -132,27 +135,27 @@ static size_t build_device_identification(const struct scsi_cmd *cmd, const stru
 	if (lu->params.naa) {
 		put_be64(id, (lu->params.naa & 0x0fffffffffffffffull) | 0x6000000000000000ull);
 		put_be64(id + 8, hash);
-		off += put_designator(b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, 16);
+		off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, 16);
 	} else {
 		put_be64(id, (hash & 0x0fffffffffffffffull) | 0x3000000000000000ull);
-		off += put_designator(b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, 8);
+		off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, 8);
 	}
 	/* T10 vendor ID based (SPC-4 7.8.6.4): T10 VENDOR IDENTIFICATION, then the serial number. */
 	n = serial_number(lu, serial, sizeof(serial));
 	spc_put_ascii(id, lu->params.vendor, 8);
 	memcpy(id + 8, serial, n);
-	off += put_designator(b + off, CODE_SET_ASCII, ASSOC_LU, DESIG_T10_VENDOR_ID, id, 8 + n);
+	off += put_designator(cmd, b + off, CODE_SET_ASCII, ASSOC_LU, DESIG_T10_VENDOR_ID, id, 8 + n);
 	/* The target port this command came through: its relative identifier, group and iSCSI name. */
 	memset(id, 0, 4);
 	put_be16(id + 2, cmd->nexus->relative_target_port);
-	off += put_designator(b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_RELATIVE_TARGET_PORT, id, 4);
+	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_RELATIVE_TARGET_PORT, id, 4);
 	put_be16(id + 2, TARGET_PORT_GROUP);
-	off += put_designator(b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_TARGET_PORT_GROUP, id, 4);
+	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_TARGET_PORT_GROUP, id, 4);
 	if (cmd->nexus->target_port_name[0])
-		off += put_name_designator(b + off, ASSOC_TARGET_PORT, cmd->nexus->target_port_name);
+		off += put_name_designator(cmd, b + off, ASSOC_TARGET_PORT, cmd->nexus->target_port_name);
 	/* The SCSI target device name (the iSCSI target name). */
 	if (lu->dev->name[0])
-		off += put_name_designator(b + off, ASSOC_TARGET_DEVICE, lu->dev->name);
+		off += put_name_designator(cmd, b + off, ASSOC_TARGET_DEVICE, lu->dev->name);
 	return off - 4;
 }
 
@@ -198,12 +201,18 @@ static size_t build_block_limits(const struct scsi_cmd *cmd, const struct scsi_l
 		put_be32(b + 28, per_physical);         /* OPTIMAL UNMAP GRANULARITY */
 	}
 	put_be64(b + 36, p->max_write_same_length); /* MAXIMUM WRITE SAME LENGTH (0: not reported) */
-	/* Atomic write fields (sbc_write_atomic.c; 0: not reported). */
-	put_be32(b + 44, p->max_atomic_transfer_length);
-	put_be32(b + 48, p->atomic_alignment);
-	put_be32(b + 52, p->atomic_transfer_length_granularity);
-	put_be32(b + 56, p->max_atomic_transfer_length_with_boundary);
-	put_be32(b + 60, p->max_atomic_boundary_size);
+	/*
+	 * Atomic write fields (sbc_write_atomic.c): 0 (not reported, SBC-4
+	 * 6.6.4) unless WRITE ATOMIC is supported, which needs a backend that
+	 * can keep the promise.
+	 */
+	if (sbc_write_atomic_enabled(lu)) {
+		put_be32(b + 44, p->max_atomic_transfer_length);
+		put_be32(b + 48, p->atomic_alignment);
+		put_be32(b + 52, p->atomic_transfer_length_granularity);
+		put_be32(b + 56, p->max_atomic_transfer_length_with_boundary);
+		put_be32(b + 60, p->max_atomic_boundary_size);
+	}
 	return 0x3c;
 }
 

@@ -1,45 +1,63 @@
 /*
- * Task sets and task management (SAM-5 8 and 7).
+ * The task set of an LU and its scheduler: the only place a command waits to
+ * start (docs/architecture.md, "The one scheduler").
  *
- * Every command of an LU sits in its task set from the end of parsing until
- * it completes.  A command in state WAIT_TASK_SET starts when its attribute
- * allows (SAM-5 8.6): HEAD OF QUEUE at once; ORDERED when every older
- * command has ended; SIMPLE when no older ORDERED command is still present.
- * Commands whose CDB implies HEAD OF QUEUE (INQUIRY, REPORT LUNS) are treated
- * as such whatever the transport said.
+ * Every command of an LU is in its task set from admission to completion,
+ * in arrival order.  A waiting command starts when all of these allow it:
+ *   - its task attribute (SAM-5 8.6): HEAD OF QUEUE at once; ORDERED when no
+ *     older command is left; SIMPLE when no older ORDERED command is left.
+ *     INQUIRY and REPORT LUNS are HEAD OF QUEUE whatever the transport said
+ *     (SAM-5 8.6: implicit head of queue);
+ *   - quiesce: an OP_QUIESCE command (FORMAT UNIT, SANITIZE, ZONE ACTIVATE)
+ *     starts only when no other command runs and no older one is ready, and
+ *     until it lets go (scsi_cmd_unquiesce) younger commands that need the
+ *     medium wait behind it;
+ *   - its LBA lock (lba_lock.c): no held lock conflicts with it, and no
+ *     older waiting command wants blocks it would take (so a stream of
+ *     readers cannot starve a writer);
+ *   - buffer room (resources.c).
+ * A command that needs Data-Out first waits for buffer room only (state
+ * WAIT_BUFFER), then for its Data-Out, then to start.
+ *
+ * The scheduler runs in passes over the task set; starting a command may
+ * complete it (and others) at once, which asks for another pass instead of
+ * recursing.  A pass is linear in the task set (at most queue_depth
+ * commands per LU, plus one per nexus).
  */
-#include <stdlib.h>
-
 #include "task_set.h"
 
 void scsi_task_set_add(struct scsi_lu *lu, struct scsi_cmd *cmd)
 {
 	cmd->ts_next = NULL;
-	cmd->ts_prev = lu->ts_tail;
-	if (lu->ts_tail)
-		lu->ts_tail->ts_next = cmd;
+	cmd->ts_prev = lu->ts.tail;
+	if (lu->ts.tail)
+		lu->ts.tail->ts_next = cmd;
 	else
-		lu->ts_head = cmd;
-	lu->ts_tail = cmd;
+		lu->ts.head = cmd;
+	lu->ts.tail = cmd;
+	scsi_task_set_run(lu);
 }
 
-static bool in_task_set(struct scsi_lu *lu, struct scsi_cmd *cmd)
+static bool in_task_set(const struct scsi_lu *lu, const struct scsi_cmd *cmd)
 {
-	return cmd->ts_prev || lu->ts_head == cmd;
+	return cmd->ts_prev || lu->ts.head == cmd;
 }
 
 void scsi_task_set_remove(struct scsi_lu *lu, struct scsi_cmd *cmd)
 {
 	if (!in_task_set(lu, cmd))
 		return;
+	if (lu->ts.cursor == cmd)
+		lu->ts.cursor = cmd->ts_next;
+	lu->ts.removals++;
 	if (cmd->ts_prev)
 		cmd->ts_prev->ts_next = cmd->ts_next;
 	else
-		lu->ts_head = cmd->ts_next;
+		lu->ts.head = cmd->ts_next;
 	if (cmd->ts_next)
 		cmd->ts_next->ts_prev = cmd->ts_prev;
 	else
-		lu->ts_tail = cmd->ts_prev;
+		lu->ts.tail = cmd->ts_prev;
 	cmd->ts_prev = cmd->ts_next = NULL;
 }
 
@@ -50,172 +68,117 @@ static enum scsi_task_attr effective_attr(const struct scsi_cmd *cmd)
 	return cmd->task_attr;
 }
 
-static bool may_start(const struct scsi_cmd *cmd)
+/* A command the quiesce barrier holds back: it may touch the medium. */
+static bool needs_medium(const struct scsi_cmd *cmd)
+{
+	return !(cmd->op->flags & OP_IN_PROGRESS_OK);
+}
+
+/* What the older commands of the task set imply for the next one (one pass). */
+struct pass_state {
+	bool older_any;      /* some older command is still in the task set */
+	bool older_ordered;  /* ... an ORDERED one */
+	bool older_ready;    /* ... one ready to start that did not */
+	bool barrier;        /* ... a quiesce command that has not let go */
+	/*
+	 * Older commands that wait for LBA locks, chained through their
+	 * lock.next_holder (unused while a lock is not held).  Valid only
+	 * while no command left the task set (one may have been freed).
+	 */
+	struct scsi_cmd *blocked;
+	unsigned removals;
+};
+
+static bool wanted_by_older(const struct pass_state *p, const struct scsi_cmd *cmd)
+{
+	for (const struct scsi_cmd *b = p->blocked; b; b = b->lock.next_holder)
+		if (scsi_lba_lock_conflict(&b->lock, &cmd->lock))
+			return true;
+	return false;
+}
+
+/* Whether a WAIT_START command may start now; plans its lock. */
+static bool may_start(struct scsi_lu *lu, struct scsi_cmd *cmd, const struct pass_state *p, bool *lock_wait)
 {
 	enum scsi_task_attr attr = effective_attr(cmd);
 
-	if (attr == SCSI_TASK_HEAD_OF_QUEUE)
-		return true;
-	for (const struct scsi_cmd *older = cmd->ts_prev; older; older = older->ts_prev) {
-		if (effective_attr(older) == SCSI_TASK_HEAD_OF_QUEUE)
-			continue;
-		if (attr == SCSI_TASK_ORDERED)
-			return false;
-		if (effective_attr(older) == SCSI_TASK_ORDERED)
-			return false;
+	*lock_wait = false;
+	if (attr == SCSI_TASK_ORDERED && p->older_any)
+		return false;
+	if (attr != SCSI_TASK_HEAD_OF_QUEUE && p->older_ordered)
+		return false;
+	if (p->barrier && needs_medium(cmd))
+		return false;
+	if ((cmd->op->flags & OP_QUIESCE) && (lu->ts.running || p->older_ready))
+		return false;
+	scsi_lba_lock_plan(cmd);
+	if (!scsi_lba_lock_available(lu, cmd) || (attr != SCSI_TASK_HEAD_OF_QUEUE && wanted_by_older(p, cmd))) {
+		*lock_wait = cmd->lock.mode != SCSI_LBA_LOCK_NONE;
+		return false;
+	}
+	if (!scsi_resources_reserve(cmd)) {
+		lu->ts.waits_for_buffer = true;
+		return false;
 	}
 	return true;
 }
 
+static void pass(struct scsi_lu *lu)
+{
+	struct pass_state p = { .removals = lu->ts.removals };
+	struct scsi_cmd *cmd;
+
+	lu->ts.waits_for_buffer = false;
+	for (cmd = lu->ts.head; cmd; cmd = lu->ts.cursor) {
+		enum scsi_task_attr attr = effective_attr(cmd);
+		bool quiesce = cmd->op && (cmd->op->flags & OP_QUIESCE) && !cmd->quiesce_released;
+		bool lock_wait = false;
+
+		lu->ts.cursor = cmd->ts_next;
+		if (p.removals != lu->ts.removals) {
+			/* A command ended during this pass: forget the chain, look again afterwards. */
+			p.blocked = NULL;
+			p.removals = lu->ts.removals;
+			lu->ts.again = true;
+		}
+		if (cmd->aborted) {
+			/* ends through the abort path; it still orders younger ones until then */
+		} else if (cmd->state == SCSI_CMD_STATE_WAIT_BUFFER) {
+			if (scsi_resources_reserve(cmd))
+				scsi_cmd_request_data_out(cmd); /* may complete it: cmd is not touched below */
+			else
+				lu->ts.waits_for_buffer = true;
+		} else if (cmd->state == SCSI_CMD_STATE_WAIT_START) {
+			if (may_start(lu, cmd, &p, &lock_wait)) {
+				scsi_cmd_start(cmd); /* may complete it: cmd is not touched below */
+			} else {
+				p.older_ready = true;
+				if (lock_wait) {
+					cmd->lock.next_holder = p.blocked;
+					p.blocked = cmd;
+				}
+			}
+		}
+		/* What this command means for the younger ones (as it was before it started). */
+		p.older_any = true;
+		if (attr == SCSI_TASK_ORDERED)
+			p.older_ordered = true;
+		if (quiesce)
+			p.barrier = true;
+	}
+	lu->ts.cursor = NULL;
+}
+
 void scsi_task_set_run(struct scsi_lu *lu)
 {
-	struct scsi_cmd *cmd, *next;
-	bool again = true;
-
-	/* Starting a command may complete it at once and change the list: rescan. */
-	while (again) {
-		again = false;
-		for (cmd = lu->ts_head; cmd; cmd = next) {
-			next = cmd->ts_next;
-			if (cmd->state != SCSI_CMD_STATE_WAIT_TASK_SET || cmd->aborted || !may_start(cmd))
-				continue;
-			scsi_cmd_start(cmd);
-			again = true;
-			break;
-		}
-	}
-}
-
-void scsi_tmf_wait_put(struct scsi_tmf_wait *w)
-{
-	if (--w->pending == 0) {
-		w->done(w->arg, w->response);
-		free(w);
-	}
-}
-
-/*
- * Aborts every command of lu that match(cmd, arg) selects.  First all of them
- * are marked (so none can start meanwhile), then those not running on a
- * worker end at once through their transport's aborted(); a running one ends
- * when its I/O returns.  A command collecting Data-Out ends at once too: the
- * transport drops its R2T state in aborted().  Completing a command may
- * complete others (the task set runs), so the list is rescanned each time.
- */
-void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd *cmd, const void *arg),
-			 const void *arg, struct scsi_tmf_wait *w)
-{
-	struct scsi_cmd *cmd;
-	bool again = true;
-
-	for (cmd = lu->ts_head; cmd; cmd = cmd->ts_next) {
-		if (cmd->aborted || !match(cmd, arg))
-			continue;
-		cmd->aborted = true;
-		if (w) {
-			w->pending++;
-			cmd->tmf_wait = w;
-		}
-	}
-	while (again) {
-		again = false;
-		for (cmd = lu->ts_head; cmd; cmd = cmd->ts_next) {
-			if (cmd->aborted && (cmd->state == SCSI_CMD_STATE_WAIT_TASK_SET ||
-					     cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT)) {
-				scsi_cmd_complete(cmd);
-				again = true;
-				break;
-			}
-		}
-	}
-}
-
-static bool match_nexus(const struct scsi_cmd *cmd, const void *nexus)
-{
-	return !nexus || cmd->nexus == nexus;
-}
-
-static bool match_cmd(const struct scsi_cmd *cmd, const void *which)
-{
-	return cmd == which;
-}
-
-static void abort_matching(struct scsi_lu *lu, const struct scsi_nexus *only, struct scsi_tmf_wait *w)
-{
-	scsi_task_set_abort(lu, match_nexus, only, w);
-}
-
-static void lu_reset(struct scsi_lu *lu, struct scsi_tmf_wait *w)
-{
-	abort_matching(lu, NULL, w);
-	lu->prevent_count = 0;
-	spc_pr_lu_reset(lu);
-	scsi_ua_establish_all(lu, SCSI_UA_BUS_DEVICE_RESET, NULL);
-}
-
-void scsi_tmf(struct scsi_nexus *nexus, uint64_t lun, enum scsi_tmf_function function,
-	      struct scsi_cmd *referenced, void (*done)(void *arg, enum scsi_tmf_response response),
-	      void *arg)
-{
-	struct scsi_device *dev = nexus->dev;
-	struct scsi_tmf_wait *w = calloc(1, sizeof(*w));
-	struct scsi_lu *lu = scsi_device_find_lu(dev, lun);
-
-	if (!w) {
-		done(arg, SCSI_TMF_FUNCTION_REJECTED);
+	if (lu->ts.scheduling) {
+		lu->ts.again = true;
 		return;
 	}
-	w->done = done;
-	w->arg = arg;
-	w->pending = 1; /* our own reference, dropped below */
-	w->response = SCSI_TMF_FUNCTION_COMPLETE;
-
-	switch (function) {
-	case SCSI_TMF_ABORT_TASK:
-		if (!lu)
-			w->response = SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER;
-		else if (referenced && referenced->lu == lu && referenced->state != SCSI_CMD_STATE_DONE)
-			scsi_task_set_abort(lu, match_cmd, referenced, w);
-		break;
-	case SCSI_TMF_ABORT_TASK_SET:
-		if (!lu)
-			w->response = SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER;
-		else
-			abort_matching(lu, nexus, w);
-		break;
-	case SCSI_TMF_CLEAR_TASK_SET:
-		if (!lu) {
-			w->response = SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER;
-		} else {
-			abort_matching(lu, NULL, w);
-			scsi_ua_establish_all(lu, SCSI_UA_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, nexus);
-		}
-		break;
-	case SCSI_TMF_LOGICAL_UNIT_RESET:
-		if (!lu)
-			w->response = SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER;
-		else
-			lu_reset(lu, w);
-		break;
-	case SCSI_TMF_I_T_NEXUS_RESET:
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
-			if (dev->lus[i]) {
-				abort_matching(dev->lus[i], nexus, w);
-				spc_pr_nexus_lost(dev->lus[i], nexus);
-				scsi_ua_establish(nexus, i, SCSI_UA_I_T_NEXUS_LOSS);
-			}
-		}
-		break;
-	case SCSI_TMF_TARGET_RESET:
-	case SCSI_TMF_TARGET_COLD_RESET:
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-			if (dev->lus[i])
-				lu_reset(dev->lus[i], w);
-		if (function == SCSI_TMF_TARGET_COLD_RESET)
-			for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-				if (dev->lus[i])
-					scsi_ua_establish_all(dev->lus[i], SCSI_UA_POWER_ON_RESET, NULL);
-		break;
-	}
-	scsi_tmf_wait_put(w);
+	lu->ts.scheduling = true;
+	do {
+		lu->ts.again = false;
+		pass(lu);
+	} while (lu->ts.again);
+	lu->ts.scheduling = false;
 }

@@ -30,6 +30,10 @@
 #ifndef SBCEMU_ZBC_H
 #define SBCEMU_ZBC_H
 
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,13 +100,10 @@ struct zbc_zone {
 	bool non_seq;                  /* NON_SEQ: an SWP zone written out of order */
 	bool reset_recommended;        /* RESET (RWP RECOMMENDED); never set by the emulator yet */
 	uint64_t seq;                  /* bumped on every change (rollback of a failed write) */
-	uint32_t writes_in_flight;     /* writes begun and not ended (zbc_write_begin/_end) */
-	uint32_t reset_barrier;        /* RESET WRITE POINTERs waiting for or doing their I/O */
 	bool mark;                     /* scratch for OPEN ALL */
 };
 
 struct zbc_ticket;   /* a write between zbc_write_begin and zbc_write_end (zbc_rw.c) */
-struct zbc_waiter;   /* a command deferred until a zone's reset or writes end */
 
 struct zbc_state {
 	struct zbc_zone *zones;
@@ -127,10 +128,8 @@ struct zbc_state {
 	uint32_t domain_zones;         /* zones per domain */
 	uint32_t gap_zones;            /* gap zones between domain 0 and domain 1 */
 
-	/* loop thread: writes in flight and deferred commands */
+	/* loop thread: writes in flight */
 	struct zbc_ticket *tickets;
-	struct zbc_waiter *waiters_head, *waiters_tail;
-	bool kicking, kick_again;
 
 	/* persistence (zbc_persist.c) */
 	char path[PATH_MAX + 16];
@@ -175,15 +174,9 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd);
  * Write rules (spec digest 4.8) for [cmd->lba, cmd->lba + cmd->nblocks),
  * then the implicit open and the write pointer advance, so that a write
  * queued right behind is checked against the new write pointer.  Call from
- * exec before the data I/O is submitted.  Returns
- *   SCSI_OK       go ahead (the command now holds a write ticket);
- *   SCSI_FAILED   sense stored;
- *   SCSI_PENDING  a RESET WRITE POINTER of the zone is under way: the exec
- *                 function must return SCSI_PENDING at once, with no side
- *                 effect; the engine calls cmd->op->exec(cmd) again later
- *                 (and completes the command if that does not return
- *                 SCSI_PENDING).
- * SCSI_OK without a ticket on a non-zoned LU, for conventional zones and for
+ * exec before the data I/O is submitted.  Returns SCSI_OK (go ahead: the
+ * command now holds a write ticket) or SCSI_FAILED (sense stored).  SCSI_OK
+ * without a ticket on a non-zoned LU, for conventional zones and for
  * TRANSFER LENGTH 0.
  */
 enum scsi_result zbc_write_begin(struct scsi_cmd *cmd);
@@ -236,6 +229,8 @@ enum scsi_result zbc_report_zones_exec(struct scsi_cmd *cmd);
 /* ZBC OUT: CLOSE ZONE, FINISH ZONE, OPEN ZONE, RESET WRITE POINTER (zbc_out.c). */
 enum scsi_result zbc_out_parse(struct scsi_cmd *cmd);
 enum scsi_result zbc_out_exec(struct scsi_cmd *cmd);
+/* The LBA lock of RESET WRITE POINTER and FINISH ZONE: their zones, exclusively. */
+void zbc_out_lock(struct scsi_cmd *cmd);
 
 /* ---- engine internals shared by zbc_*.c ---- */
 
@@ -328,10 +323,7 @@ enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd);
 enum scsi_result zbc_zone_activate_parse(struct scsi_cmd *cmd);
 enum scsi_result zbc_zone_activate_exec(struct scsi_cmd *cmd);
 
-/* Deferral of commands until a zone's writes or resets end (zbc_rw.c). */
-void zbc_defer(struct zbc_state *z, struct scsi_cmd *cmd);
-void zbc_kick(struct zbc_state *z);
-/* Frees the tickets and waiters left (zbc_fini). */
+/* Frees the write tickets left (zbc_fini). */
 void zbc_rw_fini(struct zbc_state *z);
 
 /* Persistence internals (zbc_persist.c). */

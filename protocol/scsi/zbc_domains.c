@@ -364,7 +364,7 @@ static void plan(struct scsi_cmd *cmd, struct activation *a)
 		for (uint32_t k = 0; k < rz && !a->unmet; k++) {
 			bool empty = leave[k].condition == ZBC_ZC_EMPTY || leave[k].condition == ZBC_ZC_NOT_WRITE_POINTER;
 
-			if (!empty || leave[k].writes_in_flight) {
+			if (!empty) {
 				a->unmet = UNMET_NOT_EMPTY;
 				a->ziwup = leave[k].start;
 			} else if (enter[k].condition != ZBC_ZC_INACTIVE) {
@@ -407,14 +407,12 @@ static void activate_work(struct scsi_cmd *cmd)
 	struct backend *be = lu->backend;
 	int rc = 0;
 
-	pthread_rwlock_wrlock(&lu->io_lock);
 	for (uint32_t i = 0; i < z->domain_zones && rc == 0; i++) {
 		const struct zbc_zone *zone = &z->zones[i]; /* domain 0: the conventional zones */
 
 		if (zone->condition == ZBC_ZC_INACTIVE)
 			rc = be->ops->discard(be, scsi_lu_offset(lu, zone->start), zone->length * lu->block_size);
 	}
-	pthread_rwlock_unlock(&lu->io_lock);
 	if (rc == 0)
 		rc = zbc_persist_all(lu, BE_WRITE_FUA);
 	if (rc < 0)

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "task_set.h"
 #include "zbc.h"
 
 /*
@@ -235,33 +236,17 @@ static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool a
 
 /* ---- RESET WRITE POINTER ---- */
 
+/* The zones a reset releases (their space goes back to the backend). */
 struct zbc_reset_state {
-	struct scsi_lu *lu;
-	bool barrier_held;
-	uint32_t first, count;   /* the zones under the barrier */
-	uint32_t *reset;         /* the zones reset, whose space is released */
+	uint32_t *reset;
 	uint32_t nr_reset;
 	int rc;                  /* first backend error (worker) */
 };
 
-static void release_barrier(struct zbc_reset_state *st)
-{
-	struct zbc_state *z = st->lu->zbc;
-
-	if (!st->barrier_held)
-		return;
-	st->barrier_held = false;
-	for (uint32_t i = st->first; i < st->first + st->count; i++)
-		z->zones[i].reset_barrier--;
-	zbc_kick(z);
-}
-
-/* Also the path of a reset aborted while its I/O ran (after() is not called then). */
 static void reset_state_free(void *p)
 {
 	struct zbc_reset_state *st = p;
 
-	release_barrier(st);
 	free(st->reset);
 	free(st);
 }
@@ -276,9 +261,7 @@ static void reset_work(struct scsi_cmd *cmd)
 	for (uint32_t i = 0; i < st->nr_reset && st->rc == 0; i++) {
 		const struct zbc_zone *zone = &lu->zbc->zones[st->reset[i]];
 
-		pthread_rwlock_rdlock(&lu->io_lock);
 		rc = be->ops->discard(be, scsi_lu_offset(lu, zone->start), zone->length * lu->block_size);
-		pthread_rwlock_unlock(&lu->io_lock);
 		if (rc < 0)
 			st->rc = rc;
 	}
@@ -286,61 +269,43 @@ static void reset_work(struct scsi_cmd *cmd)
 				 : zbc_persist_range(lu, cmd->lba, range_blocks(cmd, lu->zbc), BE_WRITE_FUA);
 	if (rc < 0 && st->rc == 0)
 		st->rc = rc;
-}
-
-static enum scsi_result reset_after(struct scsi_cmd *cmd)
-{
-	struct zbc_reset_state *st = cmd->handler_state;
-
-	release_barrier(st);
 	if (st->rc < 0)
-		return scsi_cmd_fail(cmd, scsi_sense_from_errno(st->rc, true));
-	return SCSI_OK;
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(st->rc, true));
 }
 
+/*
+ * The reset holds its zones' blocks exclusively (zbc_out_lock): the writes
+ * in flight to them have ended before it starts, and writes queued behind it
+ * start after its discard, checked against the reset write pointer.
+ */
 static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool all)
 {
-	struct zbc_reset_state *st = cmd->handler_state;
+	struct zbc_reset_state *st;
 	struct scsi_sense_info sense;
+	uint32_t first = all ? z->nr_conventional : range_first(cmd, z);
+	uint32_t count = all ? z->nr_zones - z->nr_conventional : zone_count(cmd);
 
-	if (!st) {
-		if (!all) {
-			struct zbc_zone *zone = zbc_zone_of(z, cmd->lba);
-
-			if (range_faulty(cmd, z, &sense))
-				return scsi_cmd_fail(cmd, sense);
-			if (zone->condition == ZBC_ZC_EMPTY && zone_count(cmd) == 1)
-				return SCSI_OK; /* libzbc 02/004: EMPTY stays EMPTY, nothing to release */
-		}
-		st = calloc(1, sizeof(*st));
-		if (st)
-			st->reset = calloc(all ? z->nr_zones : zone_count(cmd), sizeof(*st->reset));
-		if (!st || !st->reset) {
-			free(st);
-			return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
-		}
-		st->lu = cmd->lu;
-		st->first = all ? z->nr_conventional : zbc_zone_index(z, zbc_zone_of(z, cmd->lba));
-		st->count = all ? z->nr_zones - z->nr_conventional : zone_count(cmd);
-		for (uint32_t i = st->first; i < st->first + st->count; i++)
-			z->zones[i].reset_barrier++;
-		st->barrier_held = true;
-		cmd->handler_state = st;
-		cmd->handler_state_free = reset_state_free;
+	if (!all) {
+		if (range_faulty(cmd, z, &sense))
+			return scsi_cmd_fail(cmd, sense);
+		if (z->zones[first].condition == ZBC_ZC_EMPTY && count == 1)
+			return SCSI_OK; /* libzbc 02/004: EMPTY stays EMPTY, nothing to release */
 	}
-	/* Wait for the writes already in flight to these zones (see the file comment). */
-	for (uint32_t i = st->first; i < st->first + st->count; i++) {
-		if (z->zones[i].writes_in_flight) {
-			zbc_defer(z, cmd);
-			return SCSI_PENDING;
-		}
+	st = calloc(1, sizeof(*st));
+	if (st)
+		st->reset = calloc(count ? count : 1, sizeof(*st->reset));
+	if (!st || !st->reset) {
+		free(st);
+		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
 	}
+	cmd->handler_state = st;
+	cmd->handler_state_free = reset_state_free;
 	/*
 	 * RESET ALL: every write pointer zone that is not EMPTY (READ ONLY and
 	 * OFFLINE zones are left alone); the write pointer goes back to the
 	 * zone start and NON_SEQ / RESET are cleared.
 	 */
-	for (uint32_t i = st->first; i < st->first + st->count; i++) {
+	for (uint32_t i = first; i < first + count; i++) {
 		struct zbc_zone *zone = &z->zones[i];
 
 		if (!zbc_is_write_pointer_zone(zone) || zone->condition == ZBC_ZC_EMPTY ||
@@ -349,11 +314,28 @@ static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool al
 		zbc_zone_empty(z, zone);
 		st->reset[st->nr_reset++] = i;
 	}
-	if (st->nr_reset == 0) {
-		release_barrier(st);
+	if (st->nr_reset == 0)
 		return SCSI_OK;
+	return scsi_cmd_run_io(cmd, reset_work, NULL);
+}
+
+/*
+ * The LBA lock of RESET WRITE POINTER and FINISH ZONE: their zones,
+ * exclusively (with ALL, every zone from the first write pointer zone on).
+ * Bad ZONE IDs were refused by parse.
+ */
+void zbc_out_lock(struct scsi_cmd *cmd)
+{
+	struct zbc_state *z = cmd->lu->zbc;
+
+	cmd->lock.mode = SCSI_LBA_LOCK_EXCLUSIVE;
+	if (cmd->cdb[14] & 0x01) {
+		uint64_t start = z->nr_conventional < z->nr_zones ? z->zones[z->nr_conventional].start : cmd->lu->num_blocks;
+
+		scsi_lba_lock_add(cmd, start, cmd->lu->num_blocks - start);
+	} else {
+		scsi_lba_lock_add(cmd, cmd->lba, range_blocks(cmd, z));
 	}
-	return scsi_cmd_run_io(cmd, reset_work, reset_after);
 }
 
 enum scsi_result zbc_out_exec(struct scsi_cmd *cmd)

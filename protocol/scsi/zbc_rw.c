@@ -1,8 +1,9 @@
 /*
- * The read and write rules of zoned LUs (spec digest 4.8), write tickets (a
- * write between zbc_write_begin and zbc_write_end, so a failed data write
- * can be rolled back) and the deferral of writes behind a RESET WRITE
- * POINTER of their zone (and of the reset behind the writes in flight).
+ * The read and write rules of zoned LUs (spec digest 4.8) and write tickets
+ * (a write between zbc_write_begin and zbc_write_end, so a failed data write
+ * can be rolled back).  Writes and zone resets never overlap: each holds its
+ * blocks' LBA lock (lba_lock.c), so a write queued behind a RESET WRITE
+ * POINTER of its zone starts after the reset's discard.
  * Facts: Linux scsi_debug check_zbc_access_params / zbc_inc_wp, libzbc
  * 01_sk_ascq_check and zbc_test_lib.sh zone-type masks.
  *
@@ -28,65 +29,6 @@ struct zbc_ticket {
 	uint32_t count;
 	struct zbc_saved saved[];
 };
-
-struct zbc_waiter {
-	struct zbc_waiter *next;
-	struct scsi_cmd *cmd;
-};
-
-/* ---- deferred commands ---- */
-
-void zbc_defer(struct zbc_state *z, struct scsi_cmd *cmd)
-{
-	struct zbc_waiter *w = calloc(1, sizeof(*w));
-
-	if (!w) {
-		/* No memory to wait: end the command now rather than lose it. */
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
-		scsi_cmd_complete(cmd);
-		return;
-	}
-	w->cmd = cmd;
-	if (z->waiters_tail)
-		z->waiters_tail->next = w;
-	else
-		z->waiters_head = w;
-	z->waiters_tail = w;
-}
-
-/*
- * Runs the exec function of every deferred command again (in arrival order);
- * those still blocked defer themselves anew.  Re-entrant calls (a re-run
- * command that completes at once and releases a zone) only ask for another
- * pass.
- */
-void zbc_kick(struct zbc_state *z)
-{
-	if (z->kicking) {
-		z->kick_again = true;
-		return;
-	}
-	z->kicking = true;
-	do {
-		struct zbc_waiter *w = z->waiters_head;
-
-		z->kick_again = false;
-		z->waiters_head = z->waiters_tail = NULL;
-		while (w) {
-			struct zbc_waiter *next = w->next;
-			struct scsi_cmd *cmd = w->cmd;
-
-			free(w);
-			if (cmd->aborted) {
-				scsi_cmd_complete(cmd);
-			} else if (cmd->op->exec(cmd) != SCSI_PENDING) {
-				scsi_cmd_complete(cmd);
-			}
-			w = next;
-		}
-	} while (z->kick_again);
-	z->kicking = false;
-}
 
 /* ---- read rules ---- */
 
@@ -250,17 +192,6 @@ enum scsi_result zbc_write_begin(struct scsi_cmd *cmd)
 	end = cmd->lba + cmd->nblocks;
 	first = zbc_zone_of(z, cmd->lba);
 	last = zbc_zone_of(z, end - 1);
-	/*
-	 * A RESET WRITE POINTER of one of the zones is under way: the write
-	 * waits for it (its data must not land before the reset's discard), and
-	 * is then checked against the reset zone.
-	 */
-	for (struct zbc_zone *zone = first; zone <= last; zone++) {
-		if (zone->reset_barrier) {
-			zbc_defer(z, cmd);
-			return SCSI_PENDING;
-		}
-	}
 	for (struct zbc_zone *zone = first; zone <= last; zone++) {
 		if (zone->type == ZBC_ZONE_TYPE_GAP)
 			return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_ATTEMPT_TO_ACCESS_GAP_ZONE);
@@ -292,7 +223,6 @@ enum scsi_result zbc_write_begin(struct scsi_cmd *cmd)
 		t->saved[i].non_seq = zone->non_seq;
 		advance(z, zone, cmd->lba, end);
 		t->saved[i].seq_after = zone->seq;
-		zone->writes_in_flight++;
 	}
 	t->next = z->tickets;
 	z->tickets = t;
@@ -321,24 +251,14 @@ void zbc_write_end(struct scsi_cmd *cmd, bool ok)
 {
 	struct zbc_state *z = cmd->lu ? cmd->lu->zbc : NULL;
 	struct zbc_ticket **pp, *t;
-	bool kick = false;
 
 	if (!z || !z->tickets || !(pp = find_ticket(z, cmd)))
 		return;
 	t = *pp;
 	*pp = t->next;
-	for (uint32_t i = 0; i < t->count; i++) {
-		struct zbc_zone *zone = &z->zones[t->first + i];
-
-		zone->writes_in_flight--;
-		if (!ok)
-			roll_back(z, zone, &t->saved[i]);
-		if (zone->reset_barrier && zone->writes_in_flight == 0)
-			kick = true;
-	}
+	for (uint32_t i = 0; i < t->count && !ok; i++)
+		roll_back(z, &z->zones[t->first + i], &t->saved[i]);
 	free(t);
-	if (kick)
-		zbc_kick(z);
 }
 
 void zbc_cmd_complete(struct scsi_cmd *cmd)
@@ -355,10 +275,5 @@ void zbc_rw_fini(struct zbc_state *z)
 		struct zbc_ticket *t = z->tickets;
 		z->tickets = t->next;
 		free(t);
-	}
-	while (z->waiters_head) {
-		struct zbc_waiter *w = z->waiters_head;
-		z->waiters_head = w->next;
-		free(w);
 	}
 }

@@ -325,7 +325,7 @@ START_TEST(select_save_and_reload)
 	sense6(0x08, 0x80 | 0x0a, 0, 255);
 	ck_assert_uint_eq(r.data_in[6] & 0x04, 0x00);
 
-	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL);
+	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL, NULL);
 	lu2 = scsi_lu_create(dev2, &p, be_mem_open(2048 * 512), err, sizeof(err));
 	ck_assert_ptr_nonnull(lu2);
 	ck_assert(lu2->mode_current.d_sense);
@@ -348,7 +348,7 @@ START_TEST(corrupt_file_defaults)
 	ck_assert_ptr_nonnull(f);
 	fputs("SBCEMODE\0\0\0\1garbage", f);
 	fclose(f);
-	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL);
+	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL, NULL);
 	lu2 = scsi_lu_create(dev2, &p, be_mem_open(2048 * 512), err, sizeof(err));
 	ck_assert_ptr_nonnull(lu2);
 	ck_assert(!lu2->mode_current.d_sense);

@@ -84,7 +84,7 @@ START_TEST(image_round_trip_changeable_only)
 	ck_assert_mem_eq(img, "SBCEMODE", 8);
 	ck_assert_int_eq(spc_persist_write_now(&m->file, img, len), 0);
 	free(img);
-	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL);
+	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL, NULL);
 	lu2 = scsi_lu_create(dev2, &p, be_mem_open(2048 * 512), err, sizeof(err));
 	ck_assert_ptr_nonnull(lu2);
 	ck_assert(lu2->mode_current.d_sense);

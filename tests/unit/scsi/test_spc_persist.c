@@ -105,7 +105,7 @@ START_TEST(older_generation_ignored)
 	h.dev->executor = &scsi_executor_inline;
 	ck_assert_uint_eq(r1.status, SCSI_STATUS_GOOD);
 	ck_assert_uint_eq(r2.status, SCSI_STATUS_GOOD);
-	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL);
+	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:reload", NULL, NULL);
 	lu2 = scsi_lu_create(dev2, &p, be_mem_open(2048 * 512), err, sizeof(err));
 	ck_assert_ptr_nonnull(lu2);
 	ck_assert(!lu2->mode_current.d_sense);

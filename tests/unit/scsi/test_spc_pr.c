@@ -111,13 +111,12 @@ END_TEST
 START_TEST(survives_nexus_loss)
 {
 	struct scsi_nexus *n;
-	static const uint8_t tid[24] = { 0x45 };
 
 	prout(0, 0x00, 0, 0, 0xa1);
 	prout(0, 0x01, 0x01, 0xa1, 0);
 	scsi_nexus_destroy(h.nexus[0]);
 	ck_assert(h.lu->pr->reserved);
-	n = scsi_nexus_create(h.dev, "iqn.2026-12.test:I0,i,0x000000000001", tid, sizeof(tid),
+	n = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:I0,i,0x000000000001",
 			      "iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
 	h.nexus[0] = n;
 	harness_clear_ua(&h);
@@ -131,11 +130,10 @@ END_TEST
 START_TEST(relative_target_port_identity)
 {
 	struct scsi_nexus *n;
-	static const uint8_t tid[24] = { 0x45 };
 
 	prout(0, 0x00, 0, 0, 0xa1);
 	prout(0, 0x01, 0x03, 0xa1, 0);
-	n = scsi_nexus_create(h.dev, "iqn.2026-12.test:i0,i,0x000000000001", tid, sizeof(tid),
+	n = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:i0,i,0x000000000001",
 			      "iqn.2026-12.org.sbcemu:harness,t,0x0002", 2);
 	ck_assert(!spc_pr_is_holder(h.lu->pr, n));
 	ck_assert(spc_pr_is_holder(h.lu->pr, h.nexus[0]));

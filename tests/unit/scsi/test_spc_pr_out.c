@@ -319,7 +319,7 @@ START_TEST(aptpl_persists)
 	prout(0, 0x00, 0, 0, 0xc3, 0x01);
 	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
 	prout(0, 0x01, 0x01, 0xc3, 0, 0);
-	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:harness", NULL);
+	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:harness", NULL, NULL);
 	lu2 = scsi_lu_create(dev2, &p, be_mem_open(2048 * 512), err, sizeof(err));
 	ck_assert_ptr_nonnull(lu2);
 	ck_assert_ptr_nonnull(lu2->pr->regs);
@@ -331,7 +331,7 @@ START_TEST(aptpl_persists)
 	scsi_device_destroy(dev2);
 
 	prout(0, 0x00, 0, 0xc3, 0, 0);
-	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:harness", NULL);
+	dev2 = scsi_device_create("iqn.2026-12.org.sbcemu:harness", NULL, NULL);
 	lu2 = scsi_lu_create(dev2, &p, be_mem_open(2048 * 512), err, sizeof(err));
 	ck_assert_ptr_null(lu2->pr->regs);
 	ck_assert(!lu2->pr->reserved);

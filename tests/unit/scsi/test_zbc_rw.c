@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manual_executor.h"
+#include "scsi_wire.h"
 #include "zbc_fixture.h"
 
 #define ZS 64
@@ -252,7 +254,7 @@ START_TEST(failed_write_rolls_back)
 	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->wp, Z(2));
 	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->condition, ZBC_ZC_EMPTY);
 	ck_assert_uint_eq(h.lu->zbc->nr_implicit_open, 0);
-	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->writes_in_flight, 0);
+	ck_assert_ptr_null(h.lu->zbc->tickets);
 }
 END_TEST
 
@@ -265,11 +267,9 @@ START_TEST(queued_write_blocks_rollback)
 	zbc_test_cmd_init(&b, &h, Z(2) + 8, 8);
 	ck_assert_int_eq(zbc_test_write_begin(&a), SCSI_OK);
 	ck_assert_int_eq(zbc_test_write_begin(&b), SCSI_OK);
-	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->writes_in_flight, 2);
 	zbc_write_end(&a.cmd, false);
 	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->wp, Z(2) + 16);
 	zbc_write_end(&b.cmd, true);
-	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->writes_in_flight, 0);
 	ck_assert_ptr_null(h.lu->zbc->tickets);
 }
 END_TEST
@@ -292,33 +292,55 @@ START_TEST(failed_write_rolls_back_from_full)
 }
 END_TEST
 
+/* WRITE(16) of n blocks at lba on nexus 0 (data: zeros), through the scheduler. */
+static void write16_async(uint64_t lba, uint32_t n, struct harness_result *r)
+{
+	static uint8_t data[8 * 512];
+	uint8_t cdb[16] = { 0x8a };
+
+	put_be64(cdb + 2, lba);
+	put_be32(cdb + 10, n);
+	harness_run(&h, 0, cdb, 16, data, n * 512, n * 512, r);
+}
+
 /*
- * A reset waits for the writes in flight to its zone; writes that arrive
- * meanwhile wait for the reset and are then checked against the reset zone.
+ * The LBA locks of the one scheduler (lba_lock.c): a RESET WRITE POINTER
+ * holds its zone alone, so it starts only once the write in flight to the
+ * zone has ended, and a write that arrives after it starts only once the
+ * reset (and its discard) is done, then checked against the reset write
+ * pointer.  Each command's exec runs once.
  */
 START_TEST(reset_waits_for_writes_and_holds_new_ones)
 {
-	static struct harness_result r;
-	struct zbc_test_cmd w1, w2;
+	static struct harness_result w1, reset, w2;
+	struct manual_executor m;
 
-	zbc_test_cmd_init(&w1, &h, Z(2), 8);
-	ck_assert_int_eq(zbc_test_write_begin(&w1), SCSI_OK);
-	zbc_test_out(&h, ZBC_SA_RESET_WRITE_POINTER, Z(2), false, &r);
-	ck_assert(!r.completed);
-	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->reset_barrier, 1);
-	/* Arrives after the reset: at the zone start, which is only right once the reset is done. */
-	zbc_test_cmd_init(&w2, &h, Z(2), 8);
-	ck_assert_int_eq(zbc_test_write_begin(&w2), SCSI_PENDING);
+	manual_executor_init(&m);
+	h.dev->executor = &m.ex;
+	write16_async(Z(2), 8, &w1);
+	ck_assert_uint_eq(manual_executor_pending(&m), 1); /* W1 runs */
+	zbc_test_out(&h, ZBC_SA_RESET_WRITE_POINTER, Z(2), false, &reset);
+	ck_assert(!reset.completed);
+	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->wp, Z(2) + 8); /* not reset yet: it waits */
+	write16_async(Z(2), 8, &w2);
 	ck_assert(!w2.completed);
-	zbc_write_end(&w1.cmd, true);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_int_eq(w2.exec_calls, 2);
-	ck_assert_int_eq(w2.begin, SCSI_OK);
+	ck_assert_uint_eq(manual_executor_pending(&m), 1);
+	manual_executor_run(&m, 1); /* W1 ends: the reset starts, W2 still waits behind it */
+	ck_assert(w1.completed);
+	ck_assert_uint_eq(w1.status, SCSI_STATUS_GOOD);
+	ck_assert(!reset.completed);
+	ck_assert(!w2.completed);
+	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->condition, ZBC_ZC_EMPTY);
+	manual_executor_run(&m, 1); /* the reset's discard: W2 starts at the reset write pointer */
+	ck_assert(reset.completed);
+	ck_assert_uint_eq(reset.status, SCSI_STATUS_GOOD);
+	ck_assert(!w2.completed);
+	manual_executor_run(&m, 1);
 	ck_assert(w2.completed);
-	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->reset_barrier, 0);
+	ck_assert_uint_eq(w2.status, SCSI_STATUS_GOOD);
 	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->wp, Z(2) + 8);
-	zbc_write_end(&w2.cmd, true);
+	ck_assert_uint_eq(manual_executor_pending(&m), 0);
+	h.dev->executor = &scsi_executor_inline;
 }
 END_TEST
 

@@ -58,7 +58,7 @@ static void *server_thread(void *arg)
 	(void)arg;
 
 	H.loop = ev_loop_new(EVFLAG_AUTO);
-	H.dev = scsi_device_create("test", &scsi_executor_inline);
+	H.dev = scsi_device_create("test", &scsi_executor_inline, NULL);
 	memset(&lp, 0, sizeof(lp));
 	lp.kind = SCSI_LU_CONVENTIONAL;
 	lp.logical_block_size = 512;

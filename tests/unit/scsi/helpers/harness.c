@@ -7,26 +7,54 @@
 #include "harness.h"
 #include "scsi_proto.h"
 #include "scsi_wire.h"
-#include "../../../../backends/backend.h"
+#include "backend.h"
 
 struct harness_task {
 	struct scsi_cmd cmd;
 	const void *data_out;
 	uint32_t data_out_len;
+	struct iovec data_out_iov;
+	bool hold_data_out;
 	struct harness_result *r;
 };
+
+static void deliver_data_out(struct harness_task *t);
 
 static void t_need_data_out(struct scsi_cmd *cmd)
 {
 	struct harness_task *t = (struct harness_task *)cmd;
+
+	if (t->hold_data_out) {
+		t->r->data_out_wanted = true;
+		t->r->task = t;
+		return;
+	}
+	deliver_data_out(t);
+}
+
+bool harness_deliver_data_out(struct harness_result *r)
+{
+	struct harness_task *t = r->task;
+
+	if (!r->data_out_wanted || !t)
+		return false;
+	r->data_out_wanted = false;
+	r->task = NULL;
+	deliver_data_out(t);
+	return true;
+}
+
+static void deliver_data_out(struct harness_task *t)
+{
+	struct scsi_cmd *cmd = &t->cmd;
 	uint32_t n = t->data_out_len;
 
 	if (n > cmd->expected_length)
 		n = cmd->expected_length;
 	if (n > cmd->data_length)
 		n = cmd->data_length;
-	cmd->data_out = (uint8_t *)t->data_out;
-	cmd->data_out_len = n;
+	t->data_out_iov = (struct iovec){ .iov_base = (void *)t->data_out, .iov_len = n };
+	scsi_cmd_set_data_out(cmd, &t->data_out_iov, 1, n);
 	scsi_cmd_data_out_ready(cmd);
 }
 
@@ -36,6 +64,8 @@ static void t_complete(struct scsi_cmd *cmd)
 	struct harness_result *r = t->r;
 
 	r->completed = true;
+	r->task = NULL;
+	r->data_out_wanted = false;
 	r->status = cmd->status;
 	r->sense_len = cmd->sense_len;
 	memcpy(r->sense, cmd->sense, cmd->sense_len);
@@ -55,15 +85,48 @@ static void t_aborted(struct scsi_cmd *cmd)
 	struct harness_task *t = (struct harness_task *)cmd;
 
 	t->r->aborted = true;
+	t->r->task = NULL;
 	scsi_cmd_release(cmd);
 	free(t);
 }
 
-static const struct scsi_transport_ops harness_transport = {
+/*
+ * A TransportID codec for the harness's nexuses (protocol identifier 5h):
+ * encode gives a fixed 24-byte TransportID; decode takes the iSCSI initiator
+ * port form (SPC-4 7.6.4.6, FORMAT CODE 01b), as REGISTER AND MOVE sends it.
+ */
+static size_t t_tid_encode(const char *name, uint8_t *tid, size_t cap)
+{
+	(void)name;
+	if (cap < 24)
+		return 0;
+	memset(tid, 0, 24);
+	tid[0] = 0x05;
+	return 24;
+}
+
+static bool t_tid_decode(const uint8_t *tid, size_t len, char *name, size_t cap)
+{
+	size_t add_len = len >= 4 ? get_be16(tid + 2) : 0, n;
+
+	if (len < 4 || tid[0] != 0x45 || 4 + add_len > len)
+		return false;
+	n = strnlen((const char *)tid + 4, add_len);
+	if (n == 0 || n >= cap)
+		return false;
+	memcpy(name, tid + 4, n);
+	name[n] = '\0';
+	return true;
+}
+
+const struct scsi_transport_ops harness_transport = {
 	.need_data_out = t_need_data_out,
 	.complete = t_complete,
 	.aborted = t_aborted,
 	.max_sense_len = SCSI_SENSE_BUFFER_MAX,
+	.protocol_identifier = 0x5,
+	.transport_id_encode = t_tid_encode,
+	.transport_id_decode = t_tid_decode,
 };
 
 void harness_init(struct harness *h, uint64_t num_blocks, uint32_t block_size,
@@ -71,7 +134,6 @@ void harness_init(struct harness *h, uint64_t num_blocks, uint32_t block_size,
 {
 	struct scsi_lu_params p;
 	char err[256];
-	static const uint8_t tid[24] = { 0x05 };
 
 	memset(h, 0, sizeof(*h));
 	snprintf(h->state_dir, sizeof(h->state_dir), "/tmp/sbce-harness-XXXXXX");
@@ -96,15 +158,15 @@ void harness_init(struct harness *h, uint64_t num_blocks, uint32_t block_size,
 	p.num_blocks = num_blocks;
 	p.logical_block_size = block_size;
 	p.state_dir = h->state_dir;
-	h->dev = scsi_device_create("iqn.2026-12.org.sbcemu:harness", NULL);
+	h->dev = scsi_device_create("iqn.2026-12.org.sbcemu:harness", NULL, NULL);
 	h->lu = scsi_lu_create(h->dev, &p, be_mem_open(num_blocks * block_size), err, sizeof(err));
 	if (!h->lu) {
 		fprintf(stderr, "scsi_lu_create: %s\n", err);
 		abort();
 	}
-	h->nexus[0] = scsi_nexus_create(h->dev, "iqn.2026-12.test:i0,i,0x000000000001", tid, sizeof(tid),
+	h->nexus[0] = scsi_nexus_create(h->dev, &harness_transport, "iqn.2026-12.test:i0,i,0x000000000001",
 					"iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
-	h->nexus[1] = scsi_nexus_create(h->dev, "iqn.2026-12.test:i1,i,0x000000000002", tid, sizeof(tid),
+	h->nexus[1] = scsi_nexus_create(h->dev, &harness_transport, "iqn.2026-12.test:i1,i,0x000000000002",
 					"iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
 }
 
@@ -124,17 +186,27 @@ void harness_run(struct harness *h, int nexus, const uint8_t *cdb, unsigned cdb_
 		 const void *data_out, uint32_t data_out_len, uint32_t expected_length,
 		 struct harness_result *r)
 {
+	struct harness_opts o = { .nexus = nexus, .attr = SCSI_TASK_SIMPLE, .expected_length = expected_length };
+
+	harness_submit(h, &o, cdb, cdb_len, data_out, data_out_len, r);
+}
+
+void harness_submit(struct harness *h, const struct harness_opts *o, const uint8_t *cdb, unsigned cdb_len,
+		    const void *data_out, uint32_t data_out_len, struct harness_result *r)
+{
 	struct harness_task *t = calloc(1, sizeof(*t));
+	uint32_t expected_length = o->expected_length;
 
 	memset(r, 0, sizeof(*r));
-	scsi_cmd_init(&t->cmd, &harness_transport, h->nexus[nexus]);
+	scsi_cmd_init(&t->cmd, &harness_transport, h->nexus[o->nexus]);
 	t->r = r;
 	t->data_out = data_out;
 	t->data_out_len = data_out_len;
+	t->hold_data_out = o->hold_data_out;
 	memcpy(t->cmd.cdb, cdb, cdb_len);
 	t->cmd.cdb_len = (uint8_t)(cdb_len < 16 ? 16 : cdb_len);
 	t->cmd.lun = scsi_lun_encode(0);
-	t->cmd.task_attr = SCSI_TASK_SIMPLE;
+	t->cmd.task_attr = o->attr;
 	if (data_out) {
 		t->cmd.dir = SCSI_DIR_TO_DEVICE;
 		t->cmd.expected_length = expected_length ? expected_length : data_out_len;

@@ -29,7 +29,21 @@ struct harness_result {
 	uint32_t data_in_len;
 	enum scsi_residual_kind residual_kind;
 	uint32_t residual;
+	/* harness_submit with hold_data_out: the core asked for the Data-Out, which waits for harness_deliver_data_out */
+	bool data_out_wanted;
+	void *task;
 };
+
+/* How harness_submit sends a command. */
+struct harness_opts {
+	int nexus;                 /* 0 or 1 */
+	enum scsi_task_attr attr;  /* SCSI_TASK_SIMPLE, ... */
+	uint32_t expected_length;  /* 0 = derive (as harness_run) */
+	bool hold_data_out;        /* keep the Data-Out until harness_deliver_data_out */
+};
+
+/* The harness's fake transport (for nexuses a test creates itself). */
+extern const struct scsi_transport_ops harness_transport;
 
 /* A harness with an LU of num_blocks blocks of block_size bytes; params_in may be NULL. */
 void harness_init(struct harness *h, uint64_t num_blocks, uint32_t block_size,
@@ -46,6 +60,15 @@ void harness_clear_ua(struct harness *h);
 void harness_run(struct harness *h, int nexus, const uint8_t *cdb, unsigned cdb_len,
 		 const void *data_out, uint32_t data_out_len, uint32_t expected_length,
 		 struct harness_result *r);
+
+/*
+ * harness_run with options.  The result r must stay valid until the command
+ * completes (it may complete later, with a manual executor or a held Data-Out).
+ */
+void harness_submit(struct harness *h, const struct harness_opts *o, const uint8_t *cdb, unsigned cdb_len,
+		    const void *data_out, uint32_t data_out_len, struct harness_result *r);
+/* Hands over the Data-Out the core asked for (false if it did not ask). */
+bool harness_deliver_data_out(struct harness_result *r);
 
 /* Convenience: sense key / ASC / ASCQ from r (fixed or descriptor format). */
 uint8_t harness_sense_key(const struct harness_result *r);

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../../../backends/backend.h"
+#include "backend.h"
 
 struct scsi_lu;
 

@@ -74,6 +74,12 @@ struct backend {
 	const struct backend_ops *ops;
 	uint64_t size;        /* bytes */
 	bool can_discard;     /* discard really deallocates */
+	/*
+	 * write_atomic / write_atomic_ranges keep their promise: all or
+	 * nothing, even across a crash (be_file with an intent log).  Without
+	 * it the core does not offer WRITE ATOMIC.
+	 */
+	bool can_write_atomic;
 	bool read_only;
 	char note[200];       /* what opening it did that is worth a log line (a journal replay), or "" */
 };

@@ -9,6 +9,11 @@
 #ifndef SBCEMU_ISCSI_H
 #define SBCEMU_ISCSI_H
 
+/* Layering (docs/architecture.md): only the daemon starts front ends. */
+#if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_CONFIG)
+#error "the iSCSI front end is included by the daemon only"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -15,9 +15,15 @@
 #ifndef SBCEMU_SCSI_H
 #define SBCEMU_SCSI_H
 
+/* Layering (docs/architecture.md): a backend knows nothing of SCSI. */
+#ifdef SBCE_BUILDING_BACKENDS
+#error "backends/ may not include the SCSI core"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "scsi_sense.h"
 
@@ -28,6 +34,13 @@ struct scsi_lu;
 struct scsi_nexus;
 struct scsi_op;
 struct scsi_tmf_wait;
+struct scsi_resources;
+
+/* A scatter-gather list: buffers owned by whoever set it (the transport). */
+struct scsi_sgl {
+	struct iovec *iov;
+	unsigned iovcnt;
+};
 
 #define SCSI_MAX_CDB_LEN 32
 #define SCSI_SENSE_BUFFER_MAX 252
@@ -74,10 +87,16 @@ enum scsi_data_dir {
 	SCSI_DIR_BIDI,
 };
 
+/*
+ * Where a command is in its life (docs/architecture.md, "The one scheduler").
+ * Between NEW and DONE it sits in its LU's task set, the only place a command
+ * waits.
+ */
 enum scsi_cmd_state {
 	SCSI_CMD_STATE_NEW,
-	SCSI_CMD_STATE_WAIT_TASK_SET, /* parsed; held back by task attributes */
-	SCSI_CMD_STATE_WAIT_DATA_OUT, /* transport is collecting Data-Out */
+	SCSI_CMD_STATE_WAIT_BUFFER,   /* admitted; waits for buffer room before its Data-Out is asked for */
+	SCSI_CMD_STATE_WAIT_DATA_OUT, /* the transport is collecting Data-Out */
+	SCSI_CMD_STATE_WAIT_START,    /* ready; waits for its task attribute, LBA locks, quiesce, buffer room */
 	SCSI_CMD_STATE_RUNNING,       /* executing (possibly on a worker) */
 	SCSI_CMD_STATE_DONE,
 };
@@ -127,23 +146,35 @@ enum scsi_tmf_response {
 };
 
 /*
- * What a transport provides.  All callbacks run on the loop thread.
+ * What a transport (a front end: iSCSI, TCMU) provides.  All callbacks run on
+ * the loop thread.
  */
 struct scsi_transport_ops {
 	/*
 	 * The command needs scsi_cmd_data_out_want(cmd) bytes of Data-Out,
 	 * those from byte cmd->data_out_offset of the Data-Out Buffer on (all
 	 * cmd->data_length bytes unless the command streams its Data-Out).
-	 * The transport collects them into a buffer it owns, sets
-	 * cmd->data_out and cmd->data_out_len, then calls
-	 * scsi_cmd_data_out_ready(cmd).  If the transport already holds them
-	 * all at submit time it may set data_out before scsi_cmd_submit(); the
-	 * core then does not call need_data_out.
+	 * The transport collects them into buffers it owns, hands them over
+	 * with scsi_cmd_set_data_out(), then calls scsi_cmd_data_out_ready(cmd).
+	 * If the transport already holds them all at submit time it may hand
+	 * them over before scsi_cmd_submit(); the core then does not call
+	 * need_data_out.
 	 */
 	void (*need_data_out)(struct scsi_cmd *cmd);
 	/*
-	 * The command is finished: status, sense, data_in and residual are final.
-	 * The transport sends them and then calls scsi_cmd_release(cmd).
+	 * Optional: memory for len bytes of Data-In, owned by the transport
+	 * (the TCMU data area, or a buffer the iSCSI Data-In PDUs point into).
+	 * Sets *sgl to at most len bytes of it and returns 0, or a negative
+	 * errno.  Without it the core allocates Data-In itself.  The core
+	 * writes the Data-In there (through one bounce copy if the handler
+	 * needs it contiguous and the transport gave several pieces).
+	 */
+	int (*alloc_data_in)(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl);
+	/*
+	 * The command is finished: status, sense, Data-In and residual are
+	 * final (cmd->data_in holds data_in_len bytes, in the transport's own
+	 * buffer when it provided alloc_data_in).  The transport sends them and
+	 * then calls scsi_cmd_release(cmd).
 	 */
 	void (*complete)(struct scsi_cmd *cmd);
 	/*
@@ -153,6 +184,18 @@ struct scsi_transport_ops {
 	void (*aborted)(struct scsi_cmd *cmd);
 	/* Longest sense data the transport can carry (252 for iSCSI, 96 for TCMU). */
 	uint32_t max_sense_len;
+	/* SPC-4 7.6.1 (table 362): PROTOCOL IDENTIFIER (iSCSI 5h, SAS 6h, ...), for VPD designators. */
+	uint8_t protocol_identifier;
+	/*
+	 * The protocol's TransportID codec (SPC-4 7.6.4): encode an initiator
+	 * port name into tid (returns its length, 0 if it does not fit), and
+	 * decode a TransportID of this protocol (PERSISTENT RESERVE OUT
+	 * parameter data) into the initiator port name (returns false if it is
+	 * not one this protocol accepts).  NULL: the transport has no
+	 * TransportIDs (then PR OUT with TransportIDs is refused).
+	 */
+	size_t (*transport_id_encode)(const char *initiator_port_name, uint8_t *tid, size_t cap);
+	bool (*transport_id_decode)(const uint8_t *tid, size_t len, char *initiator_port_name, size_t cap);
 };
 
 enum scsi_residual_kind {
@@ -180,6 +223,29 @@ struct scsi_executor {
 /* Executes work() then done() on the caller's thread. */
 extern struct scsi_executor scsi_executor_inline;
 
+/* LBA locks (lba_lock.c): how a command shares the blocks it touches. */
+enum scsi_lba_lock_mode {
+	SCSI_LBA_LOCK_NONE,
+	SCSI_LBA_LOCK_SHARED,    /* reads: beside other readers */
+	SCSI_LBA_LOCK_WRITE,     /* writes: alone on their blocks */
+	SCSI_LBA_LOCK_EXCLUSIVE, /* read-modify-write and atomic writes: alone (also with lba_locks = lu) */
+};
+
+struct scsi_lba_range {
+	uint64_t lba;
+	uint64_t nblocks;
+};
+
+#define SCSI_LBA_LOCK_RANGES 8 /* more ranges than this are locked as their span */
+
+struct scsi_lba_lock {
+	enum scsi_lba_lock_mode mode;
+	unsigned nranges;
+	struct scsi_lba_range ranges[SCSI_LBA_LOCK_RANGES];
+	bool held;
+	struct scsi_cmd *next_holder; /* the LU's holders */
+};
+
 /*
  * The transport-neutral command.  Fields marked [transport] are written by the
  * transport before scsi_cmd_submit(); [core] fields are written by the core.
@@ -200,10 +266,19 @@ struct scsi_cmd {
 	/* transfer [transport] */
 	enum scsi_data_dir dir;
 	uint32_t expected_length;     /* iSCSI Expected Data Transfer Length */
-	uint8_t *data_out;            /* owned by the transport */
-	uint32_t data_out_len;
-	uint8_t *prot_out;            /* protection information beside data_out (PI issue) */
-	uint32_t prot_out_len;
+	/*
+	 * A transport-level failure found before or while the Data-Out arrived
+	 * (scsi_cmd_fail_transport()): the command ends with CHECK CONDITION
+	 * and this sense instead of executing.
+	 */
+	bool transport_failed;
+	struct scsi_sense_info transport_sense;
+
+	/* Data-Out: the transport's buffers (scsi_cmd_set_data_out) and the core's view of them */
+	struct scsi_sgl data_out_sgl;  /* [transport] */
+	uint32_t data_out_len;         /* [transport] bytes in data_out_sgl */
+	uint8_t *data_out;             /* [core] the same bytes contiguous (the iovec itself when there is one) */
+	uint8_t *data_out_bounce;      /* [core] what data_out points to when it had to be gathered */
 
 	/* parsed from the CDB [core] */
 	struct scsi_lu *lu;
@@ -231,11 +306,12 @@ struct scsi_cmd {
 	uint16_t pi_app_mask;          /* LOGICAL BLOCK APPLICATION TAG MASK */
 
 	/* result [core] */
-	uint8_t *data_in;              /* owned by the core, freed by scsi_cmd_release */
+	uint8_t *data_in;              /* where the Data-In is: the transport's buffer, or the core's */
 	uint32_t data_in_len;          /* bytes the device server transfers */
-	uint32_t data_in_cap;
-	uint8_t *prot_in;              /* protection information beside data_in */
-	uint32_t prot_in_len;
+	struct scsi_sgl data_in_sgl;   /* the transport's Data-In buffers (alloc_data_in), or empty */
+	uint8_t *data_in_core;         /* Data-In the core allocated (freed by scsi_cmd_release) */
+	struct iovec data_in_core_iov; /* data_in_core as a one-piece list */
+	struct scsi_sgl io_sgl;        /* the Data-In buffers the READ data path fills (scsi_cmd_data_in_buffers) */
 	uint8_t status;                /* enum scsi_status */
 	struct scsi_sense_info sense_info;
 	uint8_t sense[SCSI_SENSE_BUFFER_MAX];
@@ -246,7 +322,15 @@ struct scsi_cmd {
 	/* plumbing [core] */
 	enum scsi_cmd_state state;
 	bool aborted;
-	struct scsi_cmd *ts_prev, *ts_next; /* the LU's task set */
+	bool started;                  /* exec ran (counts in the LU's running commands until completion) */
+	bool admitted;                 /* counted in the LU's queue and the daemon's commands */
+	struct scsi_cmd *ts_prev, *ts_next; /* the LU's task set, in arrival order */
+	struct scsi_lba_lock lock;
+	bool quiesce_released;         /* OP_QUIESCE: younger commands may start (scsi_cmd_unquiesce) */
+	uint64_t buffer_need;          /* buffer bytes the command will hold (scsi_resources) */
+	uint64_t buffer_held;          /* ... reserved so far, returned by scsi_cmd_release */
+	uint32_t lu_generation;        /* the LU's format generation its parse saw */
+	uint32_t faults;               /* injected faults that hit this command (SCSI_FAULT_*, scsi_internal.h) */
 	struct scsi_io_job io_job;
 	void (*io_work)(struct scsi_cmd *cmd);
 	enum scsi_result (*io_after)(struct scsi_cmd *cmd);
@@ -257,20 +341,6 @@ struct scsi_cmd {
 };
 
 /* ---- configuration of a logical unit (filled by config/, read by the core) ---- */
-
-/* Protection information fault injection (sbc_pi.c): a PI field the medium returns corrupted. */
-enum scsi_pi_field {
-	SCSI_PI_GUARD,
-	SCSI_PI_APP_TAG,
-	SCSI_PI_REF_TAG,
-};
-
-struct scsi_pi_fault {
-	enum scsi_pi_field field;
-	uint64_t first_lba, last_lba;
-};
-
-#define SCSI_PI_FAULTS_MAX 16
 
 struct scsi_lu_params {
 	enum scsi_lu_kind kind;
@@ -303,14 +373,6 @@ struct scsi_lu_params {
 	uint32_t atomic_transfer_length_granularity; /* 0: any length */
 	uint32_t max_atomic_transfer_length_with_boundary;
 	uint32_t max_atomic_boundary_size;
-	/*
-	 * Broken-promise injection (docs/atomic.md): the atomic_tear_write-th
-	 * WRITE ATOMIC after start (1 = the first; 0 = never) is torn on
-	 * purpose: only its first atomic_tear_block blocks are written, and
-	 * it still returns GOOD.
-	 */
-	uint32_t atomic_tear_write;
-	uint32_t atomic_tear_block;
 	/*
 	 * WRITE SCATTERED (sbc_write_scattered.c) and the Block Limits
 	 * Extension VPD page; the limits are in logical blocks, 0 = no limit.
@@ -345,8 +407,15 @@ struct scsi_lu_params {
 	 */
 	uint8_t protection_type;
 	uint8_t p_i_exponent;
-	struct scsi_pi_fault pi_faults[SCSI_PI_FAULTS_MAX];
-	unsigned pi_fault_count;
+	/*
+	 * The task set (task_set.c): at most queue_depth commands (0: no
+	 * limit) before new ones get TASK SET FULL (SAM-5 5.3); each
+	 * I_T nexus always gets one in.  lba_locks_whole_lu: every LBA lock
+	 * covers the whole LU, as one LU-wide lock would (for the comparison
+	 * benchmark, scripts/bench-lba-locks.sh).
+	 */
+	uint32_t queue_depth;
+	bool lba_locks_whole_lu;
 };
 
 /*
@@ -365,15 +434,47 @@ static inline uint64_t scsi_lu_blocks_in_backing(uint32_t block_size, uint64_t b
 	return bytes / (block_size + (pi ? block_size / 64 : 0));
 }
 
+/* ---- resources: what all the devices of a daemon may hold at once ---- */
+
+/*
+ * Backpressure (docs/architecture.md, "Backpressure"; the [daemon] keys in
+ * docs/config.md).  0 in a field means no limit.
+ */
+struct scsi_limits {
+	uint32_t max_commands;          /* commands in every task set together; more: TASK SET FULL / BUSY */
+	uint64_t max_buffer_bytes;      /* Data-Out and Data-In buffers of all commands together */
+	uint64_t max_nexus_buffer_bytes; /* ... of the commands of one I_T nexus (an iSCSI session) */
+};
+
+/*
+ * The accounting the devices share.  A command that would take more buffer
+ * room than is left waits in its task set (no Data-Out is asked for, it does
+ * not start) until commands holding room are released; one command alone
+ * always fits, however large.
+ */
+struct scsi_resources *scsi_resources_create(const struct scsi_limits *limits);
+void scsi_resources_destroy(struct scsi_resources *res);
+/* Commands and buffer bytes held now (for logs and tests). */
+void scsi_resources_usage(const struct scsi_resources *res, uint32_t *commands, uint64_t *buffer_bytes);
+
 /* ---- devices, logical units and nexuses ---- */
 
 /*
  * A SCSI target device: the logical units one iSCSI target (or one TCMU
  * device) exposes.  name is used in designators and persistent state paths.
+ * res (may be NULL: no limits) is shared by the devices of one daemon and
+ * must outlive them.
  */
-struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *executor);
+struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *executor,
+				       struct scsi_resources *res);
 void scsi_device_destroy(struct scsi_device *dev);
-const char *scsi_device_name(const struct scsi_device *dev);
+/*
+ * Makes everything the device's LUs acknowledged durable (backend flush,
+ * zone state), on the executor; done(arg, err) runs on the loop thread with
+ * 0 or the first negative errno once every LU is done (possibly before
+ * return).  For a clean shutdown, after the front ends drained.
+ */
+void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err), void *arg);
 
 /*
  * Adds a logical unit served by an open backend (the LU takes ownership of it).
@@ -383,33 +484,20 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 			       struct backend *backend, char *err, size_t errlen);
 struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t lun);
 
-/*
- * Zoned LUs (zbc_zones.c), set-up time only (blocking I/O): the number of
- * zones (0 for other kinds), and zone faults on command: puts zone
- * zone_index (0 = the zone at LBA 0) OFFLINE or READ ONLY and records it in
- * the persistent zone state; SCSI_ZONE_FAULT_NONE repairs a zone that is
- * OFFLINE or READ ONLY (back to EMPTY, or NOT WRITE POINTER for a
- * conventional zone) and leaves any other zone alone.  0 or -1 with err.
- */
-enum scsi_zone_fault {
-	SCSI_ZONE_FAULT_NONE,
-	SCSI_ZONE_FAULT_OFFLINE,
-	SCSI_ZONE_FAULT_READ_ONLY,
-};
+/* Zoned LUs: the number of zones (0 for other kinds). */
 uint32_t scsi_lu_zone_count(const struct scsi_lu *lu);
-int scsi_lu_set_zone_fault(struct scsi_lu *lu, uint32_t zone_index, enum scsi_zone_fault fault, char *err,
-			   size_t errlen);
 
 /*
- * I_T nexus.  initiator_port_name is the SCSI initiator port name (for iSCSI
- * "<initiator name>,i,0x<ISID>"); transport_id is its TransportID (SPC-4
- * 7.6.4) used by persistent reservations; relative_target_port is the
- * RELATIVE TARGET PORT IDENTIFIER (iSCSI: the target portal group tag).
- * Creating a nexus establishes POWER ON/RESET unit attentions for it.
+ * I_T nexus, reached through transport (whose protocol identifier and
+ * TransportID codec the core uses for it).  initiator_port_name is the SCSI
+ * initiator port name (for iSCSI "<initiator name>,i,0x<ISID>");
+ * relative_target_port is the RELATIVE TARGET PORT IDENTIFIER (iSCSI: the
+ * target portal group tag).  Creating a nexus establishes POWER ON/RESET
+ * unit attentions for it.  NULL when out of memory.
  */
-struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const char *initiator_port_name,
-				     const uint8_t *transport_id, size_t transport_id_len,
-				     const char *target_port_name, uint16_t relative_target_port);
+struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_transport_ops *transport,
+				     const char *initiator_port_name, const char *target_port_name,
+				     uint16_t relative_target_port);
 /* Aborts the nexus's outstanding commands (their aborted() callbacks run) and frees it once none remain. */
 void scsi_nexus_destroy(struct scsi_nexus *nexus);
 
@@ -424,8 +512,21 @@ void scsi_cmd_init(struct scsi_cmd *cmd, const struct scsi_transport_ops *transp
  * before this function returns).
  */
 void scsi_cmd_submit(struct scsi_cmd *cmd);
-/* Data-Out is in cmd->data_out (cmd->data_out_len bytes). */
+/*
+ * Hands the core len bytes of Data-Out in the transport's buffers (they stay
+ * the transport's; the core reads them until the command completes or asks
+ * for the next piece of a streamed Data-Out).
+ */
+void scsi_cmd_set_data_out(struct scsi_cmd *cmd, struct iovec *iov, unsigned iovcnt, uint32_t len);
+/* The Data-Out asked for by need_data_out is there (scsi_cmd_set_data_out). */
 void scsi_cmd_data_out_ready(struct scsi_cmd *cmd);
+/*
+ * The transport cannot deliver the command's data (an iSCSI Data-Out
+ * sequence error, RFC 7143 11.4.7.2): the command ends with CHECK CONDITION
+ * and s, through the core's completion like any other (before
+ * scsi_cmd_submit(), or while it waits for Data-Out).
+ */
+void scsi_cmd_fail_transport(struct scsi_cmd *cmd, struct scsi_sense_info s);
 /* The Data-Out bytes need_data_out asks for (from cmd->data_out_offset). */
 static inline uint32_t scsi_cmd_data_out_want(const struct scsi_cmd *cmd)
 {
@@ -433,7 +534,11 @@ static inline uint32_t scsi_cmd_data_out_want(const struct scsi_cmd *cmd)
 
 	return cmd->data_out_window && cmd->data_out_window < left ? cmd->data_out_window : left;
 }
-/* Frees what the core allocated for the command (data_in, handler state). */
+/*
+ * The transport is done with a finished command (its response went out):
+ * frees what the core allocated (Data-In, handler state) and returns its
+ * buffer room to the scsi_resources.
+ */
 void scsi_cmd_release(struct scsi_cmd *cmd);
 
 /*

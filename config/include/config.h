@@ -21,6 +21,11 @@
 #ifndef SBCEMU_CONFIG_H
 #define SBCEMU_CONFIG_H
 
+/* Layering (docs/architecture.md): the configuration is the daemon's. */
+#if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_ISCSI)
+#error "config/ is included by the daemon only"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +64,12 @@ enum cfg_lu_kind {
 	CFG_LU_ZBC_ZD, /* host managed with ZBC-2 zone domains and realms */
 };
 
+/* lun.lba_locks: how commands share blocks (protocol/scsi/lba_lock.c). */
+enum cfg_lba_locks {
+	CFG_LBA_LOCKS_RANGE, /* each command locks the blocks it touches */
+	CFG_LBA_LOCKS_LU,    /* every lock covers the LU (the comparison benchmark) */
+};
+
 /* Where each key of one section object was set: line numbers, 0 = default.  Parser-private. */
 struct cfg_key_lines {
 	unsigned section; /* line of the section header (0: created implicitly or by default) */
@@ -73,6 +84,10 @@ struct cfg_daemon {
 	char state_dir[CFG_PATH_MAX]; /* "" until cfg_finish() fills in the automatic default */
 	enum cfg_log_level log_level;
 	uint32_t workers;
+	/* backpressure: struct scsi_limits (protocol/scsi/include/scsi.h); 0 = no limit */
+	uint32_t max_commands;
+	uint64_t max_buffer_bytes;
+	uint64_t max_session_buffer_bytes;
 	struct cfg_key_lines lines;
 };
 
@@ -158,6 +173,9 @@ struct cfg_lun {
 	uint32_t protection_type;  /* 0: none; 1..3: formatted with that type */
 	uint32_t p_i_exponent;
 	char pi_faults[CFG_PI_FAULTS_TEXT_MAX];
+	/* the task set */
+	uint32_t queue_depth;      /* 0 = no limit */
+	enum cfg_lba_locks lba_locks;
 	struct cfg_key_lines lines;
 };
 

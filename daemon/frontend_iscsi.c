@@ -1,0 +1,140 @@
+/*
+ * The iSCSI front end (frontend.h): one iSCSI target per configured target,
+ * in front of the SCSI device the daemon built for it, and the portals last,
+ * so no initiator connects before its target exists.
+ */
+#include <stdlib.h>
+
+#include "sbcemud.h"
+
+struct frontend_iscsi {
+	struct iscsi_server *server;
+	struct iscsi_acl_entry **acls; /* one array per target; strings point into the configuration */
+	size_t acl_count;
+};
+
+static void server_params(const struct cfg_iscsi *c, struct iscsi_server_params *p)
+{
+	iscsi_server_params_default(p);
+	p->max_recv_data_segment_length = c->max_recv_data_segment_length;
+	p->max_burst_length = c->max_burst_length;
+	p->first_burst_length = c->first_burst_length;
+	p->immediate_data = c->immediate_data;
+	p->initial_r2t = c->initial_r2t;
+	p->max_outstanding_r2t = c->max_outstanding_r2t;
+	p->max_connections = c->max_connections;
+	p->default_time2wait = c->default_time2wait;
+	p->default_time2retain = c->default_time2retain;
+	p->cmd_window = c->cmd_window;
+	p->nop_in_interval = c->nop_in_interval;
+	p->nop_in_timeout = c->nop_in_timeout;
+	p->login_timeout = c->login_timeout;
+	p->header_digest_crc32c_allowed = c->header_digest_crc32c;
+	p->data_digest_crc32c_allowed = c->data_digest_crc32c;
+}
+
+/* The ACL entries iscsi_server_add_target() wants. */
+static struct iscsi_acl_entry *make_acl(const struct cfg_target *t)
+{
+	struct iscsi_acl_entry *acl = calloc(t->acl_count ? t->acl_count : 1, sizeof(*acl));
+
+	if (!acl)
+		return NULL;
+	for (size_t i = 0; i < t->acl_count; i++) {
+		const struct cfg_acl *a = t->acls[i];
+
+		acl[i].initiator_name = a->initiator;
+		acl[i].chap.user = a->chap_user[0] ? a->chap_user : NULL;
+		acl[i].chap.secret = a->chap_user[0] ? a->chap_secret : NULL;
+		acl[i].mutual.user = a->mutual_user[0] ? a->mutual_user : NULL;
+		acl[i].mutual.secret = a->mutual_user[0] ? a->mutual_secret : NULL;
+	}
+	return acl;
+}
+
+static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, struct scsi_device *dev)
+{
+	struct iscsi_target_params params = { 0 };
+	struct iscsi_acl_entry *acl = make_acl(t);
+	char err[512];
+
+	if (!acl) {
+		sbce_error("target %s: out of memory", t->name);
+		return -1;
+	}
+	fe->acls[fe->acl_count++] = acl;
+	params.name = t->name;
+	params.alias = t->alias[0] ? t->alias : NULL;
+	params.tpgt = (uint16_t)t->tpgt;
+	params.device = dev;
+	params.chap.user = t->chap_user[0] ? t->chap_user : NULL;
+	params.chap.secret = t->chap_user[0] ? t->chap_secret : NULL;
+	params.mutual.user = t->mutual_user[0] ? t->mutual_user : NULL;
+	params.mutual.secret = t->mutual_user[0] ? t->mutual_secret : NULL;
+	params.acl = t->acl_count ? acl : NULL;
+	params.acl_len = t->acl_count;
+	if (iscsi_server_add_target(fe->server, &params, err, sizeof(err))) {
+		sbce_error("target %s: %s", t->name, err);
+		return -1;
+	}
+	return 0;
+}
+
+static void iscsi_destroy(void *state)
+{
+	struct frontend_iscsi *fe = state;
+
+	if (!fe)
+		return;
+	if (fe->server)
+		iscsi_server_destroy(fe->server);
+	for (size_t i = 0; i < fe->acl_count; i++)
+		free(fe->acls[i]);
+	free(fe->acls);
+	free(fe);
+}
+
+static int iscsi_start(struct sbce_daemon *d, void **state)
+{
+	const struct cfg *cfg = d->cfg;
+	struct iscsi_server_params params;
+	struct frontend_iscsi *fe = calloc(1, sizeof(*fe));
+	char err[512];
+
+	*state = fe;
+	if (!fe || !(fe->acls = calloc(cfg->target_count ? cfg->target_count : 1, sizeof(*fe->acls)))) {
+		sbce_error("cannot create the iSCSI server: out of memory");
+		return -1;
+	}
+	server_params(&cfg->iscsi, &params);
+	fe->server = iscsi_server_create(d->loop.loop, &params);
+	if (!fe->server) {
+		sbce_error("cannot create the iSCSI server: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->target_count; i++)
+		if (add_target(fe, cfg->targets[i], d->devices[i]) != 0)
+			return -1;
+	for (unsigned i = 0; i < cfg->daemon.listen_count; i++) {
+		if (iscsi_server_add_portal(fe->server, cfg->daemon.listen[i], err, sizeof(err))) {
+			sbce_error("cannot listen on %s: %s", cfg->daemon.listen[i], err);
+			return -1;
+		}
+		sbce_info("listening on %s", cfg->daemon.listen[i]);
+	}
+	return 0;
+}
+
+static void iscsi_drain(void *state, void (*done)(void *arg), void *arg)
+{
+	struct frontend_iscsi *fe = state;
+
+	iscsi_server_shutdown(fe->server, done, arg);
+}
+
+const struct sbce_frontend_ops sbce_frontend_iscsi = {
+	.name = "iSCSI",
+	.start = iscsi_start,
+	.drain = iscsi_drain,
+	.destroy = iscsi_destroy,
+};
