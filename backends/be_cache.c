@@ -203,50 +203,64 @@ static int cache_flush(struct backend *be)
 	return rc ? rc : c->lower->ops->flush(c->lower);
 }
 
-static int write_back(struct be_cache *c)
+/*
+ * discard, write_zeroes and resize act on the backend below with the cache
+ * written back first; the exclusive lock covers both steps, so no write can
+ * cache a page of the range, read from below before the change, in between
+ * (its stale bytes would come back over the discarded ones at the next
+ * write-back).
+ */
+static int cache_discard(struct backend *be, uint64_t off, uint64_t len)
 {
+	struct be_cache *c = cache_from(be);
 	int rc;
 
 	pthread_rwlock_wrlock(&c->lock);
 	rc = write_back_locked(c);
+	if (!rc)
+		rc = c->lower->ops->discard(c->lower, off, len);
 	pthread_rwlock_unlock(&c->lock);
 	return rc;
-}
-
-static int cache_discard(struct backend *be, uint64_t off, uint64_t len)
-{
-	struct be_cache *c = cache_from(be);
-	int rc = write_back(c);
-
-	return rc ? rc : c->lower->ops->discard(c->lower, off, len);
 }
 
 static int cache_write_zeroes(struct backend *be, uint64_t off, uint64_t len, unsigned flags)
 {
 	struct be_cache *c = cache_from(be);
-	int rc = write_back(c);
+	int rc;
 
-	return rc ? rc : c->lower->ops->write_zeroes(c->lower, off, len, flags);
+	pthread_rwlock_wrlock(&c->lock);
+	rc = write_back_locked(c);
+	if (!rc)
+		rc = c->lower->ops->write_zeroes(c->lower, off, len, flags);
+	pthread_rwlock_unlock(&c->lock);
+	return rc;
 }
 
+/* Extents are reported from below, where the cached pages are not: written back first. */
 static int cache_extent(struct backend *be, uint64_t off, uint64_t max_len, enum be_extent_kind *kind,
 			uint64_t *len)
 {
 	struct be_cache *c = cache_from(be);
-	int rc = write_back(c);
+	int rc;
 
+	pthread_rwlock_wrlock(&c->lock);
+	rc = write_back_locked(c);
+	pthread_rwlock_unlock(&c->lock);
 	return rc ? rc : c->lower->ops->extent(c->lower, off, max_len, kind, len);
 }
 
 static int cache_resize(struct backend *be, uint64_t size)
 {
 	struct be_cache *c = cache_from(be);
-	int rc = write_back(c);
+	int rc;
 
+	pthread_rwlock_wrlock(&c->lock);
+	rc = write_back_locked(c);
 	if (!rc)
 		rc = c->lower->ops->resize(c->lower, size);
 	if (!rc)
 		be->size = c->lower->size;
+	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 

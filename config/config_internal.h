@@ -86,7 +86,6 @@ int cfg_set_enum(const struct cfg_key *key, void *object, const char *value, cha
 int cfg_set_string(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 int cfg_set_path(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 int cfg_set_listen(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
-int cfg_set_name(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 int cfg_set_allowed_initiators(const struct cfg_key *key, void *object, const char *value, char *why,
 			       size_t whylen);
 int cfg_set_naa(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);

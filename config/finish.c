@@ -463,20 +463,7 @@ struct cfg *cfg_load_default(struct cfg_diag *diag)
 	return cfg;
 }
 
-const char *cfg_log_level_name(enum cfg_log_level level)
-{
-	switch (level) {
-	case CFG_LOG_ERROR:
-		return "error";
-	case CFG_LOG_WARN:
-		return "warn";
-	case CFG_LOG_INFO:
-		return "info";
-	case CFG_LOG_DEBUG:
-		return "debug";
-	}
-	return "?";
-}
+
 
 const char *cfg_lu_kind_name(enum cfg_lu_kind kind)
 {

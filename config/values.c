@@ -390,18 +390,6 @@ int cfg_check_iscsi_name(const char *name, char *why, size_t whylen)
 	return 0;
 }
 
-int cfg_set_name(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen)
-{
-	if (value[0] == '\0' && key->min == 0) {
-		FIELD(object, key)[0] = '\0';
-		return 0;
-	}
-	if (cfg_check_iscsi_name(value, why, whylen))
-		return -1;
-	snprintf(FIELD(object, key), key->size, "%s", value);
-	return 0;
-}
-
 static int add_initiator(void *arg, const char *word, char *why, size_t whylen)
 {
 	struct cfg_target *target = arg;

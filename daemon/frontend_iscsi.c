@@ -9,6 +9,7 @@
 
 struct frontend_iscsi {
 	struct iscsi_server *server;
+	struct sbce_ratelimit peer_log_limit;
 	struct iscsi_acl_entry **acls; /* one array per target; strings point into the configuration */
 	size_t acl_count;
 };
@@ -80,6 +81,21 @@ static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, str
 	return 0;
 }
 
+/*
+ * The server's messages, at debug level: the trace as it comes (log_level =
+ * debug asks for it; the kernel tests count commands in it), what peers do
+ * wrong at most 20 lines per 5 s (a peer can cause them at will).
+ */
+static void server_log(void *arg, enum iscsi_log_kind kind, const char *message)
+{
+	struct frontend_iscsi *fe = arg;
+
+	if (kind == ISCSI_LOG_PEER_ERROR)
+		sbce_log_ratelimited(&fe->peer_log_limit, SBCE_LOG_DEBUG, "iscsi: %s", message);
+	else
+		sbce_debug("iscsi: %s", message);
+}
+
 static void iscsi_destroy(void *state)
 {
 	struct frontend_iscsi *fe = state;
@@ -112,6 +128,9 @@ static int iscsi_start(struct sbce_daemon *d, void **state)
 		sbce_error("cannot create the iSCSI server: out of memory");
 		return -1;
 	}
+	fe->peer_log_limit = (struct sbce_ratelimit)SBCE_RATELIMIT_INIT(5, 20);
+	if (sbce_log_enabled(SBCE_LOG_DEBUG))
+		iscsi_server_set_log(fe->server, server_log, fe);
 	for (size_t i = 0; i < cfg->target_count; i++)
 		if (add_target(fe, cfg->targets[i], d->devices[i]) != 0)
 			return -1;

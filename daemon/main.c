@@ -373,8 +373,6 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	sbce_log_set_level((enum sbce_log_level)d.cfg->daemon.log_level);
-	if (d.cfg->daemon.log_level == CFG_LOG_DEBUG)
-		setenv("SBCEMU_ISCSI_DEBUG", "1", 0); /* the iSCSI library's own debug switch */
 	sbce_info("sbcemud %s starting (%s, state in %s)", SBCEMU_VERSION,
 		  o.config ? o.config : "embedded default configuration", d.cfg->daemon.state_dir);
 	if (start(&d) == 0) {

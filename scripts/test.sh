@@ -5,10 +5,12 @@
 #   2. conformance: libiscsi's compliance suite (iscsi-test-cu) against
 #      build/'s sbcemud, on the default 512n LU, on a 512e LU and on a PI type 1 LU
 #      (tests/conformance/: known failures with their reasons, the 512e config);
-#   3. kernel: real Linux kernels (Debian 12's 6.1 and 6.12) under QEMU log in
+#   3. a benchmark whose numbers go to the log (scripts/bench-lba-locks.sh:
+#      read IOPS beside atomic writes, LBA-range locks against one LU-wide lock);
+#   4. kernel: real Linux kernels (Debian 12's 6.1 and 6.12) under QEMU log in
 #      and use every kind of LU (tests/kernel/run.sh, docs/kernel-testing.md).
 # Installs missing Debian packages first (scripts/deps.sh).  Logs of stages 2
-# and 3 (iscsi-test-cu output, guest consoles) stay under build/.
+# and 4 (iscsi-test-cu output, guest consoles) stay under build/.
 #
 # Usage: scripts/test.sh [--quick] [CTEST ARGS...]
 #   --quick      stage 1 only
@@ -78,6 +80,10 @@ elif [ "$quick" = no ]; then
 	echo "=== test.sh: libiscsi Sanitize.Reset alone, logs in $logs/sanitize-reset"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/sanitize-reset" \
 		--tests ALL.Sanitize.Reset --min-passed 1 "$daemon" || status=1
+
+	# A benchmark, not a test: its numbers go to the log; only a failure to run counts.
+	echo "=== test.sh: benchmark: reads beside atomic writes, LBA-range locks vs one LU-wide lock"
+	BENCH_ROUNDS=2 "$repo/scripts/bench-lba-locks.sh" --build "$build" --no-build --seconds 3 || status=1
 
 	echo "=== test.sh: kernel tests (QEMU), guest consoles in $build/kernel-vm"
 	"$repo/tests/kernel/run.sh" --builddir "$build" || status=1

@@ -268,7 +268,6 @@ int cfg_pi_fault_walk(const char *text, int (*fn)(void *arg, enum cfg_pi_field f
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);
 
-const char *cfg_log_level_name(enum cfg_log_level level);
 const char *cfg_lu_kind_name(enum cfg_lu_kind kind);
 
 #endif

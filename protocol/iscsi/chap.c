@@ -192,7 +192,7 @@ enum iscsi_login_status iscsi_chap_handle(struct iscsi_conn *conn, struct iscsi_
 			return ISCSI_LOGIN_STATUS_SUCCESS; /* waiting for it */
 		if (!offers_md5(chap_a) || !cred) {
 			iscsi_text_append(out, "CHAP_A", "Reject");
-			ISCSI_DEBUG(conn->srv, "%s: CHAP_A=%s not acceptable", conn->peer, chap_a);
+			ISCSI_PEER_ERROR(conn->srv, "%s: CHAP_A=%s not acceptable", conn->peer, chap_a);
 			return ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
 		}
 		if (getrandom(&login->chap_id, 1, 0) != 1 ||
@@ -219,7 +219,7 @@ enum iscsi_login_status iscsi_chap_handle(struct iscsi_conn *conn, struct iscsi_
 		    iscsi_chap_md5(login->chap_id, (const uint8_t *)cred->secret, strlen(cred->secret),
 				   login->chap_challenge, sizeof(login->chap_challenge), expected) != 0 ||
 		    memcmp(response, expected, ISCSI_MD5_LEN) != 0) {
-			ISCSI_DEBUG(conn->srv, "%s: CHAP authentication of '%s' failed", conn->peer, chap_n);
+			ISCSI_PEER_ERROR(conn->srv, "%s: CHAP authentication of '%s' failed", conn->peer, chap_n);
 			return ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
 		}
 		if (chap_i || chap_c) {

@@ -459,7 +459,7 @@ static bool conn_process_rx(struct iscsi_conn *conn)
 			uint32_t crc = iscsi_crc32c(pdu.data, data_len + iscsi_pad4(data_len));
 			if (crc != iscsi_digest_get(pdu.data + data_len + iscsi_pad4(data_len))) {
 				/* RFC 7143 7.8: discard the PDU and reject it with "data digest error". */
-				ISCSI_DEBUG(conn->srv, "%s: data digest error", conn->peer);
+				ISCSI_PEER_ERROR(conn->srv, "%s: data digest error", conn->peer);
 				if (conn->state == ISCSI_CONN_STATE_LOGIN) {
 					iscsi_conn_drop(conn, "data digest error during login");
 					return false;

@@ -133,7 +133,7 @@ static void data_out_error(struct iscsi_task *task, const uint8_t *bhs, uint16_t
 {
 	struct iscsi_conn *conn = task->conn;
 
-	ISCSI_DEBUG(conn->srv, "%s: ITT 0x%08x: %s", conn->peer, task->itt, why);
+	ISCSI_PEER_ERROR(conn->srv, "%s: ITT 0x%08x: %s", conn->peer, task->itt, why);
 	iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
 	if (task->data_out_error)
 		return;
@@ -157,7 +157,7 @@ void iscsi_data_out_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 
 	if (!task) {
 		/* Data for a task that ended (aborted, or ignored outside the CmdSN window). */
-		ISCSI_DEBUG(conn->srv, "%s: Data-Out for unknown ITT 0x%08x discarded", conn->peer, itt);
+		ISCSI_PEER_ERROR(conn->srv, "%s: Data-Out for unknown ITT 0x%08x discarded", conn->peer, itt);
 		return;
 	}
 	iscsi_task_get(task);

@@ -44,7 +44,8 @@
 #define ISCSI_MD5_LEN 16
 #define ISCSI_PROTOCOL_IDENTIFIER 0x5 /* SPC-4 7.6.1, table 362 */
 
-#define ISCSI_DEBUG(srv, ...) iscsi_log_debug((srv), __VA_ARGS__)
+#define ISCSI_DEBUG(srv, ...) iscsi_log((srv), ISCSI_LOG_TRACE, __VA_ARGS__)
+#define ISCSI_PEER_ERROR(srv, ...) iscsi_log((srv), ISCSI_LOG_PEER_ERROR, __VA_ARGS__)
 
 struct iscsi_conn;
 struct iscsi_session;
@@ -157,7 +158,8 @@ struct iscsi_server {
 	ev_prepare prepare;
 	uint16_t next_tsih;
 	unsigned nconns_alive;            /* connection objects not yet freed */
-	bool debug;
+	void (*log)(void *arg, enum iscsi_log_kind kind, const char *message); /* iscsi_server_set_log */
+	void *log_arg;
 	bool shutting_down;
 	void (*shutdown_done)(void *arg);
 	void *shutdown_arg;
@@ -390,7 +392,8 @@ static inline bool iscsi_sn_le(uint32_t a, uint32_t b)
 }
 
 /* ---- server.c ---- */
-void iscsi_log_debug(const struct iscsi_server *srv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void iscsi_log(const struct iscsi_server *srv, enum iscsi_log_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 struct iscsi_target *iscsi_server_find_target(struct iscsi_server *srv, const char *name);
 /* Called when a connection object is freed (shutdown bookkeeping). */
 void iscsi_server_conn_freed(struct iscsi_server *srv);

@@ -50,7 +50,7 @@ static void login_respond(struct iscsi_conn *conn, struct iscsi_login *login, bo
 /* A failed login: the response carries the status; the connection closes once it is written (RFC 7143 6.7). */
 static void login_fail(struct iscsi_conn *conn, struct iscsi_login *login, enum iscsi_login_status status)
 {
-	ISCSI_DEBUG(conn->srv, "%s: login failed: status %02x/%02x", conn->peer, status >> 8, status & 0xff);
+	ISCSI_PEER_ERROR(conn->srv, "%s: login failed: status %02x/%02x", conn->peer, status >> 8, status & 0xff);
 	login->tsih = 0;
 	login_respond(conn, login, false, 0, 0, (uint16_t)status, NULL);
 	iscsi_conn_close_after_flush(conn);

@@ -10,7 +10,7 @@ void iscsi_reject(struct iscsi_conn *conn, const uint8_t *bhs, enum iscsi_reject
 {
 	uint8_t rsp[ISCSI_BHS_LEN];
 
-	ISCSI_DEBUG(conn->srv, "%s: Reject reason 0x%02x for %s", conn->peer, reason,
+	ISCSI_PEER_ERROR(conn->srv, "%s: Reject reason 0x%02x for %s", conn->peer, reason,
 		    iscsi_opcode_name(iscsi_bhs_opcode(bhs)));
 	iscsi_bhs_init(rsp, ISCSI_OP_REJECT, ISCSI_FLAG_FINAL, ISCSI_BHS_LEN);
 	rsp[ISCSI_REJECT_REASON] = (uint8_t)reason;

@@ -34,17 +34,24 @@ void iscsi_server_params_default(struct iscsi_server_params *p)
 	p->data_digest_crc32c_allowed = true;
 }
 
-void iscsi_log_debug(const struct iscsi_server *srv, const char *fmt, ...)
+void iscsi_log(const struct iscsi_server *srv, enum iscsi_log_kind kind, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
-	if (!srv || !srv->debug)
+	if (!srv || !srv->log)
 		return;
-	fputs("iscsi: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	srv->log(srv->log_arg, kind, msg);
+}
+
+void iscsi_server_set_log(struct iscsi_server *srv,
+			  void (*log)(void *arg, enum iscsi_log_kind kind, const char *message), void *arg)
+{
+	srv->log = log;
+	srv->log_arg = arg;
 }
 
 /* Writes every connection's queued output once per loop iteration (style principle 8). */
@@ -74,7 +81,6 @@ static uint32_t clamp_u32(uint32_t v, uint32_t lo, uint32_t hi)
 struct iscsi_server *iscsi_server_create(struct ev_loop *loop, const struct iscsi_server_params *params)
 {
 	struct iscsi_server *srv = calloc(1, sizeof(*srv));
-	const char *dbg = getenv("SBCEMU_ISCSI_DEBUG");
 
 	if (!srv)
 		return NULL;
@@ -93,7 +99,6 @@ struct iscsi_server *iscsi_server_create(struct ev_loop *loop, const struct iscs
 	srv->params.default_time2retain = clamp_u32(srv->params.default_time2retain, 0, 3600);
 	srv->params.cmd_window = clamp_u32(srv->params.cmd_window, 1, 4096);
 	srv->next_tsih = 1;
-	srv->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
 	ev_prepare_init(&srv->prepare, server_prepare_cb);
 	ev_prepare_start(loop, &srv->prepare);
 	return srv;

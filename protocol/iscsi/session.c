@@ -157,18 +157,18 @@ int iscsi_session_order(struct iscsi_session *s, const struct iscsi_pdu *pdu, st
 	uint32_t max_cmd_sn = iscsi_session_max_cmd_sn(s);
 	struct iscsi_ordered *o, **pp;
 
+	/* Outside [ExpCmdSN, MaxCmdSN] (empty while the window is closed): "silently ignored" (RFC 7143 4.2.2.1). */
+	if (iscsi_sn_lt(cmd_sn, s->exp_cmd_sn) || iscsi_sn_lt(max_cmd_sn, cmd_sn)) {
+		ISCSI_PEER_ERROR(s->srv, "CmdSN %u outside window [%u, %u]: ignored", cmd_sn, s->exp_cmd_sn, max_cmd_sn);
+		return -1;
+	}
 	if (cmd_sn == s->exp_cmd_sn) {
 		s->exp_cmd_sn++;
 		return 1;
 	}
-	/* Outside [ExpCmdSN, MaxCmdSN]: "silently ignored" (RFC 7143 4.2.2.1). */
-	if (iscsi_sn_lt(cmd_sn, s->exp_cmd_sn) || iscsi_sn_lt(max_cmd_sn, cmd_sn)) {
-		ISCSI_DEBUG(s->srv, "CmdSN %u outside window [%u, %u]: ignored", cmd_sn, s->exp_cmd_sn, max_cmd_sn);
-		return -1;
-	}
 	for (o = s->ordered; o; o = o->next) {
 		if (o->cmd_sn == cmd_sn) {
-			ISCSI_DEBUG(s->srv, "CmdSN %u received twice: ignored", cmd_sn);
+			ISCSI_PEER_ERROR(s->srv, "CmdSN %u received twice: ignored", cmd_sn);
 			return -1;
 		}
 	}

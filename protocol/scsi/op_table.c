@@ -390,7 +390,10 @@ const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cd
 		*sense = sense_invalid_command_operation_code();
 		return NULL;
 	}
-	/* The operation code is supported but not this service action (see the digest, section 0). */
+	/*
+	 * The operation code is supported but not this service action: INVALID
+	 * FIELD IN CDB on the SERVICE ACTION field, as Linux scsi_debug answers.
+	 */
 	if (first->sa_location == SCSI_SA_BYTE1)
 		*sense = sense_invalid_field_in_cdb(1, 4);
 	else

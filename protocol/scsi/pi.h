@@ -1,6 +1,6 @@
 /*
  * T10 protection information: the 8-byte tuple of SBC-4 4.22 and its guard
- * CRC (spec digest 3.1, 3.3).  The building blocks of protected logical
+ * CRC (SBC-4 4.22.4; Linux include/linux/t10-pi.h).  The building blocks of protected logical
  * units (issue 5); the guard is ISA-L's CRC-16/T10-DIF (polynomial 8BB7h,
  * initial value 0, no reflection), not a hand-written one.
  *
@@ -39,7 +39,7 @@ void pi_tuple_encode(uint8_t out[PI_TUPLE_LEN], struct pi_tuple t);
 struct pi_tuple pi_tuple_decode(const uint8_t in[PI_TUPLE_LEN]);
 
 /*
- * The escape (spec digest 3.3, Linux t10_pi_verify): no check applies to a
+ * The escape (SBC-4 4.22.4, Linux t10_pi_verify): no check applies to a
  * block whose application tag is FFFFh (types 1 and 2), or whose application
  * tag is FFFFh and reference tag FFFFFFFFh (type 3).
  */

@@ -177,7 +177,7 @@ static inline uint8_t sbc_cdb_group_number(const uint8_t *cdb)
 }
 
 /*
- * The PROTECT field (spec digest 3.4, 3.5), checked in parse; the field sits
+ * The PROTECT field (SBC-4 4.22.2 and the RDPROTECT / WRPROTECT tables), checked in parse; the field sits
  * in byte 1, byte 10 of 32-byte CDBs, byte 2 of WRITE SCATTERED(16):
  *  - nonzero on an LU not formatted with PI: INVALID FIELD IN CDB (SBC-4 4.22);
  *  - 110b and 111b are reserved: INVALID FIELD IN CDB;
@@ -293,6 +293,8 @@ static inline enum scsi_result sbc_decode_rw(struct scsi_cmd *cmd)
  * (a multiple of every block size, and more than the largest FirstBurstLength).
  */
 #define SBC_STREAM_WINDOW (32u << 20)
+/* sbc_write_scattered.c: whether a WRITE SCATTERED of lu is one atomic unit (write_scattered_atomic kept). */
+bool sbc_write_scattered_is_atomic(const struct scsi_lu *lu);
 /* sbc_write_scattered_stream.c: exec once the descriptors (in the first piece) passed their checks. */
 enum scsi_result sbc_write_scattered_stream_exec(struct scsi_cmd *cmd, uint32_t lbdof, uint32_t count);
 

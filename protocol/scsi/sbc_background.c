@@ -125,16 +125,16 @@ static void bg_work(struct scsi_io_job *job)
 	op->offset += len;
 	if (op->offset == op->size) {
 		op->pass++;
-		/* Zoned LUs: the zone conditions the caller set before the first chunk become durable. */
 		/* Every block's PI becomes the escape (it is either deallocated or rewritten without PI). */
 		if (op->pass == op->passes) {
 			rc = sbc_pi_discard(op->lu, 0, op->lu->num_blocks);
-			if (rc < 0)
+			if (rc < 0 && !op->err)
 				op->err = rc;
 		}
+		/* Zoned LUs: the zone conditions the caller set before the first chunk become durable. */
 		if (op->pass == op->passes && op->lu->zbc) {
 			rc = zbc_persist_all(op->lu, 0);
-			if (rc < 0)
+			if (rc < 0 && !op->err)
 				op->err = rc;
 		}
 		if (op->pass < op->passes) {

@@ -57,7 +57,7 @@ enum scsi_result sbc_read_capacity_16_exec(struct scsi_cmd *cmd)
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
 	put_be64(d, last_lba(lu));
 	put_be32(d + 8, lu->block_size);
-	/* byte 12: RC BASIS, P_TYPE (type - 1), PROT_EN (spec digest 3.7) */
+	/* byte 12: RC BASIS, P_TYPE (type - 1), PROT_EN (SBC-4 5.21) */
 	d[12] = (uint8_t)(zbc_rc_basis(cmd->lu) << 4);
 	if (sbc_lu_has_pi(lu))
 		d[12] |= (uint8_t)(((lu->protection_type - 1) << 1) | 0x01);

@@ -5,7 +5,7 @@
  * CMPLST, bits 2:0 DEFECT LIST FORMAT.
  *
  * Protection information (SBC-4 5.4, table "FMTPINFO and PROTECTION FIELD
- * USAGE"; spec digest 3.2): FMTPINFO 00b formats without PI, 10b with type
+ * USAGE"): FMTPINFO 00b formats without PI, 10b with type
  * 1, 11b with type 2 (PFU 000b), type 3 (001b), or type 2 / type 3 with the
  * long list's PROTECTION INTERVAL EXPONENT (010b / 011b).  FMTPINFO != 0 on
  * an LU without PI support, and FMTPINFO 01b, are INVALID FIELD IN CDB;

@@ -1,5 +1,5 @@
 /*
- * GET LBA STATUS(16) (SBC-4; spec digest 7.4): SERVICE ACTION IN(16)
+ * GET LBA STATUS(16) (SBC-4): SERVICE ACTION IN(16)
  * 9Eh / 12h.  CDB bytes 2-9 STARTING LOGICAL BLOCK ADDRESS, 10-13
  * ALLOCATION LENGTH, byte 14 REPORT TYPE (only 00h, all LBAs: the opcode
  * table's CDB USAGE DATA refuses the others).

@@ -175,7 +175,7 @@ int sbc_write_data_prepare(const struct scsi_cmd *cmd, const uint8_t *wire, uint
 	w->tuples = w->owned + data_len;
 	w->data = w->owned;
 	sbc_pi_split(lu, wire, nblocks, w->owned, w->tuples);
-	/* The WRPROTECT table (spec digest 3.5): the received PI is checked before anything is written. */
+	/* SBC-4's WRPROTECT table: the received PI is checked before anything is written. */
 	sbc_pi_checks_init(cmd, cmd->protect, &c);
 	return sbc_pi_verify(lu, &c, w->data, w->tuples, lba, nblocks, k0, s) ? 0 : 1;
 }

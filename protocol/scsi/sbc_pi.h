@@ -1,5 +1,5 @@
 /*
- * Protection information on SBC logical units (SBC-4 4.22; spec digest 3;
+ * Protection information on SBC logical units (SBC-4 4.22;
  * docs/pi.md): the PI format of an LU, where its tuples live, which checks a
  * PROTECT field asks for, and the worker-side helpers every data command
  * uses to move user data and tuples together.
@@ -13,8 +13,8 @@
  * tuple of interval j of LBA b at pi_offset + (b * 2^n + j) * 8.  They are
  * stored bit-inverted, so that a deallocated range (a hole reads zeros) holds
  * all-FFh tuples: the escape that switches checking off, which is what a
- * block never written or unmapped must carry (SBC-4 4.7.4.5, spec digest
- * 3.3).  One backend also means WRITE ATOMIC covers data and PI in one
+ * block never written or unmapped must carry (SBC-4 4.7.4.5, 4.22.4).  One
+ * backend also means WRITE ATOMIC covers data and PI in one
  * intent-log record.
  *
  * Wire.  With a nonzero RDPROTECT/WRPROTECT/VRPROTECT the tuples travel
@@ -78,7 +78,7 @@ static inline uint32_t sbc_wire_block_len(const struct scsi_cmd *cmd)
 	return lu->block_size;
 }
 
-/* Which PI fields a command checks, and against what (spec digest 3.5). */
+/* Which PI fields a command checks, and against what (the SBC-4 RDPROTECT / WRPROTECT / VRPROTECT tables). */
 struct sbc_pi_checks {
 	uint8_t type;
 	bool guard, app, ref;

@@ -1,5 +1,5 @@
 /*
- * UNMAP (SBC-4 5.30; spec digest 7.3) and the logical block provisioning
+ * UNMAP (SBC-4 5.30) and the logical block provisioning
  * switch that hides UNMAP and GET LBA STATUS on fully provisioned LUs.
  *
  * CDB: byte 1 bit 0 ANCHOR (refused by the opcode table's CDB USAGE DATA:

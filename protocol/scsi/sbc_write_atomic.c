@@ -1,6 +1,6 @@
 /*
  * WRITE ATOMIC(16) (9Ch) and WRITE ATOMIC(32) (7Fh / 000Fh): SBC-4 4.29,
- * 5.48, 5.49; spec digest 1.
+ * 5.48, 5.49.
  *
  * CDB (16): byte 1 WRPROTECT / DPO / FUA, bytes 2-9 LBA, 10-11 ATOMIC
  * BOUNDARY, 12-13 TRANSFER LENGTH, 14 GROUP NUMBER.  CDB (32): bytes 4-5
@@ -87,7 +87,7 @@ static void decode(struct scsi_cmd *cmd, struct atomic_cdb *a)
 	cmd->fua = (cdb[a->flags_offset] & 0x08) != 0;
 }
 
-/* The atomic limits of the Block Limits VPD page (spec digest 1.3, 1.4). */
+/* The atomic limits of the Block Limits VPD page (SBC-4 4.29, 6.6.4). */
 static enum scsi_result check_atomic_limits(struct scsi_cmd *cmd, const struct atomic_cdb *a)
 {
 	const struct scsi_lu_params *p = &cmd->lu->params;

@@ -1,5 +1,5 @@
 /*
- * WRITE SAME(10), WRITE SAME(16) and WRITE SAME(32) (SBC-4; spec digest 7.3).
+ * WRITE SAME(10), WRITE SAME(16) and WRITE SAME(32) (SBC-4).
  *
  * CDB byte 1 (byte 10 of the 32-byte form, a type 2 LU's): bits 7:5
  * WRPROTECT, bit 4 ANCHOR, bit 3 UNMAP, bit 2 PBDATA and bit 1 LBDATA

@@ -1,6 +1,6 @@
 /*
  * WRITE SCATTERED(16) (9Fh / 12h) and WRITE SCATTERED(32) (7Fh / 0011h):
- * SBC-4 5.54, 5.55; spec digest 2.
+ * SBC-4 5.54, 5.55.
  *
  * CDB (16): byte 2 WRPROTECT / DPO / FUA, 4-5 LOGICAL BLOCK DATA OFFSET
  * (LBDOF), 8-9 NUMBER OF LBA RANGE DESCRIPTORS, 10-13 BUFFER TRANSFER LENGTH
@@ -21,8 +21,8 @@
  * capacity is LOGICAL BLOCK ADDRESS OUT OF RANGE (05/21/00); a range longer
  * than MAXIMUM SCATTERED LBA RANGE TRANSFER LENGTH, ranges that overlap, or
  * NUMBER OF LOGICAL BLOCKS that do not add up to BTL are INVALID FIELD IN
- * PARAMETER LIST (05/26/00, field pointer on the descriptor's field) — the
- * spec digest marks these three answers unconfirmed; docs/atomic.md.
+ * PARAMETER LIST (05/26/00, field pointer on the descriptor's field); the
+ * public sources do not settle these three answers (docs/atomic.md).
  * Zero descriptors or BTL 0 with no range data: nothing is written.
  *
  * The ranges are written one after the other, each like a WRITE; the
@@ -52,6 +52,16 @@ struct scattered_cdb {
 bool sbc_write_scattered_enabled(const struct scsi_lu *lu)
 {
 	return lu->params.write_scattered;
+}
+
+/*
+ * write_scattered_atomic holds only where the backend keeps atomic promises
+ * (backend.h: can_write_atomic); elsewhere WRITE SCATTERED writes its ranges
+ * one after the other, as SBC-4 allows, streamed or not.
+ */
+bool sbc_write_scattered_is_atomic(const struct scsi_lu *lu)
+{
+	return lu->params.write_scattered_atomic && lu->backend->can_write_atomic;
 }
 
 bool sbc_write_scattered_32_enabled(const struct scsi_lu *lu)
@@ -111,7 +121,7 @@ enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd)
 	cmd->data_length = (c.lbdof + c.btl) * bs;
 	/* Too big to hold: the Data-Out comes in pieces (sbc_write_scattered_stream.c). */
 	if (cmd->data_length > SBC_STREAM_WINDOW &&
-	    (!p->write_scattered_atomic || cmd->lu->backend->ops->stream_begin)) {
+	    (!sbc_write_scattered_is_atomic(cmd->lu) || cmd->lu->backend->ops->stream_begin)) {
 		cmd->data_out_window = SBC_STREAM_WINDOW;
 		if ((uint64_t)c.lbdof * bs > cmd->data_out_window)
 			cmd->data_out_window = c.lbdof * bs;
@@ -161,14 +171,25 @@ static enum scsi_result check_ranges(struct scsi_cmd *cmd, const struct scattere
 	if (total != c->btl)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(
 						  field_of(c->count ? c->count - 1 : 0, 8), -1));
+	/*
+	 * Overlaps: in LBA order each non-empty range must start at or past the
+	 * furthest end of those before it (empty ranges overlap nothing and must
+	 * not hide an overlap of their neighbours).
+	 */
 	qsort(ranges, c->count, sizeof(*ranges), by_lba);
-	for (uint32_t i = 1; i < c->count; i++) {
-		const struct lba_range *prev = &ranges[i - 1];
+	{
+		const struct lba_range *furthest = NULL;
 
-		if (prev->n && ranges[i].n && ranges[i].lba < prev->lba + prev->n) {
-			uint32_t later = ranges[i].index > prev->index ? ranges[i].index : prev->index;
+		for (uint32_t i = 0; i < c->count; i++) {
+			if (!ranges[i].n)
+				continue;
+			if (furthest && ranges[i].lba < furthest->lba + furthest->n) {
+				uint32_t later = ranges[i].index > furthest->index ? ranges[i].index : furthest->index;
 
-			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(field_of(later, 0), -1));
+				return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(field_of(later, 0), -1));
+			}
+			if (!furthest || ranges[i].lba + ranges[i].n > furthest->lba + furthest->n)
+				furthest = &ranges[i];
 		}
 	}
 	return SCSI_OK;
@@ -186,9 +207,7 @@ void sbc_write_scattered_lock(struct scsi_cmd *cmd)
 	uint64_t room;
 
 	decode(cmd, &c);
-	cmd->lock.mode = cmd->lu->params.write_scattered_atomic && cmd->lu->backend->can_write_atomic
-				 ? SCSI_LBA_LOCK_EXCLUSIVE
-				 : SCSI_LBA_LOCK_WRITE;
+	cmd->lock.mode = sbc_write_scattered_is_atomic(cmd->lu) ? SCSI_LBA_LOCK_EXCLUSIVE : SCSI_LBA_LOCK_WRITE;
 	room = cmd->data_out && cmd->data_out_len > HEADER_LEN ? (cmd->data_out_len - HEADER_LEN) / DESCRIPTOR_LEN : 0;
 	for (uint32_t i = 0; i < c.count && i < room; i++) {
 		const uint8_t *d = cmd->data_out + HEADER_LEN + (size_t)i * DESCRIPTOR_LEN;
@@ -312,7 +331,7 @@ enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd)
 	sbc_apply_write_cache(cmd);
 	if (cmd->data_out_window)
 		return sbc_write_scattered_stream_exec(cmd, c.lbdof, c.count);
-	if (cmd->lu->params.write_scattered_atomic && cmd->lu->backend->can_write_atomic)
+	if (sbc_write_scattered_is_atomic(cmd->lu))
 		return scsi_cmd_run_io(cmd, write_scattered_atomic_work, NULL);
 	return scsi_cmd_run_io(cmd, write_scattered_work, NULL);
 }

@@ -177,7 +177,7 @@ enum scsi_result sbc_write_scattered_stream_exec(struct scsi_cmd *cmd, uint32_t 
 	cmd->handler_state = st;
 	cmd->handler_state_free = stream_free;
 	st->lu = lu;
-	st->atomic = lu->params.write_scattered_atomic;
+	st->atomic = sbc_write_scattered_is_atomic(lu);
 	st->data_pos = (uint64_t)lbdof * lu->block_size;
 	st->ranges = calloc(count + 1, sizeof(*st->ranges));
 	if (!st->ranges)

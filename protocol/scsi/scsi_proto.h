@@ -122,7 +122,7 @@
 #define MODE_PAGE_CACHING 0x08
 #define MODE_PAGE_CONTROL 0x0a
 #define MODE_SUBPAGE_CONTROL_EXTENSION 0x01
-/* Zoned Block Device Control (SBC-5 table 229 and sdparm: 0Ah/0Fh; the spec digest's 09h is wrong). */
+/* Zoned Block Device Control (SBC-5 table 229 and sdparm: 0Ah/0Fh; not 09h). */
 #define MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL 0x0f
 #define MODE_PAGE_INFORMATIONAL_EXCEPTIONS_CONTROL 0x1c
 #define MODE_PAGE_ALL 0x3f

@@ -1,5 +1,5 @@
 /*
- * REPORT LUNS (SPC-4 6.33; spec digest 5.3).
+ * REPORT LUNS (SPC-4 6.33).
  *
  * CDB (12 bytes): byte 2 SELECT REPORT, bytes 6-9 ALLOCATION LENGTH.
  * SELECT REPORT 00h (every LU but well-known LUs) and 02h (every LU) give the

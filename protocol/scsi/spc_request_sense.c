@@ -1,5 +1,5 @@
 /*
- * REQUEST SENSE (SPC-4 6.39; spec digest 7.7).
+ * REQUEST SENSE (SPC-4 6.39).
  *
  * CDB: byte 1 bit 0 DESC (descriptor format wanted; both formats are
  * supported); byte 4 ALLOCATION LENGTH.  The sense data is returned as

@@ -1,5 +1,5 @@
 /*
- * REPORT SUPPORTED OPERATION CODES (SPC-4 6.35; spec digest 7.6) and REPORT
+ * REPORT SUPPORTED OPERATION CODES (SPC-4 6.35) and REPORT
  * SUPPORTED TASK MANAGEMENT FUNCTIONS (SPC-4 6.36), both MAINTENANCE IN.
  *
  * RSOC answers from the one opcode table (op_table.c): a row is reported

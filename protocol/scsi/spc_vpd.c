@@ -175,12 +175,12 @@ static size_t build_extended_inquiry(const struct scsi_cmd *cmd, const struct sc
 	b[5] = 0x04 | 0x02 | 0x01;
 	/* byte 6: V_SUP: writes may sit in a volatile cache (Caching WCE; SYNCHRONIZE CACHE flushes it). */
 	b[6] = 0x01;
-	/* byte 7: LUICLR: unit attentions are kept and cleared per I_T nexus (ua.c). */
+	/* byte 7: LUICLR: REPORTED LUNS DATA HAS CHANGED, once reported, is cleared on every LU of the nexus (ua.c). */
 	b[7] = 0x01;
 	return 0x3c;
 }
 
-/* ---- B0h Block Limits (SBC-4 6.6.4; spec digest 1.5) ---- */
+/* ---- B0h Block Limits (SBC-4 6.6.4) ---- */
 
 static size_t build_block_limits(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
 {
@@ -216,7 +216,7 @@ static size_t build_block_limits(const struct scsi_cmd *cmd, const struct scsi_l
 	return 0x3c;
 }
 
-/* ---- B1h Block Device Characteristics (SBC-4 6.6.2; spec digest 7.1) ---- */
+/* ---- B1h Block Device Characteristics (SBC-4 6.6.2) ---- */
 
 static size_t build_block_device_characteristics(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
 {
@@ -237,7 +237,7 @@ static size_t build_block_device_characteristics(const struct scsi_cmd *cmd, con
 	return 0x3c;
 }
 
-/* ---- B2h Logical Block Provisioning (SBC-4 6.6.5; spec digest 7.2) ---- */
+/* ---- B2h Logical Block Provisioning (SBC-4 6.6.5) ---- */
 
 static size_t build_logical_block_provisioning(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
 {
@@ -263,7 +263,7 @@ static size_t build_zoned_characteristics(const struct scsi_cmd *cmd, const stru
 	return sizeof(page) - 4;
 }
 
-/* ---- B7h Block Limits Extension (SBC-4 6.6.5; spec digest 2.5) ---- */
+/* ---- B7h Block Limits Extension (SBC-4 6.6.5) ---- */
 
 static bool has_write_scattered(const struct scsi_lu *lu)
 {

@@ -35,11 +35,6 @@ void scsi_ua_establish_all(struct scsi_lu *lu, enum scsi_ua ua, const struct scs
 			scsi_ua_establish(n, lu->lun, ua);
 }
 
-bool scsi_ua_pending(const struct scsi_nexus *nexus, uint32_t lun)
-{
-	return lun < SCSI_MAX_LUNS && nexus->ua_pending[lun] != 0;
-}
-
 bool scsi_ua_take(struct scsi_nexus *nexus, uint32_t lun, struct scsi_sense_info *s)
 {
 	uint32_t *pending;
@@ -56,6 +51,14 @@ bool scsi_ua_take(struct scsi_nexus *nexus, uint32_t lun, struct scsi_sense_info
 					      (1u << SCSI_UA_BUS_DEVICE_RESET) |
 					      (1u << SCSI_UA_I_T_NEXUS_LOSS) |
 					      (1u << SCSI_UA_POWER_ON_RESET));
+			/*
+			 * SPC-4 7.8.7 (Extended INQUIRY Data VPD page, LUICLR = 1, which
+			 * spc_vpd.c reports): REPORTED LUNS DATA HAS CHANGED reported for
+			 * one LU is cleared for every LU of this I_T nexus.
+			 */
+			if (ua_sense[i].ua == SCSI_UA_REPORTED_LUNS_DATA_CHANGED)
+				for (unsigned k = 0; k < SCSI_MAX_LUNS; k++)
+					nexus->ua_pending[k] &= ~(1u << SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
 			*s = sense_make(SENSE_KEY_UNIT_ATTENTION, ua_sense[i].asc_ascq);
 			return true;
 		}

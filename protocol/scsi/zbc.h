@@ -1,9 +1,10 @@
 /*
- * The zone engine of zoned logical units (ZBC-1 / ZBC-2 zone model, without
- * ZBC-2 zone domains and realms): zone types and conditions, write pointers,
- * open zone resources, the read/write rules, and the persistent zone state.
+ * The zone engine of zoned logical units (ZBC-1 / ZBC-2 zone model, and
+ * ZBC-2 zone domains and realms in zbc_domains.c): zone types and
+ * conditions, write pointers, open zone resources, the read/write rules, and
+ * the persistent zone state.
  *
- * Two LU kinds are zoned (spec digest 4.1):
+ * Two LU kinds are zoned (ZBC-2; Linux sd_zbc.c):
  *   SCSI_LU_ZBC_HM  host managed: PDT 14h, sequential write required (SWR) zones;
  *   SCSI_LU_ZBC_HA  host aware:   PDT 00h with B1h ZONED = 01b, sequential
  *                   write preferred (SWP) zones.
@@ -11,13 +12,16 @@
  * zones are params.zone_size blocks (a power of two) except possibly the last.
  *
  * Threads.  The zone state (conditions, write pointers, open counts) is owned
- * by the loop thread: every function here runs there, except the three
- * marked "worker", which only touch the zone layout (never changed after
- * zbc_init) and the persistence half of struct zbc_state (under its locks).
+ * by the loop thread: every function here runs there, except those marked
+ * "Worker", which only touch the zone layout (never changed after zbc_init)
+ * and the persistence half of struct zbc_state (under its locks).  Writes
+ * and zone management that moves write pointers hold their blocks' LBA locks
+ * (lba_lock.c; zbc_out_lock), so they never overlap in time.
  *
  * Files: zbc_zones.c (layout, set-up, state machine, open zone resources),
- * zbc_rw.c (read/write rules, write tickets, deferral), zbc_persist.c,
- * zbc_in.c (REPORT ZONES), zbc_out.c (ZBC OUT), zbc_vpd.c (B6h).
+ * zbc_rw.c (read/write rules, write tickets), zbc_persist.c, zbc_in.c
+ * (REPORT ZONES), zbc_out.c (ZBC OUT), zbc_domains.c (zone domains and
+ * realms), zbc_vpd.c (B6h).
  *
  * Persistence (zbc_persist.c): "zones.state" in the LU's state directory; a
  * header then one fixed-size record per zone.  The loop thread encodes a
@@ -52,7 +56,7 @@
 #define ASC_ZONE_IS_INACTIVE 0x2c12
 #define ASC_INSUFFICIENT_ZONE_RESOURCES 0x550e
 
-/* ZBC OUT (94h) service actions (ZBC 5.x; spec digest 4.7). */
+/* ZBC OUT (94h) service actions (ZBC-2 ZBC OUT; sg3_utils sg_zone.c). */
 #define ZBC_SA_CLOSE_ZONE 0x01
 #define ZBC_SA_FINISH_ZONE 0x02
 #define ZBC_SA_OPEN_ZONE 0x03
@@ -67,7 +71,7 @@
 #define ZBC_SA_ZONE_ACTIVATE_32 0xf800
 #define ZBC_SA_ZONE_QUERY_32 0xf801
 
-/* REPORT ZONES descriptor ZONE TYPE (spec digest 4.4). */
+/* REPORT ZONES descriptor ZONE TYPE (ZBC-2 REPORT ZONES; sg3_utils sg_rep_zones.c). */
 enum zbc_zone_type {
 	ZBC_ZONE_TYPE_CONVENTIONAL = 0x1,
 	ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED = 0x2,
@@ -76,7 +80,7 @@ enum zbc_zone_type {
 	ZBC_ZONE_TYPE_GAP = 0x5, /* ZBC-2: no data (zbc-zd's gap_zones between the domains) */
 };
 
-/* ZBC zone conditions, with the REPORT ZONES encoding (spec digest 4.4, 4.5). */
+/* ZBC zone conditions, with the REPORT ZONES encoding (ZBC-2; libzbc zbc.h). */
 enum zbc_zone_condition {
 	ZBC_ZC_NOT_WRITE_POINTER = 0x0,
 	ZBC_ZC_EMPTY = 0x1,
@@ -164,14 +168,15 @@ int zbc_set_condition(struct scsi_lu *lu, uint64_t zone_start, enum zbc_zone_con
 /* ---- hooks for the SBC handlers (zbc_rw.c) ---- */
 
 /*
- * Read rules (spec digest 4.8) for [cmd->lba, cmd->lba + cmd->nblocks):
+ * Read rules (zbc_rw.c: libzbc 01_sk_ascq_check, Linux scsi_debug) for
+ * [cmd->lba, cmd->lba + cmd->nblocks):
  * SCSI_OK or SCSI_FAILED with the sense stored.  SCSI_OK on a non-zoned LU.
  * Call from exec (the zone state may change between parse and exec).
  */
 enum scsi_result zbc_check_read(struct scsi_cmd *cmd);
 
 /*
- * Write rules (spec digest 4.8) for [cmd->lba, cmd->lba + cmd->nblocks),
+ * Write rules (zbc_rw.c) for [cmd->lba, cmd->lba + cmd->nblocks),
  * then the implicit open and the write pointer advance, so that a write
  * queued right behind is checked against the new write pointer.  Call from
  * exec before the data I/O is submitted.  Returns SCSI_OK (go ahead: the
@@ -214,7 +219,7 @@ int zbc_flush(struct scsi_lu *lu);
 void zbc_reset_all_zones(struct scsi_lu *lu);
 void zbc_fill_all_zones(struct scsi_lu *lu);
 
-/* READ CAPACITY(16) byte 12 bits 5:4: 01b on zoned LUs (spec digest 4.3), else 00b. */
+/* READ CAPACITY(16) byte 12 bits 5:4: 01b on zoned LUs (ZBC-2; Linux sd_zbc.c), else 00b. */
 uint8_t zbc_rc_basis(const struct scsi_lu *lu);
 
 /* INQUIRY: the Zoned Block Device Characteristics VPD page (B6h), 64 bytes into buf; returns 64. */
@@ -284,7 +289,7 @@ static inline bool zbc_condition_is_open(enum zbc_zone_condition c)
 }
 
 /*
- * Makes room for one more open SWR zone (spec digest 4.6): with MAX zones
+ * Makes room for one more open SWR zone (ZBC-2 open zone resources; Linux scsi_debug): with MAX zones
  * open an implicitly opened zone is closed first; if all MAX are explicitly
  * open: false, *sense = DATA PROTECT, INSUFFICIENT ZONE RESOURCES.
  */
@@ -302,7 +307,6 @@ void zbc_zone_set_condition(struct zbc_state *z, struct zbc_zone *zone, enum zbc
 bool zbc_zone_open(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sense_info *sense);
 bool zbc_zone_close(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sense_info *sense);
 bool zbc_zone_finish(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sense_info *sense);
-bool zbc_zone_reset(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sense_info *sense);
 /* FULL with the write pointer at the zone end / EMPTY with it at the start (no checks). */
 void zbc_zone_fill(struct zbc_state *z, struct zbc_zone *zone);
 void zbc_zone_empty(struct zbc_state *z, struct zbc_zone *zone);

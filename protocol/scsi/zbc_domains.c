@@ -1,6 +1,6 @@
 /*
  * ZBC-2 zone domains and realms (the "zone domains" zoned block device
- * extension, B6h extension 2h; spec digest 4.9; docs/zbc.md): the zbc-zd
+ * extension, B6h extension 2h; ZBC-2; libzbc zbc.h; docs/zbc.md): the zbc-zd
  * kind, a host-managed LU whose zones form two zone domains,
  *
  *   domain 0: the first zones, conventional (or, with params.sobr_zones,
@@ -36,8 +36,8 @@
  *     PREREQUISITE) and 32-byte descriptors (b0 zone type, b1 bits 7:4
  *     condition, b2 domain ID, b8-15 zone count, b16-23 first zone's LBA).
  *
- * Readings (the digest marks ZBC-2 details unconfirmed; libzbc's and
- * sg3_utils' field names are followed): the zones named by ZONE ID and
+ * Readings (ZBC-2 is not public: libzbc's and sg3_utils' field names
+ * are followed): the zones named by ZONE ID and
  * NUMBER OF ZONES (0 means 1) may be in either domain and must cover whole
  * realms (else unmet prerequisite REALM ALIGNMENT, 04h); every realm they
  * name moves to OTHER ZONE DOMAIN ID (realms already there are left as they

@@ -1,5 +1,5 @@
 /*
- * ZBC IN (95h) / REPORT ZONES (service action 00h), ZBC-1 (spec digest 4.4):
+ * ZBC IN (95h) / REPORT ZONES (service action 00h), ZBC-1 (ZBC-2 REPORT ZONES; sg3_utils sg_rep_zones.c):
  * a 64-byte header, then one 64-byte descriptor per zone that matches the
  * REPORTING OPTIONS, starting with the zone that holds ZONE START LBA.
  *

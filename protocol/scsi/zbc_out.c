@@ -1,7 +1,7 @@
 /*
  * ZBC OUT (94h): CLOSE ZONE (01h), FINISH ZONE (02h), OPEN ZONE (03h) and
  * RESET WRITE POINTER (04h), each for one zone (ZONE ID) or, with ALL = 1,
- * for every zone it applies to (spec digest 4.7).  ZONE COUNT (bytes 12-13,
+ * for every zone it applies to (ZBC-2 ZBC OUT; sg3_utils sg_zone.c).  ZONE COUNT (bytes 12-13,
  * ZBC-2) is served on zone domain LUs (kind zbc-zd): that many zones from
  * ZONE ID (0 means 1), each a write pointer zone, all checked before any
  * changes; on ZBC-1 LUs a non-zero value is INVALID FIELD IN CDB.

@@ -1,5 +1,6 @@
 /*
- * The read and write rules of zoned LUs (spec digest 4.8) and write tickets
+ * The read and write rules of zoned LUs (libzbc 01_sk_ascq_check; Linux
+ * scsi_debug check_zbc_access_params) and write tickets
  * (a write between zbc_write_begin and zbc_write_end, so a failed data write
  * can be rolled back).  Writes and zone resets never overlap: each holds its
  * blocks' LBA lock (lba_lock.c), so a write queued behind a RESET WRITE
@@ -49,10 +50,10 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 	first = zbc_zone_of(z, cmd->lba);
 	last = zbc_zone_of(z, end - 1);
 	/*
-	 * Spec digest 4.8: a read of an OFFLINE zone is DATA PROTECT, ZONE IS
-	 * OFFLINE; of an INACTIVE one (ZBC-2), ZONE IS INACTIVE when reads are
-	 * restricted (URSWRZ = 0; libzbc ZT_RESTRICT_READ_INACTIVE), else it
-	 * returns zeros (an inactive zone holds nothing).
+	 * A read of an OFFLINE zone is DATA PROTECT, ZONE IS OFFLINE; of an
+	 * INACTIVE one (ZBC-2), ZONE IS INACTIVE when reads are restricted
+	 * (URSWRZ = 0; libzbc ZT_RESTRICT_READ_INACTIVE), else it returns
+	 * zeros (an inactive zone holds nothing).
 	 */
 	for (struct zbc_zone *zone = first; zone <= last; zone++) {
 		/* ZBC-2: a gap zone has no data: ILLEGAL REQUEST, ATTEMPT TO ACCESS GAP ZONE (libzbc). */
@@ -70,8 +71,8 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 	if (first->type != last->type)
 		return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_READ_BOUNDARY_VIOLATION);
 	/*
-	 * SOBR zones with URSWRZ = 0: no read past a write pointer (spec digest
-	 * 4.8); a read may cross from one SOBR zone into the next (the
+	 * SOBR zones with URSWRZ = 0: no read past a write pointer (libzbc
+	 * 01_sk_ascq_check); a read may cross from one SOBR zone into the next (the
 	 * boundary rule is SWR's only).
 	 */
 	if (!zbc_urswrz(cmd->lu) && zbc_zone_is_sobr(first)) {
@@ -106,7 +107,7 @@ static struct zbc_ticket **find_ticket(struct zbc_state *z, const struct scsi_cm
 	return NULL;
 }
 
-/* SWR (spec digest 4.8 rows 2-7; scsi_debug check_zbc_access_params; libzbc 01/070-077, 090-096, 170-176). */
+/* SWR (scsi_debug check_zbc_access_params; libzbc 01/070-077, 090-096, 170-176). */
 static enum scsi_result check_swr_write(struct scsi_cmd *cmd, struct zbc_state *z, struct zbc_zone *zone,
 					struct zbc_zone *last)
 {
@@ -130,7 +131,7 @@ static enum scsi_result check_swr_write(struct scsi_cmd *cmd, struct zbc_state *
 }
 
 /*
- * SOBR (ZBC-2; spec digest 4.5, 4.8; libzbc 01/074): a write may start at or
+ * SOBR (ZBC-2; ZBC-2; libzbc zbc_test_lib.sh; libzbc 01/074): a write may start at or
  * below the write pointer, never above it, and may run on into the next
  * SOBR zones (each of which it enters at its start); one that ends past the
  * write pointer ends on a physical block boundary (or at the zone end).  A

@@ -1,5 +1,5 @@
 /*
- * The Zoned Block Device Characteristics VPD page (B6h; spec digest 4.2),
+ * The Zoned Block Device Characteristics VPD page (B6h; ZBC-2; sg3_utils sg_vpd_common.c),
  * built for spc_inquiry.c.  Linux sd_zbc reads it for host-managed and
  * host-aware disks: URSWRZ must be 1 on a host-managed LU or Linux will not
  * use it; MAXIMUM NUMBER OF OPEN SWR ZONES becomes the queue's max_open_zones

@@ -1,6 +1,6 @@
 /*
  * The zone engine: zone layout and set-up, the zone condition state machine
- * and open zone resources.  Facts: spec digest section 4 (from Linux
+ * and open zone resources.  Facts: ZBC-2, as Linux sd_zbc.c, scsi_debug and libzbc implement it (from Linux
  * scsi_debug and sd_zbc, tcmu-runner file_zbc.c, libzbc's 01_sk_ascq_check
  * and 02_state_machine_check scripts).
  *
@@ -71,7 +71,7 @@ bool zbc_zone_fault_sense(const struct zbc_zone *zone, struct scsi_sense_info *s
 }
 
 /*
- * Makes room for one more open SWR zone (spec digest 4.6): with MAX zones
+ * Makes room for one more open SWR zone (ZBC-2 open zone resources; Linux scsi_debug): with MAX zones
  * open, an implicitly opened zone is closed first; if all MAX are explicitly
  * open, DATA PROTECT, INSUFFICIENT ZONE RESOURCES.
  */
@@ -185,16 +185,6 @@ void zbc_zone_empty(struct zbc_state *z, struct zbc_zone *zone)
 	zone->non_seq = false;
 	zone->reset_recommended = false;
 	zbc_zone_changed(z, zone);
-}
-
-bool zbc_zone_reset(struct zbc_state *z, struct zbc_zone *zone, struct scsi_sense_info *sense)
-{
-	if (zbc_zone_fault_sense(zone, sense))
-		return false;
-	/* RESET WRITE POINTER of an EMPTY zone is a no-op (libzbc 02/004). */
-	if (zbc_is_write_pointer_zone(zone) && zone->condition != ZBC_ZC_EMPTY)
-		zbc_zone_empty(z, zone);
-	return true;
 }
 
 void zbc_reset_all_zones(struct scsi_lu *lu)

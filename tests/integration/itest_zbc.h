@@ -11,7 +11,7 @@
 
 #include "itest.h"
 
-/* ZBC OUT service actions, REPORT ZONES descriptor fields (spec digest 4.4, 4.7). */
+/* ZBC OUT service actions, REPORT ZONES descriptor fields (ZBC-2; sg3_utils sg_rep_zones.c, sg_zone.c). */
 enum { ZBC_CLOSE = 0x01, ZBC_FINISH = 0x02, ZBC_OPEN = 0x03, ZBC_RESET = 0x04 };
 enum { ZT_CONV = 1, ZT_SWR = 2, ZT_SWP = 3 };
 enum {

@@ -1,5 +1,5 @@
 /*
- * WRITE ATOMIC(16)/(32) over iSCSI (SBC-4 4.29, 5.48, 5.49; spec digest 1):
+ * WRITE ATOMIC(16)/(32) over iSCSI (SBC-4 4.29, 5.48, 5.49):
  * the Block Limits VPD atomic fields, REPORT SUPPORTED OPERATION CODES, every
  * limit rule with its sense and field pointer, and atomicity against
  * concurrent readers (two sessions: a reader never sees a range half old,

@@ -1,5 +1,5 @@
 /*
- * T10 protection information over iSCSI (SBC-4 4.22; spec digest 3): the
+ * T10 protection information over iSCSI (SBC-4 4.22): the
  * reporting (INQUIRY PROTECT, READ CAPACITY(16) PROT_EN / P_TYPE /
  * P_I_EXPONENT, Extended INQUIRY SPT / GRD_CHK / APP_CHK / REF_CHK, Control
  * ATO, REPORT SUPPORTED OPERATION CODES), every RDPROTECT / WRPROTECT /
@@ -687,7 +687,7 @@ static void test_race(struct itest_daemon *d)
 		 "%u of %u reads failed", pi_errors, reads);
 }
 
-/* ---- every PROTECT value on every type (spec digest 3.5) ---- */
+/* ---- every PROTECT value on every type (the SBC-4 RDPROTECT / WRPROTECT / VRPROTECT tables) ---- */
 
 /* Which fields PROTECT p checks: 000b, 001b, 101b all; 010b no guard; 011b none; 100b the guard only. */
 static bool checks_guard(uint8_t p)
@@ -820,7 +820,7 @@ static void test_no_pi(void)
 	}
 }
 
-/* FORMAT UNIT: FMTPINFO and PROTECTION FIELD USAGE (SBC-4 5.4; spec digest 3.2). */
+/* FORMAT UNIT: FMTPINFO and PROTECTION FIELD USAGE (SBC-4 5.4). */
 static void test_format(struct itest_daemon *d)
 {
 	uint8_t c[6] = { 0x04 }, hdr[4] = { 0 }, rc16[16] = { 0x9e, 0x10 };

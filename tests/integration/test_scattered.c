@@ -1,5 +1,5 @@
 /*
- * WRITE SCATTERED(16)/(32) over iSCSI (SBC-4 5.54, 5.55; spec digest 2): the
+ * WRITE SCATTERED(16)/(32) over iSCSI (SBC-4 5.54, 5.55): the
  * Block Limits Extension VPD page, REPORT SUPPORTED OPERATION CODES, data
  * landing at every range, and each CDB and parameter-list rule with its
  * sense and field pointer; a refused command writes nothing.

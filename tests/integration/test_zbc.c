@@ -1,5 +1,5 @@
 /*
- * Zoned logical units over iSCSI (spec digest section 4; docs/zbc.md):
+ * Zoned logical units over iSCSI (ZBC-2, as Linux sd_zbc.c, scsi_debug and libzbc implement it; docs/zbc.md):
  * identification (PDT 14h, B6h, B1h ZONED, RC BASIS, RSOC), REPORT ZONES
  * with every reporting option and PARTIAL, ZBC OUT OPEN / CLOSE / FINISH /
  * RESET WRITE POINTER with and without ALL, the zone condition transitions,
@@ -393,7 +393,7 @@ static void test_reporting_options(void)
 	}
 }
 
-/* ---- zone condition transitions (spec digest 4.5) ---- */
+/* ---- zone condition transitions (ZBC-2 zone conditions; libzbc zbc.h) ---- */
 
 static void test_transitions(void)
 {
@@ -543,7 +543,7 @@ static void test_zbc_out_all(void)
 	}
 }
 
-/* ---- open zone resources (spec digest 4.6), LUN 1 allows 3 ---- */
+/* ---- open zone resources (ZBC-2 open zone resources; Linux scsi_debug), LUN 1 allows 3 ---- */
 
 static void test_open_resources(void)
 {
@@ -584,7 +584,7 @@ static void test_open_resources(void)
 	reset_all(HM);
 }
 
-/* ---- read/write rules (spec digest 4.8) ---- */
+/* ---- read/write rules (libzbc 01_sk_ascq_check; Linux scsi_debug check_zbc_access_params) ---- */
 
 static void test_rules(void)
 {

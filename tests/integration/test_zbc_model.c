@@ -10,7 +10,7 @@
  * EMPTY with the write pointer at the zone start) and everything else is
  * as acknowledged.
  *
- * The model follows the rule table of spec digest section 4 (see
+ * The model follows the rule table of ZBC-2, as Linux sd_zbc.c, scsi_debug and libzbc implement it (see
  * docs/zbc.md).  One choice the standard leaves to the device is fixed here:
  * when an implicit or explicit open needs a resource that an implicitly
  * opened zone holds, the lowest-numbered implicitly opened zone is closed

@@ -2,7 +2,7 @@
  * ZBC-2 sequential or before required (SOBR) zones and the Zoned Block
  * Device Control mode page (0Ah/0Fh), over iSCSI (docs/zbc.md).
  *
- * SOBR (zone type 4h; spec digest 4.5, 4.8; libzbc 01/074, 02/003, 02/007,
+ * SOBR (zone type 4h; ZBC-2; libzbc zbc_test_lib.sh; libzbc 01/074, 02/003, 02/007,
  * 02/023, 02/031): writes start at or below the write pointer, never above
  * it (05/21/04); the write pointer only moves up; writes may run on into the
  * next SOBR zone; a FULL zone takes writes; URSWRZ = 0 limits reads to the

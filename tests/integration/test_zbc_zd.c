@@ -1,5 +1,5 @@
 /*
- * ZBC-2 zone domains and realms (kind zbc-zd; spec digest 4.9; docs/zbc.md)
+ * ZBC-2 zone domains and realms (kind zbc-zd; ZBC-2; libzbc zbc.h; docs/zbc.md)
  * over iSCSI: B6h ZONED BLOCK DEVICE EXTENSION 2h, REPORT ZONE DOMAINS,
  * REPORT REALMS, INACTIVE zones in REPORT ZONES and their sense (07/2C/12),
  * ZONE QUERY and ZONE ACTIVATE with each unmet prerequisite (NOT EMPTY,

@@ -87,6 +87,21 @@ int iscsi_server_add_target(struct iscsi_server *srv, const struct iscsi_target_
  */
 void iscsi_server_shutdown(struct iscsi_server *srv, void (*done)(void *arg), void *arg);
 
+/* What the server reports through its log callback. */
+enum iscsi_log_kind {
+	ISCSI_LOG_TRACE,      /* every PDU in and out, connections, sessions: a debug trace */
+	ISCSI_LOG_PEER_ERROR, /* what a peer did wrong (malformed PDU, protocol or digest error, bad login) */
+};
+
+/*
+ * Where the server's messages go, one line each.  A peer can cause
+ * ISCSI_LOG_PEER_ERROR lines at will, so the receiver should rate-limit
+ * them and keep them at debug level (style.md principle 11).  NULL (the
+ * default): nothing is reported (and nothing formatted).
+ */
+void iscsi_server_set_log(struct iscsi_server *srv,
+			  void (*log)(void *arg, enum iscsi_log_kind kind, const char *message), void *arg);
+
 /* Frees the server after shutdown completed. */
 void iscsi_server_destroy(struct iscsi_server *srv);
 

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Host side of the "atomic" check (guest: tests/kernel/guest/atomic.sh): the
 # queue's atomic write limits against what Linux's sd_config_atomic derives
-# from the configured Block Limits VPD atomic fields (spec digest 1.5), the
+# from the configured Block Limits VPD atomic fields (SBC-4 6.6.4), the
 # RWF_ATOMIC writes' outcomes and data, and WRITE ATOMIC(16) (9Ch) in the
 # daemon's debug log.  Kernels before 6.10 have no atomic writes at all.
 

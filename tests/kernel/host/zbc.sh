@@ -2,7 +2,7 @@
 # Host side of the "zbc" check (guest: tests/kernel/guest/zbc.sh): the zoned
 # queue limits and every zone report the guest took, against the suite's
 # configuration (zone_size, conventional_zones, max_open_zones, size) and
-# the ZBC state machine (spec digest 4.5); fio's results; the ZBC commands
+# the ZBC zone state machine (ZBC-2; libzbc); fio's results; the ZBC commands
 # in the daemon's debug log.
 
 # zbc_size BYTES-WITH-SUFFIX: bytes.

@@ -242,6 +242,68 @@ START_TEST(write_datasn_error)
 }
 END_TEST
 
+/*
+ * The same DataSN error on an LU whose Control mode page sets D_SENSE: the
+ * task ends through the SCSI core's completion, whose one sense encoder
+ * writes descriptor format (SPC-4 4.5.1: response code 72h, sense key in
+ * byte 1, ASC/ASCQ in bytes 2-3), like every other CHECK CONDITION.
+ */
+START_TEST(write_datasn_error_honours_d_sense)
+{
+	static const uint8_t mode_sense[6] = { 0x1a, 0x08, 0x0a, 0x00, 255, 0x00 }; /* DBD, Control page */
+	uint8_t cdb[16] = { 0 }, bhs[48], data[1024] = { 0 }, param[4 + 12] = { 0 };
+	struct pdu p;
+	uint32_t ttt;
+
+	session_open(&S, "InitialR2T=Yes\nImmediateData=Yes");
+	/* MODE SENSE(6) of the Control page, then MODE SELECT(6) of it with D_SENSE = 1. */
+	memcpy(cdb, mode_sense, 6);
+	bhs_scsi_cmd(bhs, 0xc1, 0x70, 255, S.cmd_sn++, S.exp_stat_sn, cdb, 6);
+	pdu_send(S.fd, bhs, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x25); /* Data-In with status */
+	ck_assert_uint_ge(p.data_len, 4 + 12);
+	memcpy(param + 4, p.data + 4, 12);
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+	param[4] &= 0x3f;   /* PS is reserved in MODE SELECT */
+	param[4 + 2] |= 0x04; /* D_SENSE */
+	memset(cdb, 0, sizeof(cdb));
+	cdb[0] = 0x15;
+	cdb[1] = 0x10; /* PF */
+	cdb[4] = sizeof(param);
+	bhs_scsi_cmd(bhs, 0xa1, 0x71, sizeof(param), S.cmd_sn++, S.exp_stat_sn, cdb, 6);
+	pdu_send(S.fd, bhs, param, sizeof(param));
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(p.bhs[3], 0x00); /* GOOD */
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+
+	cdb_rw10(cdb, 0x2a, 30, 2);
+	bhs_scsi_cmd(bhs, 0xa1, 0x72, 1024, S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x31);
+	ttt = get_be32(p.bhs + 20);
+	pdu_free(&p);
+	data_out(0x72, ttt, 27, 0, true, data, 1024);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x3f); /* the Reject */
+	pdu_free(&p);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(get_be32(p.bhs + 16), 0x72);
+	ck_assert_uint_eq(p.bhs[3], 0x02);
+	ck_assert_uint_eq(p.data[2 + 0], 0x72);        /* descriptor format, current */
+	ck_assert_uint_eq(p.data[2 + 1] & 0x0f, 0x0b); /* ABORTED COMMAND */
+	ck_assert_uint_eq(p.data[2 + 2], 0x4b);        /* DATA PHASE ERROR */
+	ck_assert_uint_eq(p.data[2 + 3], 0x00);
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+}
+END_TEST
+
 /* Extended CDB AHS (RFC 7143 11.3.5): a 32-byte CDB arrives whole (here an unsupported one: CHECK CONDITION). */
 START_TEST(extended_cdb_ahs)
 {
@@ -281,6 +343,7 @@ int main(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, read_data_in_segments_and_residual);
 	tcase_add_test(tc, read_out_of_range_sense);
+	tcase_add_test(tc, write_datasn_error_honours_d_sense);
 	tcase_add_test(tc, write_r2t_sequences);
 	tcase_add_test(tc, write_immediate_unsolicited_then_r2t);
 	tcase_add_test(tc, write_datasn_error);

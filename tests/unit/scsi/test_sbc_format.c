@@ -108,17 +108,141 @@ static void tur(int nexus, struct harness_result *r)
 	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
 }
 
-/* NOT READY, FORMAT IN PROGRESS 02/04/04 with SKSV = 1 and PROGRESS INDICATION in bytes 16-17. */
+/* NOT READY, FORMAT IN PROGRESS 02/04/04 (fixed format) with SKSV = 1 and PROGRESS INDICATION in bytes 16-17. */
+static void expect_format_in_progress(const struct harness_result *r, uint16_t progress)
+{
+	assert_check_condition(r, SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_FORMAT_IN_PROGRESS);
+	ck_assert_uint_ge(r->sense_len, 18);
+	ck_assert_uint_eq(r->sense[0], 0x70);
+	ck_assert_uint_eq(r->sense[15], 0x80);
+	ck_assert_uint_eq(get_be16(r->sense + 16), progress);
+}
+
 static void assert_format_in_progress(int nexus, uint16_t progress)
 {
 	struct harness_result r;
 
 	tur(nexus, &r);
-	assert_check_condition(&r, 0x2, 0x0404);
-	ck_assert_uint_eq(r.sense[15], 0x80);
-	ck_assert_uint_eq(get_be16(r.sense + 16), progress);
+	expect_format_in_progress(&r, progress);
 }
 
+static void request_sense(int nexus, bool desc, struct harness_result *r)
+{
+	uint8_t cdb[6] = { 0x03, desc ? 0x01 : 0x00, 0, 0, 252, 0 };
+
+	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
+}
+
+/*
+ * REQUEST SENSE while the format runs (SPC-4 6.39, SPC-4 4.5.2.4.4; SBC-4
+ * 5.4): GOOD, and the sense data it returns is NOT READY, FORMAT IN PROGRESS
+ * with SKSV = 1 and the PROGRESS INDICATION, in fixed and in descriptor
+ * format (sense key specific descriptor 02h).  Returns the progress.
+ */
+static uint16_t request_sense_progress(int nexus)
+{
+	struct harness_result r;
+	uint16_t progress;
+
+	request_sense(nexus, false, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.data_in_len, 18);
+	ck_assert_uint_eq(r.data_in[0], 0x70);
+	ck_assert_uint_eq(r.data_in[2] & 0x0f, SENSE_KEY_NOT_READY);
+	ck_assert_uint_eq(get_be16(r.data_in + 12), ASC_LOGICAL_UNIT_NOT_READY_FORMAT_IN_PROGRESS);
+	ck_assert_uint_eq(r.data_in[15], 0x80);
+	progress = get_be16(r.data_in + 16);
+
+	request_sense(nexus, true, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.data_in_len, 16);
+	ck_assert_uint_eq(r.data_in[0], 0x72);
+	ck_assert_uint_eq(r.data_in[1] & 0x0f, SENSE_KEY_NOT_READY);
+	ck_assert_uint_eq(get_be16(r.data_in + 2), ASC_LOGICAL_UNIT_NOT_READY_FORMAT_IN_PROGRESS);
+	ck_assert_uint_eq(r.data_in[7], 8);
+	ck_assert_uint_eq(r.data_in[8], 0x02);
+	ck_assert_uint_eq(r.data_in[9], 0x06);
+	ck_assert_uint_eq(r.data_in[12], 0x80);
+	ck_assert_uint_eq(get_be16(r.data_in + 13), progress);
+	return progress;
+}
+
+/*
+ * SBC-4 5.4 (FORMAT UNIT, while the format operation is in progress): every
+ * command but INQUIRY, REPORT LUNS and REQUEST SENSE is terminated with CHECK
+ * CONDITION, NOT READY, LOGICAL UNIT NOT READY, FORMAT IN PROGRESS (02/04/04)
+ * carrying the progress indication (here TEST UNIT READY, READ(10),
+ * WRITE(10), SYNCHRONIZE CACHE(10), which then leave the medium alone);
+ * INQUIRY and REPORT LUNS work; REQUEST SENSE reports the progress.
+ */
+static void assert_only_informational_commands(int nexus, uint16_t progress)
+{
+	static const uint8_t read10[10] = { 0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+	static const uint8_t write10[10] = { 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+	static const uint8_t sync10[10] = { 0x35 };
+	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
+	static const uint8_t report_luns[12] = { 0xa0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0 };
+	uint8_t block[BS];
+	unsigned writes = spy->writes, flushes = spy->flushes;
+	struct harness_result r;
+
+	memset(block, 0xee, sizeof(block));
+	assert_format_in_progress(nexus, progress);
+	harness_run(&h, nexus, read10, 10, NULL, 0, 0, &r);
+	expect_format_in_progress(&r, progress);
+	ck_assert_uint_eq(r.data_in_len, 0);
+	harness_run(&h, nexus, write10, 10, block, BS, 0, &r);
+	expect_format_in_progress(&r, progress);
+	harness_run(&h, nexus, sync10, 10, NULL, 0, 0, &r);
+	expect_format_in_progress(&r, progress);
+	ck_assert_uint_eq(spy->writes, writes);
+	ck_assert_uint_eq(spy->flushes, flushes);
+
+	harness_run(&h, nexus, inquiry, 6, NULL, 0, 0, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_ge(r.data_in_len, 36);
+	ck_assert_uint_eq(r.data_in[0] & 0xe0, 0x00); /* PERIPHERAL QUALIFIER 000b: the LU is there */
+	harness_run(&h, nexus, report_luns, 12, NULL, 0, 0, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.data_in_len, 16);
+	ck_assert_uint_eq(get_be32(r.data_in), 8); /* LUN LIST LENGTH: LUN 0 */
+	ck_assert_uint_eq(request_sense_progress(nexus), progress);
+}
+
+/* Lets one more chunk of the format run; the progress indication must move forward to expected. */
+static void run_chunk(uint16_t *progress, uint16_t expected)
+{
+	uint16_t now;
+
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
+	now = request_sense_progress(0);
+	ck_assert_uint_gt(now, *progress);
+	ck_assert_uint_eq(now, expected);
+	assert_format_in_progress(1, now);
+	*progress = now;
+}
+
+/* After the format: TEST UNIT READY is GOOD, REQUEST SENSE has NO SENSE (SPC-4 6.39) and no progress. */
+static void assert_format_over(void)
+{
+	struct harness_result r;
+
+	ck_assert(!h.lu->progress.active);
+	for (int nexus = 0; nexus < 2; nexus++) {
+		tur(nexus, &r);
+		harness_expect_good(&r);
+		ck_assert_uint_eq(r.sense_len, 0);
+		request_sense(nexus, false, &r);
+		harness_expect_good(&r);
+		ck_assert_uint_eq(r.data_in[2] & 0x0f, SENSE_KEY_NO_SENSE);
+		ck_assert_uint_eq(get_be16(r.data_in + 12), ASC_NO_ADDITIONAL_SENSE_INFORMATION);
+		ck_assert_uint_eq(r.data_in[15], 0x00);
+	}
+}
 
 /* SBC-4 5.4: FMTDATA = 0 formats with the defaults: a thin LU is deallocated, reads return zeros. */
 START_TEST(fmtdata_zero_deallocates_thin_lu)
@@ -267,37 +391,47 @@ START_TEST(initialization_pattern_written)
 END_TEST
 
 /*
- * IMMED = 1 in the header: GOOD before the medium is touched; meanwhile
- * every medium command gets 02/04/04 with PROGRESS INDICATION (x/65536),
- * one quarter more per 1 MiB chunk of the 4 MiB LU.
+ * SBC-4 5.4 (parameter list header, IMMED): IMMED = 1 returns GOOD once the
+ * CDB and parameter list are validated, before the medium is touched;
+ * meanwhile every command but INQUIRY, REPORT LUNS and REQUEST SENSE gets
+ * 02/04/04 with the PROGRESS INDICATION (SPC-4 4.5.2.4.4: x/65536 of the
+ * operation done), one quarter more per 1 MiB chunk of the 4 MiB LU, always
+ * increasing.  The block length and capacity do not change, so no unit
+ * attention follows: TEST UNIT READY is GOOD afterwards (sbc_format.c).
  */
 START_TEST(immed_reports_progress)
 {
 	static const uint8_t list[10] = { 0x00, 0x8a, 0, 0, 0x00, 0x01, 0x00, 0x02, 0x5a, 0xc3 };
 	static const uint8_t pattern[2] = { 0x5a, 0xc3 };
 	struct harness_result r;
+	uint16_t progress = 0;
 
 	reinit(BIG_NUM_BLOCKS, NULL, true);
 	format_unit(0, 0x10, list, sizeof(list), &r);
 	ck_assert(r.completed);
 	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.sense_len, 0);
 	ck_assert_uint_eq(spy->writes, 0);
 	ck_assert(h.lu->progress.active);
-	assert_format_in_progress(0, 0x0000);
-	assert_format_in_progress(1, 0x0000);
-	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
-	assert_format_in_progress(1, 0x4000);
-	ck_assert_uint_eq(manual_executor_run(&mex, 2), 2);
-	assert_format_in_progress(0, 0xc000);
+	assert_only_informational_commands(0, 0x0000);
+	assert_only_informational_commands(1, 0x0000);
+	run_chunk(&progress, 0x4000);
+	assert_only_informational_commands(1, 0x4000);
+	run_chunk(&progress, 0x8000);
+	run_chunk(&progress, 0xc000);
+	assert_only_informational_commands(0, 0xc000);
 	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
-	ck_assert(!h.lu->progress.active);
-	tur(0, &r);
-	ck_assert(r.status == SCSI_STATUS_GOOD || harness_sense_key(&r) != 0x2);
+	assert_format_over();
 	ck_assert(blocks_match(pattern, 2));
 }
 END_TEST
 
-/* IMMED = 0: status only when the format is done; other commands meanwhile get 02/04/04. */
+/*
+ * SBC-4 5.4: IMMED = 0: status only when the format is done; meanwhile the
+ * other commands get 02/04/04 with the progress indication and INQUIRY,
+ * REPORT LUNS, REQUEST SENSE work (the FORMAT UNIT still in the task set
+ * does not hold them back).
+ */
 START_TEST(no_immed_waits_for_the_end)
 {
 	static const uint8_t zero[1] = { 0 };
@@ -306,10 +440,14 @@ START_TEST(no_immed_waits_for_the_end)
 	reinit(NUM_BLOCKS, NULL, true);
 	format_unit(0, 0x00, NULL, 0, &r);
 	ck_assert(!r.completed);
-	assert_format_in_progress(1, 0x0000);
+	assert_only_informational_commands(1, 0x0000);
+	assert_only_informational_commands(0, 0x0000);
+	ck_assert(!r.completed);
 	manual_executor_run(&mex, ~0u);
 	ck_assert(r.completed);
 	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.sense_len, 0);
+	assert_format_over();
 	ck_assert(blocks_match(zero, 1));
 }
 END_TEST
@@ -320,14 +458,20 @@ static void tmf_done(void *arg, enum scsi_tmf_response response)
 }
 
 /*
- * A LOGICAL UNIT RESET aborts the waiting FORMAT UNIT at the next chunk
- * boundary (the TMF completes then) while the format itself runs to the end.
+ * SAM-5 7.7 (LOGICAL UNIT RESET) with SBC-4 5.4: the reset aborts the
+ * waiting FORMAT UNIT at the next chunk boundary (the TMF completes then)
+ * while the format itself runs to the end.  Each nexus first gets the
+ * reset's unit attention 06/29/03 BUS DEVICE RESET FUNCTION OCCURRED (SAM-5
+ * 5.14: a pending unit attention ends every command but INQUIRY, REPORT LUNS
+ * and REQUEST SENSE), then 02/04/04 with a progress indication that keeps
+ * increasing chunk by chunk.
  */
 START_TEST(abort_releases_command_format_goes_on)
 {
 	static const uint8_t list[9] = { 0x00, 0x88, 0, 0, 0x00, 0x01, 0x00, 0x01, 0x77 };
 	static const uint8_t pattern[1] = { 0x77 };
-	struct harness_result r;
+	struct harness_result r, ur;
+	uint16_t progress;
 	int tmf = 0;
 
 	reinit(BIG_NUM_BLOCKS, NULL, true);
@@ -339,8 +483,17 @@ START_TEST(abort_releases_command_format_goes_on)
 	ck_assert(r.aborted);
 	ck_assert_int_eq(tmf, SCSI_TMF_FUNCTION_COMPLETE + 1);
 	ck_assert(h.lu->progress.active);
-	manual_executor_run(&mex, ~0u);
-	ck_assert(!h.lu->progress.active);
+	for (int nexus = 0; nexus < 2; nexus++) {
+		tur(nexus, &ur);
+		assert_check_condition(&ur, SENSE_KEY_UNIT_ATTENTION, ASC_BUS_DEVICE_RESET_FUNCTION_OCCURRED);
+	}
+	progress = request_sense_progress(0);
+	ck_assert_uint_eq(progress, 0x4000);
+	assert_format_in_progress(1, progress);
+	run_chunk(&progress, 0x8000);
+	run_chunk(&progress, 0xc000);
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
+	assert_format_over();
 	ck_assert(blocks_match(pattern, 1));
 }
 END_TEST

@@ -1,6 +1,6 @@
 /*
- * sbc_pi.c without I/O: the check set of each PROTECT value (spec digest
- * 3.5), reference tags per type and interval, generation and verification
+ * sbc_pi.c without I/O: the check set of each PROTECT value (the SBC-4
+ * RDPROTECT / WRPROTECT / VRPROTECT tables), reference tags per type and interval, generation and verification
  * (with the failing LBA in INFORMATION), the escape, WRITE SAME replication,
  * the interleaved wire form and the bit-inverted medium form.
  */
@@ -29,6 +29,35 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 	for (size_t i = 0; i < n; i++)
 		p[i] = (uint8_t)((i * 131 + seed * 7) >> 3);
 }
+
+/*
+ * DPOFUA = 0 (mode parameter header): DPO or FUA in a 32-byte CDB is INVALID
+ * FIELD IN CDB with the field pointer on byte 10, where READ(32) and
+ * WRITE(32) carry them (SBC-4 5.20, 5.47), bit 4 (DPO) or 3 (FUA).
+ */
+START_TEST(dpo_fua_field_pointer_in_32_byte_cdbs)
+{
+	static const struct scsi_op read32 = { .name = "READ(32)", .opcode = 0x7f };
+	uint8_t flags[2] = { 0x10, 0x08 };
+
+	for (int i = 0; i < 2; i++) {
+		setup_lu(2, 512, 0);
+		lu.num_blocks = 1024;
+		lu.mode_current.dpofua = false;
+		cmd.op = &read32;
+		cmd.cdb[0] = 0x7f;
+		cmd.cdb[7] = 0x18;
+		put_be16(cmd.cdb + 8, SCSI_SA_READ_32);
+		cmd.cdb[10] = flags[i];
+		put_be32(cmd.cdb + 28, 1);
+		ck_assert_int_eq(sbc_read_parse(&cmd), SCSI_FAILED);
+		ck_assert_uint_eq(cmd.sense_info.asc_ascq, ASC_INVALID_FIELD_IN_CDB);
+		ck_assert_uint_eq(cmd.sense_info.sks_field, 10);
+		ck_assert(cmd.sense_info.sks_cd && cmd.sense_info.sks_bpv);
+		ck_assert_uint_eq(cmd.sense_info.sks_bit, i == 0 ? 4 : 3);
+	}
+}
+END_TEST
 
 /* SBC-4 RDPROTECT/WRPROTECT tables, every "may" check done: 000b 001b 101b all, 010b no guard, 011b none, 100b guard. */
 START_TEST(checks_per_protect_value)
@@ -211,6 +240,7 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_add_test(tc, dpo_fua_field_pointer_in_32_byte_cdbs);
 	tcase_add_test(tc, checks_per_protect_value);
 	tcase_add_test(tc, generate_then_verify_type1);
 	tcase_add_test(tc, type2_tags_count_per_interval);

@@ -126,25 +126,149 @@ static void tur(int nexus, struct harness_result *r)
 	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
 }
 
-/* NOT READY, SANITIZE IN PROGRESS 02/04/1B with SKSV = 1 and PROGRESS INDICATION. */
+/* NOT READY, SANITIZE IN PROGRESS 02/04/1B (fixed format) with SKSV = 1 and PROGRESS INDICATION in bytes 16-17. */
+static void expect_sanitize_in_progress(const struct harness_result *r, uint16_t progress)
+{
+	assert_check_condition(r, SENSE_KEY_NOT_READY, ASC_SANITIZE_IN_PROGRESS_NR);
+	ck_assert_uint_ge(r->sense_len, 18);
+	ck_assert_uint_eq(r->sense[0], 0x70);
+	ck_assert_uint_eq(r->sense[15], 0x80);
+	ck_assert_uint_eq(get_be16(r->sense + 16), progress);
+}
+
 static void assert_sanitize_in_progress(int nexus, uint16_t progress)
 {
 	struct harness_result r;
 
 	tur(nexus, &r);
-	assert_check_condition(&r, 0x2, 0x041b);
-	ck_assert_uint_eq(r.sense[15], 0x80);
-	ck_assert_uint_eq(get_be16(r.sense + 16), progress);
+	expect_sanitize_in_progress(&r, progress);
 }
 
-/* TEST UNIT READY is past the NOT READY / sanitize-failure gates (its own result aside). */
+static void request_sense(int nexus, bool desc, struct harness_result *r)
+{
+	uint8_t cdb[6] = { 0x03, desc ? 0x01 : 0x00, 0, 0, 252, 0 };
+
+	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
+}
+
+/*
+ * REQUEST SENSE while the sanitize runs (SPC-4 6.39, SPC-4 4.5.2.4.4; SBC-4
+ * 4.11): GOOD, and the sense data it returns is NOT READY, SANITIZE IN
+ * PROGRESS with SKSV = 1 and the PROGRESS INDICATION, in fixed and in
+ * descriptor format (sense key specific descriptor 02h).  Returns the progress.
+ */
+static uint16_t request_sense_progress(int nexus)
+{
+	struct harness_result r;
+	uint16_t progress;
+
+	request_sense(nexus, false, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.data_in_len, 18);
+	ck_assert_uint_eq(r.data_in[0], 0x70);
+	ck_assert_uint_eq(r.data_in[2] & 0x0f, SENSE_KEY_NOT_READY);
+	ck_assert_uint_eq(get_be16(r.data_in + 12), ASC_SANITIZE_IN_PROGRESS_NR);
+	ck_assert_uint_eq(r.data_in[15], 0x80);
+	progress = get_be16(r.data_in + 16);
+
+	request_sense(nexus, true, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.data_in_len, 16);
+	ck_assert_uint_eq(r.data_in[0], 0x72);
+	ck_assert_uint_eq(r.data_in[1] & 0x0f, SENSE_KEY_NOT_READY);
+	ck_assert_uint_eq(get_be16(r.data_in + 2), ASC_SANITIZE_IN_PROGRESS_NR);
+	ck_assert_uint_eq(r.data_in[7], 8);
+	ck_assert_uint_eq(r.data_in[8], 0x02);
+	ck_assert_uint_eq(r.data_in[9], 0x06);
+	ck_assert_uint_eq(r.data_in[12], 0x80);
+	ck_assert_uint_eq(get_be16(r.data_in + 13), progress);
+	return progress;
+}
+
+/*
+ * SBC-4 4.11 (sanitize operations) / 5.32: while a sanitize operation is in
+ * progress every command but INQUIRY, REPORT LUNS and REQUEST SENSE is
+ * terminated with CHECK CONDITION, NOT READY, LOGICAL UNIT NOT READY,
+ * SANITIZE IN PROGRESS (02/04/1B) carrying the progress indication (here
+ * TEST UNIT READY, READ(10), WRITE(10), SYNCHRONIZE CACHE(10), which then
+ * leave the medium alone, and another SANITIZE); INQUIRY and REPORT LUNS
+ * work; REQUEST SENSE reports the progress.
+ */
+static void assert_only_informational_commands(int nexus, uint16_t progress)
+{
+	static const uint8_t read10[10] = { 0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+	static const uint8_t write10[10] = { 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+	static const uint8_t sync10[10] = { 0x35 };
+	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
+	static const uint8_t report_luns[12] = { 0xa0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0 };
+	uint8_t block[BS];
+	unsigned writes = spy->writes, flushes = spy->flushes, discards = spy->discards;
+	struct harness_result r;
+
+	memset(block, 0xee, sizeof(block));
+	assert_sanitize_in_progress(nexus, progress);
+	harness_run(&h, nexus, read10, 10, NULL, 0, 0, &r);
+	expect_sanitize_in_progress(&r, progress);
+	ck_assert_uint_eq(r.data_in_len, 0);
+	harness_run(&h, nexus, write10, 10, block, BS, 0, &r);
+	expect_sanitize_in_progress(&r, progress);
+	harness_run(&h, nexus, sync10, 10, NULL, 0, 0, &r);
+	expect_sanitize_in_progress(&r, progress);
+	sanitize(nexus, SA_CRYPTOGRAPHIC_ERASE, 0, NULL, 0, &r);
+	expect_sanitize_in_progress(&r, progress);
+	ck_assert_uint_eq(spy->writes, writes);
+	ck_assert_uint_eq(spy->flushes, flushes);
+	ck_assert_uint_eq(spy->discards, discards);
+
+	harness_run(&h, nexus, inquiry, 6, NULL, 0, 0, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_ge(r.data_in_len, 36);
+	ck_assert_uint_eq(r.data_in[0] & 0xe0, 0x00); /* PERIPHERAL QUALIFIER 000b: the LU is there */
+	harness_run(&h, nexus, report_luns, 12, NULL, 0, 0, &r);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.data_in_len, 16);
+	ck_assert_uint_eq(get_be32(r.data_in), 8); /* LUN LIST LENGTH: LUN 0 */
+	ck_assert_uint_eq(request_sense_progress(nexus), progress);
+}
+
+/* Lets one more chunk of the sanitize run; the progress indication must move forward to expected. */
+static void run_chunk(uint16_t *progress, uint16_t expected)
+{
+	uint16_t now;
+
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
+	now = request_sense_progress(0);
+	ck_assert_uint_gt(now, *progress);
+	ck_assert_uint_eq(now, expected);
+	assert_sanitize_in_progress(1, now);
+	*progress = now;
+}
+
+/*
+ * SBC-4 4.11: once the sanitize operation completed without error (or the
+ * failure mode was exited) the medium is usable again: TEST UNIT READY is
+ * GOOD on both nexuses and REQUEST SENSE reports NO SENSE (SPC-4 6.39).
+ */
 static void assert_medium_usable(void)
 {
 	struct harness_result r;
 
-	tur(0, &r);
-	ck_assert(r.status == SCSI_STATUS_GOOD ||
-		  (harness_sense_key(&r) != 0x2 && harness_sense_key(&r) != 0x3));
+	ck_assert(!h.lu->progress.active);
+	ck_assert(!h.lu->sanitize_failed);
+	for (int nexus = 0; nexus < 2; nexus++) {
+		tur(nexus, &r);
+		harness_expect_good(&r);
+		ck_assert_uint_eq(r.sense_len, 0);
+		request_sense(nexus, false, &r);
+		harness_expect_good(&r);
+		ck_assert_uint_eq(r.data_in[2] & 0x0f, SENSE_KEY_NO_SENSE);
+		ck_assert_uint_eq(get_be16(r.data_in + 12), ASC_NO_ADDITIONAL_SENSE_INFORMATION);
+		ck_assert_uint_eq(r.data_in[15], 0x00);
+	}
 }
 
 /* SBC-4 5.32 (OVERWRITE): OVERWRITE writes the pattern, repeated from the first byte of every block. */
@@ -201,7 +325,10 @@ START_TEST(overwrite_passes_and_invert)
 }
 END_TEST
 
-/* SBC-4 5.32 (service actions): OVERWRITE needs 4 < PARAMETER LIST LENGTH < block length + 5, else 05/24/00. */
+/*
+ * SBC-4 5.32 (service actions): OVERWRITE needs 4 < PARAMETER LIST LENGTH <
+ * block length + 5, else 05/24/00 pointing at PARAMETER LIST LENGTH (byte 7).
+ */
 START_TEST(overwrite_parameter_list_length_refused)
 {
 	uint8_t list[BS + 8] = { 0x01, 0x00, 0x00, 0x04 };
@@ -214,6 +341,7 @@ START_TEST(overwrite_parameter_list_length_refused)
 	}
 	sanitize(0, SA_OVERWRITE, BS + 5, list, BS + 5, &r);
 	assert_check_condition(&r, 0x5, 0x2400);
+	assert_field_pointer(&r, 0xc0, 7);
 	ck_assert_uint_eq(spy->writes, 0);
 }
 END_TEST
@@ -258,6 +386,7 @@ START_TEST(overwrite_parameter_list_fields_refused)
 	put_be16(list + 2, 2);
 	sanitize(0, SA_OVERWRITE, (uint16_t)len, list, len, &r);
 	assert_check_condition(&r, 0x5, 0x2600);
+	assert_field_pointer(&r, 0x80, 2);
 	ck_assert_uint_eq(spy->writes, 0);
 }
 END_TEST
@@ -286,8 +415,10 @@ START_TEST(parameter_list_refused_for_erase_and_exit)
 	assert_field_pointer(&r, 0xc0, 7);
 	sanitize(0, SA_CRYPTOGRAPHIC_ERASE, 8, list, 8, &r);
 	assert_check_condition(&r, 0x5, 0x2400);
+	assert_field_pointer(&r, 0xc0, 7);
 	sanitize(0, SA_EXIT_FAILURE_MODE, 8, list, 8, &r);
 	assert_check_condition(&r, 0x5, 0x2400);
+	assert_field_pointer(&r, 0xc0, 7);
 	ck_assert_uint_eq(spy->discards, 0);
 }
 END_TEST
@@ -337,6 +468,7 @@ START_TEST(invalid_service_action_and_reserved_bits)
 	cdb[1] = 0x00;
 	harness_run(&h, 0, cdb, 10, NULL, 0, 0, &r);
 	assert_check_condition(&r, 0x5, 0x2400);
+	assert_field_pointer(&r, 0xc8 | 4, 1);
 	cdb[1] = 0x40 | SA_BLOCK_ERASE; /* ZNR on a conventional LU */
 	harness_run(&h, 0, cdb, 10, NULL, 0, 0, &r);
 	assert_check_condition(&r, 0x5, 0x2400);
@@ -409,15 +541,18 @@ START_TEST(failure_unrestricted_mode_exit)
 END_TEST
 
 /*
- * IMMED = 1: GOOD once the CDB and parameter list are valid; while the
- * overwrite runs every medium command gets 02/04/1B with the progress
- * indication (1/4 more per 1 MiB chunk of a 4 MiB LU), then the LU is back.
+ * SBC-4 5.32 (IMMED): IMMED = 1 returns GOOD once the CDB and parameter list
+ * are valid; while the overwrite runs every command but INQUIRY, REPORT LUNS
+ * and REQUEST SENSE gets 02/04/1B with the PROGRESS INDICATION (SPC-4
+ * 4.5.2.4.4: x/65536 done; 1/4 more per 1 MiB chunk of a 4 MiB LU, always
+ * increasing), another SANITIZE included; then the LU is back (GOOD).
  */
 START_TEST(immed_reports_progress)
 {
 	static const uint8_t pattern[2] = { 0x12, 0x34 };
 	uint8_t list[6];
 	struct harness_result r;
+	uint16_t progress = 0;
 	uint32_t len;
 
 	reinit(BIG_NUM_BLOCKS, NULL, true);
@@ -425,17 +560,16 @@ START_TEST(immed_reports_progress)
 	sanitize(0, IMMED | SA_OVERWRITE, (uint16_t)len, list, len, &r);
 	ck_assert(r.completed);
 	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(r.sense_len, 0);
 	ck_assert_uint_eq(spy->writes, 0);
-	assert_sanitize_in_progress(0, 0x0000);
-	manual_executor_run(&mex, 1);
-	assert_sanitize_in_progress(1, 0x4000);
-	/* another SANITIZE meanwhile is NOT READY too */
-	sanitize(1, SA_CRYPTOGRAPHIC_ERASE, 0, NULL, 0, &r);
-	assert_check_condition(&r, 0x2, 0x041b);
-	manual_executor_run(&mex, 2);
-	assert_sanitize_in_progress(0, 0xc000);
-	manual_executor_run(&mex, ~0u);
-	ck_assert(!h.lu->progress.active);
+	assert_only_informational_commands(0, 0x0000);
+	assert_only_informational_commands(1, 0x0000);
+	run_chunk(&progress, 0x4000);
+	assert_only_informational_commands(1, 0x4000);
+	run_chunk(&progress, 0x8000);
+	run_chunk(&progress, 0xc000);
+	assert_only_informational_commands(0, 0xc000);
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
 	ck_assert(blocks_match(pattern, 2));
 	assert_medium_usable();
 }
@@ -449,13 +583,17 @@ static void tmf_done(void *arg, enum scsi_tmf_response response)
 /*
  * SBC-4 4.11 (libiscsi Sanitize.Reset): task management ends the waiting
  * SANITIZE command, not the sanitize operation, which goes on and keeps the
- * LU NOT READY until it is done.
+ * LU NOT READY (02/04/1B, progress still increasing) until it is done.  The
+ * TARGET COLD RESET's unit attention, 06/29/00 POWER ON, RESET, OR BUS DEVICE
+ * RESET OCCURRED, is reported first on each nexus (SAM-5 5.14: a pending unit
+ * attention ends every command but INQUIRY, REPORT LUNS and REQUEST SENSE).
  */
 START_TEST(reset_does_not_stop_sanitize)
 {
 	static const uint8_t pattern[1] = { 0x00 };
 	uint8_t list[5];
 	struct harness_result r, tr;
+	uint16_t progress;
 	uint32_t len;
 	int tmf = 0;
 
@@ -463,18 +601,24 @@ START_TEST(reset_does_not_stop_sanitize)
 	len = overwrite_list(list, 0x01, pattern, 1);
 	sanitize(0, SA_OVERWRITE, (uint16_t)len, list, len, &r);
 	ck_assert(!r.completed);
-	assert_sanitize_in_progress(1, 0x0000);
+	assert_only_informational_commands(1, 0x0000);
+	ck_assert(!r.completed);
 	scsi_tmf(h.nexus[0], scsi_lun_encode(0), SCSI_TMF_TARGET_COLD_RESET, NULL, tmf_done, &tmf);
 	manual_executor_run(&mex, 1);
 	ck_assert(r.aborted);
 	ck_assert_int_eq(tmf, SCSI_TMF_FUNCTION_COMPLETE + 1);
-	tur(1, &tr); /* the reset's unit attention comes first */
-	ck_assert_uint_eq(harness_sense_key(&tr), 0x6);
-	harness_clear_ua(&h);
-	assert_sanitize_in_progress(1, 0x4000);
-	manual_executor_run(&mex, ~0u);
-	ck_assert(!h.lu->progress.active);
+	for (int nexus = 0; nexus < 2; nexus++) {
+		tur(nexus, &tr);
+		assert_check_condition(&tr, SENSE_KEY_UNIT_ATTENTION, ASC_POWER_ON_RESET_OR_BUS_DEVICE_RESET_OCCURRED);
+	}
+	progress = request_sense_progress(1);
+	ck_assert_uint_eq(progress, 0x4000);
+	assert_sanitize_in_progress(0, progress);
+	run_chunk(&progress, 0x8000);
+	run_chunk(&progress, 0xc000);
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
 	ck_assert(blocks_match(pattern, 1));
+	assert_medium_usable();
 }
 END_TEST
 

@@ -67,7 +67,7 @@ static void make_every_condition(void)
 	ck_assert_int_eq(zbc_set_condition(h.lu, Z(7), ZBC_ZC_OFFLINE, err, sizeof(err)), 0);
 }
 
-/* REPORT ZONES header and descriptor layout (spec digest 4.4), all zones. */
+/* REPORT ZONES header and descriptor layout (ZBC-2 REPORT ZONES; sg3_utils sg_rep_zones.c), all zones. */
 START_TEST(report_all_layout)
 {
 	static const uint8_t conventional[32] = {

@@ -1,8 +1,9 @@
 /*
- * zbc_rw.c: the read/write rule table of spec digest 4.8 (one test per row,
- * named after the rule and the sense it gives; the ZBC-2 rows for INACTIVE
- * and gap zones do not apply: no such zones), write tickets (rollback), the
- * deferral of writes behind a RESET WRITE POINTER, host-aware writes.
+ * zbc_rw.c: the read/write rules of libzbc 01_sk_ascq_check and Linux
+ * scsi_debug check_zbc_access_params (one test per row, named after the
+ * rule and the sense it gives; the ZBC-2 rows for INACTIVE and gap zones do
+ * not apply: no such zones), write tickets (rollback), writes held behind a
+ * RESET WRITE POINTER by the LBA locks, host-aware writes.
  *
  * Layout (host managed): 8 zones of 64 blocks, zones 0-1 conventional
  * ([0,128)), zones 2-7 sequential write required ([128,512)).
@@ -69,7 +70,7 @@ static void teardown(void)
 #define ILLEGAL SENSE_KEY_ILLEGAL_REQUEST
 #define PROTECT SENSE_KEY_DATA_PROTECT
 
-/* ---- the rule table (spec digest 4.8) ---- */
+/* ---- the rule table (libzbc 01_sk_ascq_check, scsi_debug check_zbc_access_params) ---- */
 
 /* Rule: a write must not cross into a zone of a different type: 05/21/05 WRITE BOUNDARY VIOLATION. */
 START_TEST(rule_write_cross_type_is_write_boundary_violation)

@@ -1,4 +1,4 @@
-/* zbc_vpd.c: the Zoned Block Device Characteristics VPD page (B6h), spec digest 4.2, exact bytes. */
+/* zbc_vpd.c: the Zoned Block Device Characteristics VPD page (B6h), ZBC-2; sg3_utils sg_vpd_common.c, exact bytes. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * zbc_zones.c: set-up (geometry), the zone state machine of spec digest 4.5
+ * zbc_zones.c: set-up (geometry), the zone state machine of ZBC-2 zone conditions; libzbc zbc.h
  * as writes drive it, open zone resources of 4.6 for implicit opens, the
  * whole-LU resets of FORMAT UNIT / SANITIZE, RC BASIS.  (ZBC OUT drives the
  * explicit transitions: test_zbc_out.c.)
@@ -81,7 +81,7 @@ START_TEST(implicit_opens_not_limited)
 }
 END_TEST
 
-/* READ CAPACITY(16) RC BASIS 01b on zoned LUs (spec digest 4.3). */
+/* READ CAPACITY(16) RC BASIS 01b on zoned LUs (ZBC-2; Linux sd_zbc.c). */
 START_TEST(rc_basis_is_01b)
 {
 	ck_assert_uint_eq(zbc_rc_basis(h.lu), 1);

@@ -33,7 +33,12 @@ static int spy_write(struct backend *be, const void *buf, size_t len, uint64_t o
 
 static int spy_flush(struct backend *be)
 {
-	return spy(be)->inner->ops->flush(spy(be)->inner);
+	struct spy_backend *s = spy(be);
+
+	s->flushes++;
+	if (s->flush_fail_errno)
+		return -s->flush_fail_errno;
+	return s->inner->ops->flush(s->inner);
 }
 
 static int spy_discard(struct backend *be, uint64_t offset, uint64_t len)
