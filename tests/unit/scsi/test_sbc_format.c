@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "in_progress.h"
 #include "manual_executor.h"
 #include "scsi_internal.h"
 #include "spy_backend.h"
@@ -108,22 +109,11 @@ static void tur(int nexus, struct harness_result *r)
 	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
 }
 
-/* NOT READY, FORMAT IN PROGRESS 02/04/04 (fixed format) with SKSV = 1 and PROGRESS INDICATION in bytes 16-17. */
-static void expect_format_in_progress(const struct harness_result *r, uint16_t progress)
-{
-	assert_check_condition(r, SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_FORMAT_IN_PROGRESS);
-	ck_assert_uint_ge(r->sense_len, 18);
-	ck_assert_uint_eq(r->sense[0], 0x70);
-	ck_assert_uint_eq(r->sense[15], 0x80);
-	ck_assert_uint_eq(get_be16(r->sense + 16), progress);
-}
+#define FMT ASC_LOGICAL_UNIT_NOT_READY_FORMAT_IN_PROGRESS
 
 static void assert_format_in_progress(int nexus, uint16_t progress)
 {
-	struct harness_result r;
-
-	tur(nexus, &r);
-	expect_format_in_progress(&r, progress);
+	in_progress_expect_tur(&h, nexus, FMT, progress);
 }
 
 static void request_sense(int nexus, bool desc, struct harness_result *r)
@@ -133,84 +123,21 @@ static void request_sense(int nexus, bool desc, struct harness_result *r)
 	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
 }
 
-/*
- * REQUEST SENSE while the format runs (SPC-4 6.39, SPC-4 4.5.2.4.4; SBC-4
- * 5.4): GOOD, and the sense data it returns is NOT READY, FORMAT IN PROGRESS
- * with SKSV = 1 and the PROGRESS INDICATION, in fixed and in descriptor
- * format (sense key specific descriptor 02h).  Returns the progress.
- */
+/* REQUEST SENSE while the format runs (SBC-4 5.4): NOT READY, FORMAT IN PROGRESS and the progress. */
 static uint16_t request_sense_progress(int nexus)
 {
-	struct harness_result r;
-	uint16_t progress;
-
-	request_sense(nexus, false, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_eq(r.data_in_len, 18);
-	ck_assert_uint_eq(r.data_in[0], 0x70);
-	ck_assert_uint_eq(r.data_in[2] & 0x0f, SENSE_KEY_NOT_READY);
-	ck_assert_uint_eq(get_be16(r.data_in + 12), ASC_LOGICAL_UNIT_NOT_READY_FORMAT_IN_PROGRESS);
-	ck_assert_uint_eq(r.data_in[15], 0x80);
-	progress = get_be16(r.data_in + 16);
-
-	request_sense(nexus, true, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_eq(r.data_in_len, 16);
-	ck_assert_uint_eq(r.data_in[0], 0x72);
-	ck_assert_uint_eq(r.data_in[1] & 0x0f, SENSE_KEY_NOT_READY);
-	ck_assert_uint_eq(get_be16(r.data_in + 2), ASC_LOGICAL_UNIT_NOT_READY_FORMAT_IN_PROGRESS);
-	ck_assert_uint_eq(r.data_in[7], 8);
-	ck_assert_uint_eq(r.data_in[8], 0x02);
-	ck_assert_uint_eq(r.data_in[9], 0x06);
-	ck_assert_uint_eq(r.data_in[12], 0x80);
-	ck_assert_uint_eq(get_be16(r.data_in + 13), progress);
-	return progress;
+	return in_progress_request_sense(&h, nexus, FMT);
 }
 
 /*
  * SBC-4 5.4 (FORMAT UNIT, while the format operation is in progress): every
  * command but INQUIRY, REPORT LUNS and REQUEST SENSE is terminated with CHECK
  * CONDITION, NOT READY, LOGICAL UNIT NOT READY, FORMAT IN PROGRESS (02/04/04)
- * carrying the progress indication (here TEST UNIT READY, READ(10),
- * WRITE(10), SYNCHRONIZE CACHE(10), which then leave the medium alone);
- * INQUIRY and REPORT LUNS work; REQUEST SENSE reports the progress.
+ * carrying the progress indication.
  */
 static void assert_only_informational_commands(int nexus, uint16_t progress)
 {
-	static const uint8_t read10[10] = { 0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
-	static const uint8_t write10[10] = { 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
-	static const uint8_t sync10[10] = { 0x35 };
-	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
-	static const uint8_t report_luns[12] = { 0xa0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0 };
-	uint8_t block[BS];
-	unsigned writes = spy->writes, flushes = spy->flushes;
-	struct harness_result r;
-
-	memset(block, 0xee, sizeof(block));
-	assert_format_in_progress(nexus, progress);
-	harness_run(&h, nexus, read10, 10, NULL, 0, 0, &r);
-	expect_format_in_progress(&r, progress);
-	ck_assert_uint_eq(r.data_in_len, 0);
-	harness_run(&h, nexus, write10, 10, block, BS, 0, &r);
-	expect_format_in_progress(&r, progress);
-	harness_run(&h, nexus, sync10, 10, NULL, 0, 0, &r);
-	expect_format_in_progress(&r, progress);
-	ck_assert_uint_eq(spy->writes, writes);
-	ck_assert_uint_eq(spy->flushes, flushes);
-
-	harness_run(&h, nexus, inquiry, 6, NULL, 0, 0, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_ge(r.data_in_len, 36);
-	ck_assert_uint_eq(r.data_in[0] & 0xe0, 0x00); /* PERIPHERAL QUALIFIER 000b: the LU is there */
-	harness_run(&h, nexus, report_luns, 12, NULL, 0, 0, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_eq(r.data_in_len, 16);
-	ck_assert_uint_eq(get_be32(r.data_in), 8); /* LUN LIST LENGTH: LUN 0 */
-	ck_assert_uint_eq(request_sense_progress(nexus), progress);
+	in_progress_only_informational(&h, spy, nexus, FMT, progress);
 }
 
 /* Lets one more chunk of the format run; the progress indication must move forward to expected. */

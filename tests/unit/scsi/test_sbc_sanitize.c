@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "in_progress.h"
 #include "manual_executor.h"
 #include "scsi_internal.h"
 #include "spy_backend.h"
@@ -126,22 +127,17 @@ static void tur(int nexus, struct harness_result *r)
 	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
 }
 
-/* NOT READY, SANITIZE IN PROGRESS 02/04/1B (fixed format) with SKSV = 1 and PROGRESS INDICATION in bytes 16-17. */
+#define SAN ASC_SANITIZE_IN_PROGRESS_NR
+
+/* NOT READY, SANITIZE IN PROGRESS 02/04/1B with the progress (in_progress.h). */
 static void expect_sanitize_in_progress(const struct harness_result *r, uint16_t progress)
 {
-	assert_check_condition(r, SENSE_KEY_NOT_READY, ASC_SANITIZE_IN_PROGRESS_NR);
-	ck_assert_uint_ge(r->sense_len, 18);
-	ck_assert_uint_eq(r->sense[0], 0x70);
-	ck_assert_uint_eq(r->sense[15], 0x80);
-	ck_assert_uint_eq(get_be16(r->sense + 16), progress);
+	in_progress_expect_sense(r, SAN, progress);
 }
 
 static void assert_sanitize_in_progress(int nexus, uint16_t progress)
 {
-	struct harness_result r;
-
-	tur(nexus, &r);
-	expect_sanitize_in_progress(&r, progress);
+	in_progress_expect_tur(&h, nexus, SAN, progress);
 }
 
 static void request_sense(int nexus, bool desc, struct harness_result *r)
@@ -151,88 +147,26 @@ static void request_sense(int nexus, bool desc, struct harness_result *r)
 	harness_run(&h, nexus, cdb, 6, NULL, 0, 0, r);
 }
 
-/*
- * REQUEST SENSE while the sanitize runs (SPC-4 6.39, SPC-4 4.5.2.4.4; SBC-4
- * 4.11): GOOD, and the sense data it returns is NOT READY, SANITIZE IN
- * PROGRESS with SKSV = 1 and the PROGRESS INDICATION, in fixed and in
- * descriptor format (sense key specific descriptor 02h).  Returns the progress.
- */
+/* REQUEST SENSE while the sanitize runs (SBC-4 4.11): NOT READY, SANITIZE IN PROGRESS and the progress. */
 static uint16_t request_sense_progress(int nexus)
 {
-	struct harness_result r;
-	uint16_t progress;
-
-	request_sense(nexus, false, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_eq(r.data_in_len, 18);
-	ck_assert_uint_eq(r.data_in[0], 0x70);
-	ck_assert_uint_eq(r.data_in[2] & 0x0f, SENSE_KEY_NOT_READY);
-	ck_assert_uint_eq(get_be16(r.data_in + 12), ASC_SANITIZE_IN_PROGRESS_NR);
-	ck_assert_uint_eq(r.data_in[15], 0x80);
-	progress = get_be16(r.data_in + 16);
-
-	request_sense(nexus, true, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_eq(r.data_in_len, 16);
-	ck_assert_uint_eq(r.data_in[0], 0x72);
-	ck_assert_uint_eq(r.data_in[1] & 0x0f, SENSE_KEY_NOT_READY);
-	ck_assert_uint_eq(get_be16(r.data_in + 2), ASC_SANITIZE_IN_PROGRESS_NR);
-	ck_assert_uint_eq(r.data_in[7], 8);
-	ck_assert_uint_eq(r.data_in[8], 0x02);
-	ck_assert_uint_eq(r.data_in[9], 0x06);
-	ck_assert_uint_eq(r.data_in[12], 0x80);
-	ck_assert_uint_eq(get_be16(r.data_in + 13), progress);
-	return progress;
+	return in_progress_request_sense(&h, nexus, SAN);
 }
 
 /*
  * SBC-4 4.11 (sanitize operations) / 5.32: while a sanitize operation is in
  * progress every command but INQUIRY, REPORT LUNS and REQUEST SENSE is
  * terminated with CHECK CONDITION, NOT READY, LOGICAL UNIT NOT READY,
- * SANITIZE IN PROGRESS (02/04/1B) carrying the progress indication (here
- * TEST UNIT READY, READ(10), WRITE(10), SYNCHRONIZE CACHE(10), which then
- * leave the medium alone, and another SANITIZE); INQUIRY and REPORT LUNS
- * work; REQUEST SENSE reports the progress.
+ * SANITIZE IN PROGRESS (02/04/1B) carrying the progress indication, another
+ * SANITIZE too.
  */
 static void assert_only_informational_commands(int nexus, uint16_t progress)
 {
-	static const uint8_t read10[10] = { 0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
-	static const uint8_t write10[10] = { 0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
-	static const uint8_t sync10[10] = { 0x35 };
-	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
-	static const uint8_t report_luns[12] = { 0xa0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0 };
-	uint8_t block[BS];
-	unsigned writes = spy->writes, flushes = spy->flushes, discards = spy->discards;
 	struct harness_result r;
 
-	memset(block, 0xee, sizeof(block));
-	assert_sanitize_in_progress(nexus, progress);
-	harness_run(&h, nexus, read10, 10, NULL, 0, 0, &r);
-	expect_sanitize_in_progress(&r, progress);
-	ck_assert_uint_eq(r.data_in_len, 0);
-	harness_run(&h, nexus, write10, 10, block, BS, 0, &r);
-	expect_sanitize_in_progress(&r, progress);
-	harness_run(&h, nexus, sync10, 10, NULL, 0, 0, &r);
-	expect_sanitize_in_progress(&r, progress);
+	in_progress_only_informational(&h, spy, nexus, SAN, progress);
 	sanitize(nexus, SA_CRYPTOGRAPHIC_ERASE, 0, NULL, 0, &r);
 	expect_sanitize_in_progress(&r, progress);
-	ck_assert_uint_eq(spy->writes, writes);
-	ck_assert_uint_eq(spy->flushes, flushes);
-	ck_assert_uint_eq(spy->discards, discards);
-
-	harness_run(&h, nexus, inquiry, 6, NULL, 0, 0, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_ge(r.data_in_len, 36);
-	ck_assert_uint_eq(r.data_in[0] & 0xe0, 0x00); /* PERIPHERAL QUALIFIER 000b: the LU is there */
-	harness_run(&h, nexus, report_luns, 12, NULL, 0, 0, &r);
-	ck_assert(r.completed);
-	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_eq(r.data_in_len, 16);
-	ck_assert_uint_eq(get_be32(r.data_in), 8); /* LUN LIST LENGTH: LUN 0 */
-	ck_assert_uint_eq(request_sense_progress(nexus), progress);
 }
 
 /* Lets one more chunk of the sanitize run; the progress indication must move forward to expected. */
