@@ -17,6 +17,8 @@ enum cfg_section_kind {
 	CFG_SECTION_TARGET,
 	CFG_SECTION_ACL,
 	CFG_SECTION_LUN,
+	CFG_SECTION_TCMU,
+	CFG_SECTION_LU, /* [lu "NAME"]: a template; its keys are the rows of CFG_SECTION_LUN */
 	CFG_SECTION_COUNT
 };
 
@@ -100,9 +102,29 @@ int cfg_check_iscsi_name(const char *name, char *why, size_t whylen);
 
 /* Appends one message (a line) to diag. */
 void cfg_diag_add(struct cfg_diag *diag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends "file:line: section.key: reason" (line 0, section or key NULL: those parts left out). */
+/*
+ * Appends "file:line: section.key: reason"; line 0, section or key NULL:
+ * those parts are left out ("file: key: reason" without a section).
+ */
 void cfg_report(struct cfg_diag *diag, const char *file, unsigned line, const char *section, const char *key,
 		const char *reason);
+
+/* The rows a section's keys are looked up in (an [lu] template has those of [lun]). */
+static inline enum cfg_section_kind cfg_rows_of(enum cfg_section_kind section)
+{
+	return section == CFG_SECTION_LU ? CFG_SECTION_LUN : section;
+}
+
+/* LUN checks shared by the file's [lun] sections, templates and cfgstrings (finish.c). */
+struct cfg_lun_check {
+	struct cfg_diag *diag;
+	const char *source;        /* file name, or "cfgstring of NAME" */
+	const char *section;       /* "lun \"IQN\" 0", "lu \"NAME\"", or NULL (cfgstrings: key only) */
+	const char *state_dir;
+	const char *serial_seed;   /* the serial number derives from it when none is set */
+	bool template;             /* path may be missing and stays as written */
+};
+void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l);
 
 /* Adds an ACL entry for initiator to target (or returns the existing one); NULL when out of memory. */
 struct cfg_acl *cfg_target_acl(struct cfg_target *target, const char *initiator, bool *created);

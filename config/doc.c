@@ -107,6 +107,10 @@ void cfg_print_doc(FILE *out)
 		const struct cfg_section_desc *d = &cfg_sections[s];
 
 		fprintf(out, "\n## [%s]\n\n%s\n\n", d->syntax, d->doc);
+		if (cfg_rows_of(d->kind) != d->kind) {
+			fprintf(out, "Its keys are those of [%s], above.\n", cfg_sections[cfg_rows_of(d->kind)].syntax);
+			continue;
+		}
 		fputs("| Key | Type | Default | Range | Description |\n|---|---|---|---|---|\n", out);
 		for (size_t i = 0; i < cfg_schema_len; i++) {
 			const struct cfg_key *k = &cfg_schema[i];

@@ -32,6 +32,20 @@ static void fail(struct finish *f, unsigned line, const char *section, const cha
 	cfg_report(f->diag, f->cfg->source, line, section, key, reason);
 }
 
+static void lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
+{
+	char reason[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	cfg_report(c->diag, c->source, line, c->section, key, reason);
+}
+
 /* The line to blame for key `name` of a section: where it was set, else the section header. */
 static unsigned line_of(const struct cfg_key_lines *lines, enum cfg_section_kind kind, const char *name)
 {
@@ -146,7 +160,7 @@ static int check_zone_range(void *arg, uint32_t first, uint32_t last)
  * is configured), no thin provisioning.  Other kinds: no zone keys.
  */
 /* WRITE ATOMIC limits (docs/atomic.md): consistent with each other and with max_transfer_length. */
-static void finish_atomic_lun(struct finish *f, const char *section, const struct cfg_lun *l)
+static void finish_atomic_lun(const struct cfg_lun_check *c, const struct cfg_lun *l)
 {
 	static const char *const keys[] = { "max_atomic_transfer_length", "max_atomic_transfer_length_with_boundary" };
 	const uint32_t lengths[] = { l->max_atomic_transfer_length, l->max_atomic_transfer_length_with_boundary };
@@ -156,24 +170,24 @@ static void finish_atomic_lun(struct finish *f, const char *section, const struc
 		unsigned line = line_of(&l->lines, CFG_SECTION_LUN, keys[i]);
 
 		if (lengths[i] && l->kind != CFG_LU_CONVENTIONAL)
-			fail(f, line, section, keys[i], "WRITE ATOMIC is not supported on %s LUs",
-			     cfg_lu_kind_name(l->kind));
+			lun_fail(c, line, keys[i], "WRITE ATOMIC is not supported on %s LUs",
+				 cfg_lu_kind_name(l->kind));
 		else if (l->max_transfer_length && lengths[i] > l->max_transfer_length)
-			fail(f, line, section, keys[i], "%u is larger than max_transfer_length (%u)", lengths[i],
-			     l->max_transfer_length);
+			lun_fail(c, line, keys[i], "%u is larger than max_transfer_length (%u)", lengths[i],
+				 l->max_transfer_length);
 		else if (gran && lengths[i] % gran)
-			fail(f, line, section, keys[i], "%u is not a multiple of atomic_transfer_length_granularity (%u)",
-			     lengths[i], gran);
+			lun_fail(c, line, keys[i], "%u is not a multiple of atomic_transfer_length_granularity (%u)",
+				 lengths[i], gran);
 	}
 	if (l->write_scattered && l->kind != CFG_LU_CONVENTIONAL)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "write_scattered"), section, "write_scattered",
-		     "WRITE SCATTERED is not supported on %s LUs", cfg_lu_kind_name(l->kind));
+		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "write_scattered"), "write_scattered",
+			 "WRITE SCATTERED is not supported on %s LUs", cfg_lu_kind_name(l->kind));
 	if (l->max_atomic_transfer_length_with_boundary && !l->max_atomic_boundary_size)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "max_atomic_boundary_size"), section,
-		     "max_atomic_boundary_size", "must be set when max_atomic_transfer_length_with_boundary is");
+		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "max_atomic_boundary_size"),
+			 "max_atomic_boundary_size", "must be set when max_atomic_transfer_length_with_boundary is");
 }
 
-static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_lun *l)
+static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
 {
 	static const char *const zone_keys[] = { "zone_size", "conventional_zones", "max_open_zones", "urswrz",
 						 "offline_zones", "read_only_zones" };
@@ -186,37 +200,37 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 		static const char *const zd_what[] = { "realms", "realms", "gap zones", "SOBR zones" };
 		for (size_t i = 0; i < sizeof(zd_keys) / sizeof(zd_keys[0]); i++)
 			if (key_set(l, zd_keys[i]))
-				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zd_keys[i]), section, zd_keys[i],
-				     "only zone domain logical units (kind zbc-zd) have %s", zd_what[i]);
+				lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, zd_keys[i]), zd_keys[i],
+					 "only zone domain logical units (kind zbc-zd) have %s", zd_what[i]);
 	} else if (key_set(l, "conventional_zones")) {
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), section, "conventional_zones",
-		     "a zbc-zd logical unit's conventional zones are its first zone domain, half of its zones");
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
+			 "a zbc-zd logical unit's conventional zones are its first zone domain, half of its zones");
 	}
 	if (l->kind != CFG_LU_ZBC_HM && l->kind != CFG_LU_ZBC_HA && l->kind != CFG_LU_ZBC_ZD) {
 		for (size_t i = 0; i < sizeof(zone_keys) / sizeof(zone_keys[0]); i++)
 			if (key_set(l, zone_keys[i]))
-				fail(f, line_of(&l->lines, CFG_SECTION_LUN, zone_keys[i]), section, zone_keys[i],
-				     "only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have zones");
+				lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, zone_keys[i]), zone_keys[i],
+					 "only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have zones");
 		return;
 	}
 	/* Host-aware zones are sequential write preferred: no open zone resources, no read restrictions. */
 	if (l->kind == CFG_LU_ZBC_HA && l->max_open_zones)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "max_open_zones"), section, "max_open_zones",
-		     "only host-managed (zbc-hm) logical units limit open zones");
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "max_open_zones"), "max_open_zones",
+			 "only host-managed (zbc-hm) logical units limit open zones");
 	if (l->kind == CFG_LU_ZBC_HA && !l->urswrz)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "urswrz"), section, "urswrz",
-		     "host-aware (zbc-ha) logical units always allow unrestricted reads");
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "urswrz"), "urswrz",
+			 "host-aware (zbc-ha) logical units always allow unrestricted reads");
 	/* The zone engine does not model deallocated blocks below a write pointer. */
 	if (l->thin_provisioning && key_set(l, "thin_provisioning"))
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "thin_provisioning"), section, "thin_provisioning",
-		     "zoned logical units do not support logical block provisioning (RESET WRITE POINTER "
-		     "releases a zone's space)");
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "thin_provisioning"), "thin_provisioning",
+			 "zoned logical units do not support logical block provisioning (RESET WRITE POINTER "
+			 "releases a zone's space)");
 	l->thin_provisioning = false;
 	/* ZBC and Linux sd_zbc: zones of one power-of-two size (but the last). */
 	if (l->zone_size % l->logical_block_size || zone_blocks == 0 || (zone_blocks & (zone_blocks - 1))) {
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "zone_size"), section, "zone_size",
-		     "%llu bytes is not a power-of-two number of %u-byte logical blocks",
-		     (unsigned long long)l->zone_size, l->logical_block_size);
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "zone_size"), "zone_size",
+			 "%llu bytes is not a power-of-two number of %u-byte logical blocks",
+			 (unsigned long long)l->zone_size, l->logical_block_size);
 		return;
 	}
 	if (l->size == 0 || l->size % l->logical_block_size)
@@ -227,16 +241,16 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 
 		if ((l->size / l->logical_block_size) % zone_blocks || c.nr_zones <= l->gap_zones ||
 		    (c.nr_zones - l->gap_zones) % 2 || domain % l->realm_zones)
-			fail(f, line_of(&l->lines, CFG_SECTION_LUN, "realm_zones"), section, "realm_zones",
-			     "a zbc-zd logical unit needs whole zones (%llu), an even number of them besides the %u gap "
-			     "zones, and %u-zone realms dividing each zone domain",
-			     (unsigned long long)c.nr_zones, l->gap_zones, l->realm_zones);
+			lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "realm_zones"), "realm_zones",
+				 "a zbc-zd logical unit needs whole zones (%llu), an even number of them besides the %u gap "
+				 "zones, and %u-zone realms dividing each zone domain",
+				 (unsigned long long)c.nr_zones, l->gap_zones, l->realm_zones);
 		l->conventional_zones = (uint32_t)domain;
 	}
 	if (l->conventional_zones > c.nr_zones)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), section, "conventional_zones",
-		     "%u is more than the %llu zones of the logical unit", l->conventional_zones,
-		     (unsigned long long)c.nr_zones);
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
+			 "%u is more than the %llu zones of the logical unit", l->conventional_zones,
+			 (unsigned long long)c.nr_zones);
 	c.seen = c.nr_zones <= (1u << 24) ? calloc(c.nr_zones, 1) : NULL;
 	for (unsigned k = 0; k < 2; k++) {
 		const char *key = k ? "read_only_zones" : "offline_zones";
@@ -245,12 +259,12 @@ static void finish_zoned_lun(struct finish *f, const char *section, struct cfg_l
 		c.mark = (uint8_t)(k + 1);
 		c.overlap = false;
 		if (cfg_zone_list_walk(list, check_zone_range, &c, why, sizeof(why)) == 1)
-			fail(f, line_of(&l->lines, CFG_SECTION_LUN, key), section, key,
-			     "zone %u does not exist (the logical unit has %llu zones, 0..%llu)", c.bad_index,
-			     (unsigned long long)c.nr_zones, (unsigned long long)c.nr_zones - 1);
+			lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, key), key,
+				 "zone %u does not exist (the logical unit has %llu zones, 0..%llu)", c.bad_index,
+				 (unsigned long long)c.nr_zones, (unsigned long long)c.nr_zones - 1);
 		else if (c.overlap)
-			fail(f, line_of(&l->lines, CFG_SECTION_LUN, key), section, key,
-			     "names a zone that offline_zones names too");
+			lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, key), key,
+				 "names a zone that offline_zones names too");
 	}
 	free(c.seen);
 }
@@ -274,7 +288,7 @@ static int check_pi_fault(void *arg, enum cfg_pi_field field, uint64_t first, ui
 }
 
 /* Protection information (docs/pi.md). */
-static void finish_pi_lun(struct finish *f, const char *section, const struct cfg_lun *l)
+static void finish_pi_lun(const struct cfg_lun_check *chk, const struct cfg_lun *l)
 {
 	struct pi_fault_check c = { 0 };
 	char why[256];
@@ -283,60 +297,76 @@ static void finish_pi_lun(struct finish *f, const char *section, const struct cf
 		static const char *const keys[] = { "p_i_exponent", "pi_faults" };
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (key_set(l, keys[i]))
-				fail(f, line_of(&l->lines, CFG_SECTION_LUN, keys[i]), section, keys[i],
-				     "needs protection_type 1, 2 or 3");
+				lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, keys[i]), keys[i],
+					 "needs protection_type 1, 2 or 3");
 		return;
 	}
 	if (l->kind != CFG_LU_CONVENTIONAL) {
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "protection_type"), section, "protection_type",
-		     "protection information is supported on conventional logical units only");
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "protection_type"), "protection_type",
+			 "protection information is supported on conventional logical units only");
 		return;
 	}
 	/* A protection interval holds at least 512 bytes of data (SBC-4 4.22.2: 2^n intervals per block). */
 	if ((l->logical_block_size >> l->p_i_exponent) < 512)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "p_i_exponent"), section, "p_i_exponent",
-		     "%u-byte logical blocks cannot hold 2^%u protection intervals of at least 512 bytes",
-		     l->logical_block_size, l->p_i_exponent);
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "p_i_exponent"), "p_i_exponent",
+			 "%u-byte logical blocks cannot hold 2^%u protection intervals of at least 512 bytes",
+			 l->logical_block_size, l->p_i_exponent);
 	if (l->size % l->logical_block_size == 0)
 		c.num_blocks = l->size / l->logical_block_size;
 	if (cfg_pi_fault_walk(l->pi_faults, check_pi_fault, &c, why, sizeof(why)) == 1)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "pi_faults"), section, "pi_faults",
-		     "LBA %llu is past the last LBA %llu", (unsigned long long)c.bad_lba,
-		     (unsigned long long)c.num_blocks - 1);
+		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "pi_faults"), "pi_faults",
+			 "LBA %llu is past the last LBA %llu", (unsigned long long)c.bad_lba,
+			 (unsigned long long)c.num_blocks - 1);
+}
+
+void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
+{
+	for (size_t i = 0; i < cfg_schema_len; i++) {
+		const struct cfg_key *key = &cfg_schema[i];
+
+		if (key->section == CFG_SECTION_LUN && !key->default_value &&
+		    !(l->lines.set_mask >> cfg_schema_index(key) & 1) && !(c->template && strcmp(key->name, "path") == 0))
+			lun_fail(c, l->lines.section, key->name, "required key is missing");
+	}
+	if (l->size % l->logical_block_size)
+		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "size"), "size",
+			 "%llu is not a multiple of logical_block_size (%u)", (unsigned long long)l->size,
+			 l->logical_block_size);
+	/* Linux sd ignores an optimal transfer length above the maximum; so would others. */
+	if (l->max_transfer_length && l->optimal_transfer_length > l->max_transfer_length)
+		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "optimal_transfer_length"), "optimal_transfer_length",
+			 "%u is larger than max_transfer_length (%u)", l->optimal_transfer_length,
+			 l->max_transfer_length);
+	if (l->max_transfer_length && l->max_compare_and_write > l->max_transfer_length)
+		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "max_compare_and_write"), "max_compare_and_write",
+			 "%u is larger than max_transfer_length (%u)", l->max_compare_and_write, l->max_transfer_length);
+	finish_zoned_lun(c, l);
+	finish_atomic_lun(c, l);
+	finish_pi_lun(c, l);
+	if (c->template)
+		return;
+	if (l->path[0] && resolve_path(c->state_dir, l->path, sizeof(l->path)))
+		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "path"), "path", "too long once joined to state_dir");
+	if (!l->serial[0])
+		snprintf(l->serial, sizeof(l->serial), "%016llx",
+			 (unsigned long long)fnv1a(c->serial_seed, 0xcbf29ce484222325ull));
 }
 
 static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l)
 {
-	char section[CFG_NAME_MAX + 32];
+	char section[CFG_NAME_MAX + 32], seed[CFG_NAME_MAX + 16];
+	struct cfg_lun_check c = {
+		.diag = f->diag,
+		.source = f->cfg->source,
+		.section = section,
+		.state_dir = f->cfg->daemon.state_dir,
+		.serial_seed = seed,
+	};
 
 	snprintf(section, sizeof(section), "lun \"%s\" %u", t->name, l->lun);
-	check_required(f, CFG_SECTION_LUN, &l->lines, section);
-	if (l->size % l->logical_block_size)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "size"), section, "size",
-		     "%llu is not a multiple of logical_block_size (%u)", (unsigned long long)l->size,
-		     l->logical_block_size);
-	/* Linux sd ignores an optimal transfer length above the maximum; so would others. */
-	if (l->max_transfer_length && l->optimal_transfer_length > l->max_transfer_length)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "optimal_transfer_length"), section,
-		     "optimal_transfer_length", "%u is larger than max_transfer_length (%u)",
-		     l->optimal_transfer_length, l->max_transfer_length);
-	if (l->max_transfer_length && l->max_compare_and_write > l->max_transfer_length)
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "max_compare_and_write"), section,
-		     "max_compare_and_write", "%u is larger than max_transfer_length (%u)",
-		     l->max_compare_and_write, l->max_transfer_length);
-	finish_zoned_lun(f, section, l);
-	finish_atomic_lun(f, section, l);
-	finish_pi_lun(f, section, l);
-	if (l->path[0] && resolve_path(f->cfg->daemon.state_dir, l->path, sizeof(l->path)))
-		fail(f, line_of(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
-		     "too long once joined to state_dir");
-	if (!l->serial[0]) {
-		char lun[16];
-
-		snprintf(lun, sizeof(lun), "/%u", l->lun);
-		snprintf(l->serial, sizeof(l->serial), "%016llx",
-			 (unsigned long long)fnv1a(lun, fnv1a(t->name, 0xcbf29ce484222325ull)));
-	}
+	/* The serial number of the target's LU N hashes "<target name>/<N>". */
+	snprintf(seed, sizeof(seed), "%s/%u", t->name, l->lun);
+	cfg_finish_lun(&c, l);
 }
 
 /* Two logical units on one backing file would overwrite each other's data. */
@@ -439,11 +469,22 @@ int cfg_finish(struct cfg *cfg, struct cfg_diag *diag)
 			fail(&f, line_of(&d->lines, CFG_SECTION_DAEMON, "state_dir"), "daemon", "state_dir",
 			     "cannot make %s absolute", d->state_dir);
 	}
-	if (cfg->target_count == 0)
+	/* With the TCMU front end on, LIO may bring every logical unit: no target is needed. */
+	if (cfg->target_count == 0 && cfg->tcmu.enabled == CFG_TCMU_NO)
 		fail(&f, 0, NULL, NULL, "no target is configured (add [target \"iqn...\"] and [lun \"iqn...\" 0] "
-		     "sections)");
+		     "sections) and tcmu.enabled = no");
 	for (size_t i = 0; i < cfg->target_count; i++)
 		finish_target(&f, cfg->targets[i]);
+	for (size_t i = 0; i < cfg->template_count; i++) {
+		struct cfg_lun *l = cfg->templates[i];
+		char section[CFG_TEMPLATE_NAME_MAX + 8];
+		struct cfg_lun_check c = {
+			.diag = diag, .source = cfg->source, .section = section, .template = true,
+		};
+
+		snprintf(section, sizeof(section), "lu \"%s\"", l->template_name);
+		cfg_finish_lun(&c, l);
+	}
 	check_shared_paths(&f);
 	return diag->count == f.before ? 0 : -1;
 }

@@ -105,6 +105,8 @@ void cfg_report(struct cfg_diag *diag, const char *file, unsigned line, const ch
 		snprintf(where, sizeof(where), "%s", file);
 	if (section && key)
 		cfg_diag_add(diag, "%s: %s.%s: %s", where, section, key, reason);
+	else if (key)
+		cfg_diag_add(diag, "%s: %s: %s", where, key, reason);
 	else if (section)
 		cfg_diag_add(diag, "%s: %s: %s", where, section, reason);
 	else
@@ -135,6 +137,7 @@ struct cfg *cfg_create(void)
 		return NULL;
 	cfg_apply_defaults(CFG_SECTION_DAEMON, &cfg->daemon);
 	cfg_apply_defaults(CFG_SECTION_ISCSI, &cfg->iscsi);
+	cfg_apply_defaults(CFG_SECTION_TCMU, &cfg->tcmu);
 	return cfg;
 }
 
@@ -154,6 +157,9 @@ void cfg_free(struct cfg *cfg)
 		free(t);
 	}
 	free(cfg->targets);
+	for (size_t i = 0; i < cfg->template_count; i++)
+		free(cfg->templates[i]);
+	free(cfg->templates);
 	free(cfg);
 }
 
@@ -214,6 +220,30 @@ static struct cfg_lun *lun_get(struct cfg_target *target, uint32_t lun)
 	cfg_apply_defaults(CFG_SECTION_LUN, l);
 	target->luns[target->lun_count++] = l;
 	return l;
+}
+
+static struct cfg_lun *template_get(struct cfg *cfg, const char *name)
+{
+	struct cfg_lun *l;
+
+	for (size_t i = 0; i < cfg->template_count; i++)
+		if (strcmp(cfg->templates[i]->template_name, name) == 0)
+			return cfg->templates[i];
+	if (!grow(&cfg->templates, cfg->template_count) || !(l = calloc(1, sizeof(*l))))
+		return NULL;
+	snprintf(l->template_name, sizeof(l->template_name), "%s", name);
+	cfg_apply_defaults(CFG_SECTION_LU, l);
+	cfg->templates[cfg->template_count++] = l;
+	return l;
+}
+
+/* A template name: 1..63 of [A-Za-z0-9._-] (it appears in cfgstrings, between ';' and '='). */
+static bool template_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 0 && len < CFG_TEMPLATE_NAME_MAX &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
 }
 
 /* ---- section headers ---- */
@@ -280,8 +310,8 @@ static bool section_open(struct parse *p, const char *text, unsigned line, bool 
 			kind = (enum cfg_section_kind)k;
 	if (kind == CFG_SECTION_COUNT) {
 		report(p, line, text, NULL,
-		       "unknown section (expected daemon, iscsi, target \"NAME\", acl \"TARGET\" \"INITIATOR\" "
-		       "or lun \"TARGET\" N)");
+		       "unknown section (expected daemon, iscsi, target \"NAME\", acl \"TARGET\" \"INITIATOR\", "
+		       "lun \"TARGET\" N, tcmu or lu \"NAME\")");
 		return false;
 	}
 	ref->kind = kind;
@@ -290,12 +320,34 @@ static bool section_open(struct parse *p, const char *text, unsigned line, bool 
 	switch (kind) {
 	case CFG_SECTION_DAEMON:
 	case CFG_SECTION_ISCSI:
+	case CFG_SECTION_TCMU:
 		if (n != 1)
 			goto syntax;
-		ref->object = kind == CFG_SECTION_DAEMON ? (void *)&p->cfg->daemon : (void *)&p->cfg->iscsi;
-		ref->lines = kind == CFG_SECTION_DAEMON ? &p->cfg->daemon.lines : &p->cfg->iscsi.lines;
+		ref->object = kind == CFG_SECTION_DAEMON  ? (void *)&p->cfg->daemon
+			      : kind == CFG_SECTION_ISCSI ? (void *)&p->cfg->iscsi
+							  : (void *)&p->cfg->tcmu;
+		ref->lines = kind == CFG_SECTION_DAEMON	 ? &p->cfg->daemon.lines
+			     : kind == CFG_SECTION_ISCSI ? &p->cfg->iscsi.lines
+							 : &p->cfg->tcmu.lines;
 		snprintf(ref->text, sizeof(ref->text), "%s", words[0]);
 		break;
+	case CFG_SECTION_LU: {
+		struct cfg_lun *l;
+
+		if (n != 2 || !quoted[1])
+			goto syntax;
+		if (!template_name_ok(words[1])) {
+			report(p, line, text, NULL, "a template name is 1..%d letters, digits, '.', '_' or '-'",
+			       CFG_TEMPLATE_NAME_MAX - 1);
+			return false;
+		}
+		snprintf(ref->text, sizeof(ref->text), "lu \"%s\"", words[1]);
+		if (!(l = template_get(p->cfg, words[1])))
+			goto oom;
+		ref->object = l;
+		ref->lines = &l->lines;
+		break;
+	}
 	case CFG_SECTION_TARGET:
 		if (n != 2 || !quoted[1])
 			goto syntax;

@@ -27,6 +27,8 @@
 	ROW(CFG_SECTION_ACL, struct cfg_acl, field, typ, def, lo, hi, NULL, setter, text)
 #define LUN(field, typ, def, lo, hi, vals, setter, text) \
 	ROW(CFG_SECTION_LUN, struct cfg_lun, field, typ, def, lo, hi, vals, setter, text)
+#define TCMU(field, typ, def, lo, hi, vals, setter, text) \
+	ROW(CFG_SECTION_TCMU, struct cfg_tcmu, field, typ, def, lo, hi, vals, setter, text)
 #define LUN_U32(field, def, lo, hi, text) LUN(field, CFG_TYPE_U32, def, lo, hi, NULL, cfg_set_u32, text)
 #define LUN_BOOL(field, def, text) LUN(field, CFG_TYPE_BOOL, def, 0, 1, NULL, cfg_set_bool, text)
 #define LUN_STRING(field, def, hi, text) LUN(field, CFG_TYPE_STRING, def, 0, hi, NULL, cfg_set_string, text)
@@ -37,6 +39,14 @@
 _Static_assert(sizeof(enum cfg_log_level) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_lu_kind) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_lba_locks) == sizeof(uint32_t), "enum setters store 32 bits");
+_Static_assert(sizeof(enum cfg_tcmu_enabled) == sizeof(uint32_t), "enum setters store 32 bits");
+
+static const struct cfg_enum_value tcmu_enabled[] = {
+	{ "auto", CFG_TCMU_AUTO, NULL },
+	{ "yes", CFG_TCMU_YES, NULL },
+	{ "no", CFG_TCMU_NO, NULL },
+	{ NULL, 0, NULL },
+};
 
 static const struct cfg_enum_value log_levels[] = {
 	{ "error", CFG_LOG_ERROR, NULL },
@@ -269,6 +279,10 @@ const struct cfg_key cfg_schema[] = {
 	    "How commands share blocks: `range` locks only the blocks each command touches (reads together, "
 	    "writes alone, atomic writes and COMPARE AND WRITE alone); `lu` makes every lock cover the whole LU, "
 	    "as the LU-wide lock before it did (for scripts/bench-lba-locks.sh)."),
+	TCMU(enabled, CFG_TYPE_ENUM, "auto", 0, 0, tcmu_enabled, cfg_set_enum,
+	     "The TCMU front end (docs/tcmu.md): LIO's targetcli creates `user:sbcemu` backstores served by this "
+	     "daemon. `auto`: on when LIO's configfs (/sys/kernel/config/target) is there and usable, else one "
+	     "log line says why not; `yes`: start-up fails if it cannot run; `no`: off."),
 };
 
 const size_t cfg_schema_len = sizeof(cfg_schema) / sizeof(cfg_schema[0]);
@@ -293,12 +307,20 @@ const struct cfg_section_desc cfg_sections[CFG_SECTION_COUNT] = {
 	[CFG_SECTION_LUN] = { CFG_SECTION_LUN, "lun", "lun \"TARGET\" N",
 			      "Logical unit N (0..255) of TARGET, stored in a regular file or block device.  "
 			      "Mode pages and persistent reservations are kept in `<state_dir>/<TARGET>/lun<N>/`." },
+	[CFG_SECTION_TCMU] = { CFG_SECTION_TCMU, "tcmu", "tcmu",
+			       "The TCMU front end: sbcemu logical units as LIO `user:sbcemu` backstores, each one "
+			       "described by its cfgstring (docs/tcmu.md)." },
+	[CFG_SECTION_LU] = { CFG_SECTION_LU, "lu", "lu \"NAME\"",
+			     "A logical unit template that a TCMU cfgstring names with `lu=NAME` (for what does not "
+			     "fit the kernel's 256-byte cfgstring); NAME is 1..63 letters, digits, `.`, `_` or `-`. "
+			     "It takes the keys of [lun] sections; `path` may be left to the cfgstring." },
 };
 
 const struct cfg_key *cfg_schema_find(enum cfg_section_kind section, const char *name, unsigned *index)
 {
 	unsigned n = 0;
 
+	section = cfg_rows_of(section);
 	for (size_t i = 0; i < cfg_schema_len; i++) {
 		if (cfg_schema[i].section != section)
 			continue;
@@ -327,6 +349,7 @@ void cfg_apply_defaults(enum cfg_section_kind section, void *object)
 	char why[256];
 
 	/* The defaults are checked by tests/unit/config/test_schema.c, so a failure here cannot happen. */
+	section = cfg_rows_of(section);
 	for (size_t i = 0; i < cfg_schema_len; i++)
 		if (cfg_schema[i].section == section && cfg_schema[i].default_value)
 			(void)cfg_schema[i].set(&cfg_schema[i], object, cfg_schema[i].default_value, why, sizeof(why));

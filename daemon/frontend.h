@@ -1,6 +1,6 @@
 /*
  * Front ends: what brings commands to the SCSI core's devices (the iSCSI
- * target now, the TCMU handler next).  The daemon builds the devices from
+ * target and the TCMU handler).  The daemon builds the devices from
  * the configuration, then starts every front end through this interface;
  * at shutdown it drains them all before the devices are flushed through the
  * core (docs/architecture.md, "Front ends").
@@ -30,5 +30,7 @@ struct sbce_frontend_ops {
 
 /* frontend_iscsi.c: the iSCSI target (RFC 7143) on the configuration's portals and targets. */
 extern const struct sbce_frontend_ops sbce_frontend_iscsi;
+/* frontend_tcmu.c: LIO's user:sbcemu backstores (docs/tcmu.md). */
+extern const struct sbce_frontend_ops sbce_frontend_tcmu;
 
 #endif

@@ -281,7 +281,7 @@ static void on_hangup(void *arg)
 /* ---- start-up ---- */
 
 /* Every front end the daemon has, in start order. */
-static const struct sbce_frontend_ops *const frontends[] = { &sbce_frontend_iscsi };
+static const struct sbce_frontend_ops *const frontends[] = { &sbce_frontend_iscsi, &sbce_frontend_tcmu };
 
 static int start(struct sbce_daemon *d)
 {

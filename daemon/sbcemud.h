@@ -51,6 +51,15 @@ struct sbce_daemon {
 int sbce_make_dirs(const char *path);
 
 /*
+ * Opens (creating if needed) the backing file of logical unit l and adds the
+ * LU to dev, its persistent state in state_dir (made here); who names it in
+ * log lines ("target IQN LUN 0", "tcmu zbc0").  Returns 0, or -1 with the
+ * reason in err.
+ */
+int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
+		 const char *state_dir, char *err, size_t errlen);
+
+/*
  * Creates the SCSI device of every configured target with its LUs (backing
  * files opened or created, state directories made), sharing d->resources.
  * Returns 0, or -1 after logging why.

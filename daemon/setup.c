@@ -77,36 +77,31 @@ static int mark_zones(void *arg, uint32_t first, uint32_t last)
  * previous run left faulty is repaired.  The indexes were checked against the
  * configured size by cfg_finish(); here they meet the real zone count.
  */
-static int apply_zone_faults(const struct cfg_target *t, const struct cfg_lun *l, struct scsi_lu *lu)
+static int apply_zone_faults(const struct cfg_lun *l, struct scsi_lu *lu, char *err, size_t errlen)
 {
 	struct zone_faults zf = { .nr_zones = scsi_lu_zone_count(lu) };
-	char err[512];
 	int rc = 0;
 
 	if (zf.nr_zones == 0)
 		return 0;
 	zf.fault = calloc(zf.nr_zones, 1);
 	if (!zf.fault) {
-		sbce_error("target %s LUN %u: out of memory", t->name, l->lun);
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (unsigned k = 0; k < 2 && rc == 0; k++) {
 		const char *key = k ? "read_only_zones" : "offline_zones";
 
 		zf.value = k ? SCSI_ZONE_FAULT_READ_ONLY : SCSI_ZONE_FAULT_OFFLINE;
-		if (cfg_zone_list_walk(k ? l->read_only_zones : l->offline_zones, mark_zones, &zf, err,
-				       sizeof(err)) != 0) {
-			sbce_error("target %s LUN %u: %s: zone %u does not exist (the LU has %u zones)", t->name,
-				   l->lun, key, zf.bad_index, zf.nr_zones);
+		if (cfg_zone_list_walk(k ? l->read_only_zones : l->offline_zones, mark_zones, &zf, err, errlen) != 0) {
+			snprintf(err, errlen, "%s: zone %u does not exist (the LU has %u zones)", key, zf.bad_index,
+				 zf.nr_zones);
 			rc = -1;
 		}
 	}
-	for (uint32_t i = 0; i < zf.nr_zones && rc == 0; i++) {
-		if (scsi_lu_set_zone_fault(lu, i, (enum scsi_zone_fault)zf.fault[i], err, sizeof(err)) != 0) {
-			sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
+	for (uint32_t i = 0; i < zf.nr_zones && rc == 0; i++)
+		if (scsi_lu_set_zone_fault(lu, i, (enum scsi_zone_fault)zf.fault[i], err, errlen) != 0)
 			rc = -1;
-		}
-	}
 	free(zf.fault);
 	return rc;
 }
@@ -127,22 +122,18 @@ static int add_pi_fault(void *arg, enum cfg_pi_field field, uint64_t first, uint
 	return 0;
 }
 
-/* Opens (creating if needed) one LU's backing file and adds the LU to its device. */
-static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev,
-		   const struct cfg_lun *l)
+int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
+		 const char *state_dir, char *err, size_t errlen)
 {
 	struct scsi_lu_params params = { 0 };
 	struct scsi_lu_faults faults = { 0 };
-	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX];
-	char side_base[sizeof(state_dir) + 8];
-	char err[512];
+	char side_base[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 8];
 	struct backend *be;
 	struct scsi_lu *lu;
 	const char *sd = d->cfg->daemon.state_dir;
 	size_t sd_len = strlen(sd);
 	int rc;
 
-	snprintf(state_dir, sizeof(state_dir), "%s/%s/lun%u", sd, t->name, l->lun);
 	rc = sbce_make_dirs(state_dir);
 	/* A backing file under the state directory may sit in a subdirectory nobody has made yet. */
 	if (rc == 0 && strncmp(l->path, sd, sd_len) == 0 && l->path[sd_len] == '/') {
@@ -153,7 +144,7 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 		rc = sbce_make_dirs(parent);
 	}
 	if (rc != 0) {
-		sbce_error("target %s LUN %u: cannot create %s: %s", t->name, l->lun, state_dir, strerror(-rc));
+		snprintf(err, errlen, "cannot create %s: %s", state_dir, strerror(-rc));
 		return -1;
 	}
 	/*
@@ -166,35 +157,32 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 			  l->size ? scsi_lu_backing_bytes(l->logical_block_size, l->size / l->logical_block_size,
 							  l->protection_type != 0)
 				  : 0,
-			  l->write_protect, side_base, err, sizeof(err));
-	if (!be) {
-		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
+			  l->write_protect, side_base, err, errlen);
+	if (!be)
 		return -1;
-	}
 	if (be->note[0])
-		sbce_warn("target %s LUN %u: %s: %s", t->name, l->lun, l->path, be->note);
+		sbce_warn("%s: %s: %s", who, l->path, be->note);
 	{
 		uint32_t unit_min, unit_max;
 
 		be_file_untorn_writes(be, &unit_min, &unit_max);
 		if (unit_max)
-			sbce_info("target %s LUN %u: %s: the kernel offers untorn writes of %u to %u bytes; atomic "
-				  "writes that fit skip the intent log", t->name, l->lun, l->path, unit_min, unit_max);
+			sbce_info("%s: %s: the kernel offers untorn writes of %u to %u bytes; atomic writes that fit "
+				  "skip the intent log", who, l->path, unit_min, unit_max);
 	}
 	if (l->volatile_write_cache) {
 		struct backend *cached = be_cache_wrap(be);
 
 		if (!cached) {
-			sbce_error("target %s LUN %u: %s: no volatile write cache on this backend", t->name, l->lun,
-				   l->path);
+			snprintf(err, errlen, "%s: no volatile write cache on this backend", l->path);
 			be_close(be);
 			return -1;
 		}
 		be = cached;
 	}
 	if (!l->protection_type && be->size % l->logical_block_size)
-		sbce_warn("target %s LUN %u: %s: the last %llu bytes are not a whole logical block and are unused",
-			  t->name, l->lun, l->path, (unsigned long long)(be->size % l->logical_block_size));
+		sbce_warn("%s: %s: the last %llu bytes are not a whole logical block and are unused", who, l->path,
+			  (unsigned long long)(be->size % l->logical_block_size));
 	params.kind = lu_kind(l->kind);
 	params.lun = l->lun;
 	params.logical_block_size = l->logical_block_size;
@@ -245,30 +233,27 @@ static int add_lun(struct sbce_daemon *d, const struct cfg_target *t, struct scs
 	params.p_i_exponent = (uint8_t)l->p_i_exponent;
 	params.queue_depth = l->queue_depth;
 	params.lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
-	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &faults, err, sizeof(err)) != 0) {
-		sbce_error("target %s LUN %u: pi_faults: %s", t->name, l->lun, err);
+	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &faults, err, errlen) != 0) {
 		be_close(be);
 		return -1;
 	}
-	lu = scsi_lu_create(dev, &params, be, err, sizeof(err));
+	lu = scsi_lu_create(dev, &params, be, err, errlen);
 	if (!lu) {
-		sbce_error("target %s LUN %u: %s", t->name, l->lun, err);
 		be_close(be);
 		return -1;
 	}
 	scsi_lu_set_faults(lu, &faults);
-	if (apply_zone_faults(t, l, lu) != 0)
+	if (apply_zone_faults(l, lu, err, errlen) != 0)
 		return -1;
-	sbce_info("target %s LUN %u: %s, %llu blocks of %u bytes%s%s", t->name, l->lun, l->path,
+	sbce_info("%s: %s, %llu blocks of %u bytes%s%s", who, l->path,
 		  (unsigned long long)params.num_blocks, l->logical_block_size,
 		  l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
 	if (l->protection_type)
-		sbce_info("target %s LUN %u: protection information type %u, %u interval(s) per block%s%s", t->name,
-			  l->lun, l->protection_type, 1u << l->p_i_exponent, l->pi_faults[0] ? ", pi_faults " : "",
+		sbce_info("%s: protection information type %u, %u interval(s) per block%s%s", who, l->protection_type, 1u << l->p_i_exponent, l->pi_faults[0] ? ", pi_faults " : "",
 			  l->pi_faults);
 	if (scsi_lu_zone_count(lu))
-		sbce_info("target %s LUN %u: %s, %u zones of %llu blocks (%u conventional), max open %u, urswrz %s",
-			  t->name, l->lun, cfg_lu_kind_name(l->kind), scsi_lu_zone_count(lu),
+		sbce_info("%s: %s, %u zones of %llu blocks (%u conventional), max open %u, urswrz %s", who,
+			  cfg_lu_kind_name(l->kind), scsi_lu_zone_count(lu),
 			  (unsigned long long)params.zone_size, l->conventional_zones, l->max_open_zones,
 			  l->urswrz ? "on" : "off");
 	return 0;
@@ -292,9 +277,17 @@ int sbce_devices_create(struct sbce_daemon *d)
 			return -1;
 		}
 		d->devices[d->device_count++] = dev;
-		for (size_t k = 0; k < t->lun_count; k++)
-			if (add_lun(d, t, dev, t->luns[k]))
+		for (size_t k = 0; k < t->lun_count; k++) {
+			const struct cfg_lun *l = t->luns[k];
+			char who[CFG_NAME_MAX + 32], state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], err[512];
+
+			snprintf(who, sizeof(who), "target %s LUN %u", t->name, l->lun);
+			snprintf(state_dir, sizeof(state_dir), "%s/%s/lun%u", cfg->daemon.state_dir, t->name, l->lun);
+			if (sbce_lu_open(d, dev, l, who, state_dir, err, sizeof(err))) {
+				sbce_error("%s: %s", who, err);
 				return -1;
+			}
+		}
 	}
 	return 0;
 }

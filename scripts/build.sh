@@ -55,6 +55,15 @@ cmake -S "$repo" -B "$build" "${cmake_args[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 echo "build.sh: built $build/daemon/sbcemud"
 
+# The TCMU front end's D-Bus names (docs/tcmu.md): the system bus allows
+# them only with this policy.  Root only; a running bus rereads it by itself.
+policy=org.kernel.TCMUService1.sbcemu.conf
+if [ "$(id -u)" = 0 ] && [ -d /etc/dbus-1/system.d ] &&
+	! cmp -s "$repo/daemon/dbus/$policy" "/etc/dbus-1/system.d/$policy"; then
+	install -m 0644 "$repo/daemon/dbus/$policy" "/etc/dbus-1/system.d/$policy"
+	echo "build.sh: installed /etc/dbus-1/system.d/$policy"
+fi
+
 if [ "$run" = yes ]; then
 	exec "$build/daemon/sbcemud" "$@"
 fi

@@ -10,6 +10,10 @@ PACKAGES=(
 	# build
 	build-essential cmake pkg-config git
 	libev-dev zlib1g-dev libinih-dev libisal-dev libssl-dev libiscsi-dev
+	# the TCMU front end: generic netlink (TCM-USER events) and sd-bus (targetcli's
+	# org.kernel.TCMUService1); targetcli, rtslib, tcmu-runner and dbus run in the
+	# kernel test guests (they see the host's root over 9p)
+	libnl-genl-3-dev libsystemd-dev targetcli-fb python3-rtslib-fb tcmu-runner dbus
 	# unit tests (Check needs subunit through pkg-config)
 	check libsubunit-dev
 	# integration and conformance tests: libiscsi's tools (iscsi-test-cu,

@@ -22,7 +22,8 @@
 #define SBCEMU_CONFIG_H
 
 /* Layering (docs/architecture.md): the configuration is the daemon's. */
-#if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_ISCSI)
+#if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_ISCSI) || \
+	defined(SBCE_BUILDING_TCMU)
 #error "config/ is included by the daemon only"
 #endif
 
@@ -41,6 +42,8 @@
 #define CFG_ZONE_LIST_MAX 192 /* offline_zones / read_only_zones text */
 #define CFG_PI_FAULTS_TEXT_MAX 256 /* pi_faults text */
 #define CFG_PI_FAULTS_MAX 16 /* pi_faults items */
+#define CFG_TEMPLATE_NAME_MAX 64 /* [lu "NAME"] */
+#define CFG_CFGSTRING_MAX 256 /* the kernel's TCMU_CONFIG_LEN (target_core_user.c) */
 
 enum cfg_log_level {
 	CFG_LOG_ERROR,
@@ -68,6 +71,13 @@ enum cfg_lu_kind {
 enum cfg_lba_locks {
 	CFG_LBA_LOCKS_RANGE, /* each command locks the blocks it touches */
 	CFG_LBA_LOCKS_LU,    /* every lock covers the LU (the comparison benchmark) */
+};
+
+/* tcmu.enabled: the TCMU front end (docs/tcmu.md). */
+enum cfg_tcmu_enabled {
+	CFG_TCMU_AUTO, /* on when LIO's configfs is there and usable; a one-line log says why not otherwise */
+	CFG_TCMU_YES,  /* on; start-up fails if it cannot run */
+	CFG_TCMU_NO,
 };
 
 /* Where each key of one section object was set: line numbers, 0 = default.  Parser-private. */
@@ -111,6 +121,11 @@ struct cfg_iscsi {
 	struct cfg_key_lines lines;
 };
 
+struct cfg_tcmu {
+	enum cfg_tcmu_enabled enabled;
+	struct cfg_key_lines lines;
+};
+
 /* One initiator allowed into a target; CHAP fields empty = use the target's. */
 struct cfg_acl {
 	char initiator[CFG_NAME_MAX];
@@ -123,6 +138,7 @@ struct cfg_acl {
 
 struct cfg_lun {
 	uint32_t lun;
+	char template_name[CFG_TEMPLATE_NAME_MAX]; /* [lu "NAME"] templates only */
 	char path[CFG_PATH_MAX];   /* absolute after cfg_finish() */
 	uint64_t size;             /* bytes; 0 = the existing file's size */
 	uint32_t logical_block_size;
@@ -198,8 +214,11 @@ struct cfg_target {
 struct cfg {
 	struct cfg_daemon daemon;
 	struct cfg_iscsi iscsi;
+	struct cfg_tcmu tcmu;
 	struct cfg_target **targets;
 	size_t target_count;
+	struct cfg_lun **templates; /* [lu "NAME"]: logical units TCMU cfgstrings name with lu=NAME */
+	size_t template_count;
 	char source[CFG_PATH_MAX]; /* last file (or string name) parsed, for messages without a line */
 };
 
@@ -264,6 +283,20 @@ int cfg_zone_list_walk(const char *text, int (*fn)(void *arg, uint32_t first, ui
  */
 int cfg_pi_fault_walk(const char *text, int (*fn)(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last),
 		      void *arg, char *why, size_t whylen);
+
+/*
+ * The logical unit a TCMU device's cfgstring describes (docs/tcmu.md):
+ * "key=value;key=value..." over the keys of [lun] sections, the first pair
+ * optionally lu=NAME, an [lu "NAME"] template of cfg that the other pairs
+ * override.  name is the backstore's name (messages, the serial number);
+ * dev_size (bytes, 0: unknown) is the backstore's size in LIO, the LU's
+ * size unless the cfgstring or template sets one, which must then agree.
+ * Relative paths are taken from cfg's state directory.  The same checks and
+ * reasons as for the file; returns 0, or -1 with every error in diag as
+ * "cfgstring of NAME: key: reason" ("cfgstring: key: reason" for name "").
+ */
+int cfg_lun_from_cfgstring(const struct cfg *cfg, const char *name, const char *cfgstring, uint64_t dev_size,
+			   struct cfg_lun *out, struct cfg_diag *diag);
 
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);

@@ -131,3 +131,33 @@ sbce_describe_luns() {
 	done
 	echo "SBCE_LUN_LIST='${_list# }'" >>/sbce/env
 }
+
+# sbce_host_chroot CMD...: runs CMD (a path on the host) with the host's root
+# file system as its root, read-only over 9p under a tmpfs overlay (run with
+# --host-root), so it can use the host's programs and libraries as they are
+# (targetcli, dbus-daemon, a freshly built sbcemud).  proc, sys, dev and the
+# guest's /sbce and kernel modules are visible in it (its /tmp and /run are
+# the overlay's, so host paths under /tmp stay visible); fd 3 (the results
+# channel) stays open.  The first call mounts everything.
+sbce_host_chroot() {
+	_r=/sbce-root
+	if [ ! -d "$_r/proc/self" ]; then
+		[ "${SBCE_HOST_ROOT:-0}" = 1 ] || sbce_fail "sbce_host_chroot needs scripts/kernel-vm/run --host-root"
+		mkdir -p /sbce-host /sbce-upper "$_r"
+		mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /sbce-host ||
+			sbce_fail "cannot mount the host's root over 9p"
+		mount -t tmpfs -o size=75% tmpfs /sbce-upper
+		mkdir -p /sbce-upper/u /sbce-upper/w
+		mount -t overlay overlay -o lowerdir=/sbce-host,upperdir=/sbce-upper/u,workdir=/sbce-upper/w "$_r" ||
+			sbce_fail "cannot mount the overlay"
+		for _m in proc sys dev; do
+			mkdir -p "$_r/$_m"
+			mount --bind "/$_m" "$_r/$_m"
+		done
+		mkdir -p "$_r/sbce" "$_r/lib/modules/$(uname -r)"
+		mount --bind /sbce "$_r/sbce"
+		# tcmu-runner (libkmod) wants the running kernel's module index.
+		[ -d "/lib/modules/$(uname -r)" ] && mount --bind "/lib/modules/$(uname -r)" "$_r/lib/modules/$(uname -r)"
+	fi
+	chroot "$_r" "$@"
+}

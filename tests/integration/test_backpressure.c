@@ -675,9 +675,21 @@ static void test_task_set_full(void)
 	for (int i = 0; i < 10; i++)
 		batch_cmd(&s1, &b, 0, 'r', (uint64_t)i * BIG_BLOCKS, BIG_BLOCKS, false);
 	batch_send(&s1, &b);
+	/*
+	 * The other session's READ goes once the daemon has read all ten (the
+	 * TASK SET FULLs come at once): sent together, it may be read first and
+	 * take one of the four places.
+	 */
+	end = itest_now_ms() + 30000;
+	for (;;) {
+		int done = 0;
+		for (int i = 0; i < 10; i++)
+			done += s1.cmd[i].done;
+		if (done >= 6 || itest_now_ms() >= end || pump_any(both, 2, (int)(end - itest_now_ms())) != 1)
+			break;
+	}
 	other = batch_cmd(&s2, &b, 0, 'r', 100ull * BIG_BLOCKS, BIG_BLOCKS, false);
 	batch_send(&s2, &b);
-	end = itest_now_ms() + 30000;
 	for (;;) {
 		int done = s2.cmd[other].done;
 		for (int i = 0; i < 10; i++)

@@ -199,6 +199,9 @@ run_suite() { # KERNEL MODULES SUITE
 	local kernel=$1 modules=$2 suite=$3 label run_dir checks c p verdict secs luns t0
 	local -a envs args details
 	SUITE_PROGRAMS=""
+	SUITE_HOST_ROOT=0
+	SUITE_MODULES=""
+	SUITE_MEMORY=1024
 	# shellcheck disable=SC1090
 	. "$HERE/suites/$suite.sh"
 	SUITE_CONFIG_FILE="$HERE/suites/$SUITE_CONFIG"
@@ -227,7 +230,14 @@ run_suite() { # KERNEL MODULES SUITE
 	TARGET_ERROR=""
 	rm -rf "$run_dir"
 	mkdir -p "$run_dir"
-	if ! target_start; then
+	if [ "$SUITE_HOST_ROOT" = 1 ]; then
+		# The suite runs its own daemon in the guest, in the host's root over 9p (sbce_host_chroot).
+		[ -n "$STANDIN" ] && return
+		args+=(--no-login --host-root --extra-modules "$SUITE_MODULES" --memory "$SUITE_MEMORY"
+			--env "SBCE_REPO=$REPO" --env "SBCE_BUILDDIR=$BUILDDIR" --env "SBCE_LOG_LEVEL=$LOG_LEVEL")
+		PORT=""
+		DAEMON_LOG=""
+	elif ! target_start; then
 		for c in $checks; do report fail "$label/$suite/$c" "target" "$TARGET_ERROR"; done
 		target_stop
 		return
@@ -247,7 +257,7 @@ run_suite() { # KERNEL MODULES SUITE
 	"$REPO/scripts/kernel-vm/run" --kernel "$kernel" --port "$PORT" --target "$SUITE_TARGET" --luns "$luns" \
 		--out "$run_dir/vm" --log "$OUTDIR/logs/$label-$suite.log" --timeout "$TIMEOUT" "${args[@]}" \
 		2>&1 | sed 's/^/  /'
-	target_stop
+	[ "$SUITE_HOST_ROOT" = 1 ] || target_stop
 	cp "$run_dir/vm/results.txt" "$OUTDIR/logs/$label-$suite.results" 2>/dev/null
 	[ -n "${DAEMON_LOG:-}" ] && cp "$DAEMON_LOG" "$OUTDIR/logs/$label-$suite.sbcemud.log" 2>/dev/null
 	echo "  $label/$suite: VM run $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s;" \

@@ -10,7 +10,8 @@
 #define SBCEMU_ISCSI_H
 
 /* Layering (docs/architecture.md): only the daemon starts front ends. */
-#if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_CONFIG)
+#if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_CONFIG) || \
+	defined(SBCE_BUILDING_TCMU)
 #error "the iSCSI front end is included by the daemon only"
 #endif
 

@@ -61,8 +61,10 @@ END_TEST
 
 START_TEST(no_target)
 {
-	cfg_test_expect("[daemon]\nstate_dir = /srv\n", true,
-			"t.ini: no target is configured (add [target \"iqn...\"] and [lun \"iqn...\" 0] sections)\n");
+	/* Without TCMU nothing could bring a logical unit (tests/unit/config/test_cfgstring.c: with it, fine). */
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[tcmu]\nenabled = no\n", true,
+			"t.ini: no target is configured (add [target \"iqn...\"] and [lun \"iqn...\" 0] sections) and "
+			"tcmu.enabled = no\n");
 }
 END_TEST
 

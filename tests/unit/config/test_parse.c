@@ -98,7 +98,7 @@ START_TEST(unknown_section)
 {
 	cfg_test_expect("[daemon]\nworkers = 2\n[frob]\nx = 1\n", false,
 			"t.ini:3: frob: unknown section (expected daemon, iscsi, target \"NAME\", "
-			"acl \"TARGET\" \"INITIATOR\" or lun \"TARGET\" N)\n");
+			"acl \"TARGET\" \"INITIATOR\", lun \"TARGET\" N, tcmu or lu \"NAME\")\n");
 }
 END_TEST
 
@@ -179,7 +179,7 @@ START_TEST(syntax_errors)
 			"t.ini:3: syntax error (expected key = value, [section] or a comment)\n"
 			"t.ini:4: syntax error: section header without ']'\n"
 			"t.ini:6: daemon2: unknown section (expected daemon, iscsi, target \"NAME\", "
-			"acl \"TARGET\" \"INITIATOR\" or lun \"TARGET\" N)\n");
+			"acl \"TARGET\" \"INITIATOR\", lun \"TARGET\" N, tcmu or lu \"NAME\")\n");
 }
 END_TEST
 

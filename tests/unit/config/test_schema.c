@@ -20,7 +20,10 @@ static size_t object_size(enum cfg_section_kind section)
 	case CFG_SECTION_ACL:
 		return sizeof(struct cfg_acl);
 	case CFG_SECTION_LUN:
+	case CFG_SECTION_LU:
 		return sizeof(struct cfg_lun);
+	case CFG_SECTION_TCMU:
+		return sizeof(struct cfg_tcmu);
 	case CFG_SECTION_COUNT:
 		break;
 	}

@@ -1,0 +1,116 @@
+#!/bin/bash
+# Check "tcmu_runner" of the kernel suite "tcmu", after "tcmu_restart":
+# tcmu-runner and sbcemud side by side.  tcmu-runner owns
+# org.kernel.TCMUService1 and sbcemud registers user:sbcemu with it
+# (HandlerManager1.RegisterHandler); each daemon opens only the UIO devices
+# of its own subtypes; targetcli reaches sbcemu's CheckConfig through
+# tcmu-runner.  Then the same checks on tcmu-runner's file_zbc handler and
+# on an sbcemu zbc-hm LU (write pointer rules, their sense), and 4 KiB
+# random I/O through tcm_loop for both, printed as a ratio (not a timed
+# assertion).  docs/tcmu.md, "Beside tcmu-runner".
+. "$SBCE_REPO/tests/kernel/chroot/lib.sh"
+
+RLOG=/var/log/tcmu-runner.log
+sbcemud_stop TERM
+step "tcmu-runner"
+setsid tcmu-runner >>"$RLOG" 2>&1 </dev/null &
+for t in $(seq 1 100); do
+	dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+		org.freedesktop.DBus.NameHasOwner string:org.kernel.TCMUService1 2>/dev/null | grep -q 'boolean true' && break
+	sleep 0.2
+done
+mark=$(log_mark)
+sbcemud_start
+for t in $(seq 1 50); do
+	log_since "$mark" | grep -q 'registered with tcmu-runner' && break
+	sleep 0.2
+done
+log_since "$mark" | grep -q 'user:sbcemu registered with tcmu-runner' ||
+	fail "sbcemud did not register with tcmu-runner: $(log_since "$mark" | grep -i 'd-bus' | head -n 3)"
+log_since "$mark" | grep -q '4 sbcemu devices found at start' || fail "sbcemud did not take its 4 devices back"
+out=$(targetcli ls /backstores 2>&1)
+echo "$out"
+grep -q 'user:zbc' <<<"$out" && grep -q 'user:sbcemu' <<<"$out" ||
+	fail "targetcli does not list both handlers: $(grep -o 'user:[a-z]*' <<<"$out" | tr '\n' ' ')"
+value handlers_listed "$(grep -o 'user:[a-z]*' <<<"$out" | sort | tr '\n' ' ')"
+# CheckConfig travels targetcli -> tcmu-runner -> sbcemud.
+out=$(targetcli /backstores/user:sbcemu create name=bad2 size=64M 'cfgstring=kind=zbc-hm;zone_size=3M;path=b.img' 2>&1)
+grep -qF 'cfgstring invalid: cfgstring: zone_size: 3145728 bytes is not a power-of-two number of 512-byte logical blocks' \
+	<<<"$out" || fail "CheckConfig through tcmu-runner: $out"
+
+# One zoned backstore each.  With tcmu-runner running, the kernel waits for a
+# reply to each device's ADDED_DEVICE and tcmu-runner answers -ENOENT for every
+# subtype it does not know, racing sbcemud's answer: an sbcemu backstore is
+# made with control=nl_reply_supported=-1 (docs/tcmu.md).
+mark=$(log_mark)
+step "targetcli: user:zbc rz0, user:sbcemu sz1"
+targetcli <<EOT || fail "targetcli (rz0, sz1) failed"
+set global auto_save_on_exit=false
+/backstores/user:zbc create name=rz0 size=64M cfgstring=model-HM/zsize-4/conv-1@/var/tmp/rz0.raw
+/backstores/user:sbcemu create name=sz1 size=64M cfgstring=kind=zbc-hm;zone_size=4M;conventional_zones=1;max_open_zones=8;path=sz1.img;product=tcmu-zbc-2 control=nl_reply_supported=-1
+/loopback create ${LOOP_WWN}5
+/loopback/${LOOP_WWN}5/luns create /backstores/user:zbc/rz0 lun=0
+/loopback create ${LOOP_WWN}6
+/loopback/${LOOP_WWN}6/luns create /backstores/user:sbcemu/sz1 lun=0
+EOT
+runner=$(disk_of "TCMU ZBC device") || fail "no sd disk for tcmu-runner's rz0"
+ours=$(disk_of tcmu-zbc-2) || fail "no sd disk for sbcemu's sz1"
+settle "$runner"
+settle "$ours"
+log_since "$mark" | grep -q 'rz0' && fail "sbcemud touched tcmu-runner's device: $(log_since "$mark" | grep rz0 | head -n 1)"
+# sz1 is served by sbcemud (its disk is there, with sbcemu's INQUIRY); what tcmu-runner made of its event:
+grep -i 'uio\|sz1' "$RLOG" | tail -n 3 | sed 's/^/  tcmu-runner: /'
+value own_devices_only ok
+
+# The same zone checks on both (ZBC-2; libzbc's test suite asks the same):
+# the status or sense of each, side by side.  sbcemu's are asserted, tcmu-runner's reported.
+# outcome ARGS...: sg_raw's result as one word: Good, or the additional sense.
+outcome() {
+	sg_raw "$@" 2>&1 | sed -n 's/^ *SCSI Status: Good.*/Good/p; s/^ *Additional sense: //p' | head -n 1 | tr ' ' _
+}
+zone_rules() {
+	local sg d=$1 r
+	sg=$(sg_of "$d")
+	head -c 4096 /dev/urandom >/tmp/blk
+	# WRITE(16) at zone 1's write pointer (its start), then 8 blocks past zone 2's.
+	r="at_wp=$(outcome -s 4096 -i /tmp/blk "$sg" 8a 00 00 00 00 00 00 00 20 00 00 00 00 08 00 00)"
+	r="$r not_at_wp=$(outcome -s 4096 -i /tmp/blk "$sg" 8a 00 00 00 00 00 00 00 40 08 00 00 00 08 00 00)"
+	# READ(16) past zone 3's write pointer (URSWRZ decides), REPORT ZONES with reserved option 30h.
+	r="$r past_wp_read=$(outcome -r 4096 "$sg" 88 00 00 00 00 00 00 00 60 08 00 00 00 08 00 00)"
+	r="$r report_option_30h=$(outcome -r 4096 "$sg" 95 00 00 00 00 00 00 00 00 00 00 00 10 00 30 00)"
+	# RESET WRITE POINTER of the conventional zone 0, FINISH ZONE of zone 4 then a write to it.
+	r="$r reset_conventional=$(outcome "$sg" 94 04 00 00 00 00 00 00 00 00 00 00 00 00 00 00)"
+	r="$r finish=$(outcome "$sg" 94 02 00 00 00 00 00 00 80 00 00 00 00 00 00 00)"
+	r="$r write_full=$(outcome -s 4096 -i /tmp/blk "$sg" 8a 00 00 00 00 00 00 00 80 00 00 00 00 08 00 00)"
+	blkzone reset -o 8192 -c 1 "$d" 2>/dev/null
+	r="$r reset_wp=$(blkzone report -o 8192 -c 1 "$d" | sed -n 's/.*wptr \(0x[0-9a-f]*\).*/\1/p')"
+	echo "$r"
+}
+ours_rules=$(zone_rules "$ours")
+runner_rules=$(zone_rules "$runner")
+value zone_rules_sbcemu "$ours_rules"
+value zone_rules_tcmu_runner "$runner_rules"
+for rule in $ours_rules; do
+	[ "$rule" = "$(tr ' ' '\n' <<<"$runner_rules" | grep "^${rule%%=*}=")" ] ||
+		info "differs: sbcemu $rule, tcmu-runner $(tr ' ' '\n' <<<"$runner_rules" | grep "^${rule%%=*}=")"
+done
+[ "$ours_rules" = "at_wp=Good not_at_wp=Unaligned_write_command past_wp_read=Good report_option_30h=Invalid_field_in_cdb reset_conventional=Invalid_field_in_cdb finish=Good write_full=Invalid_field_in_cdb reset_wp=0x000000" ] ||
+	fail "sbcemu's zone rules: $ours_rules"
+
+# 4 KiB random reads and writes in each disk's conventional zone (zone 0, 4 MiB), through tcm_loop,
+# sbcemud logging at info as tcmu-runner does (the debug trace costs a line per command).
+sbcemud_stop TERM
+SBCE_LOG_LEVEL=info sbcemud_start
+settle "$ours"
+iops() {
+	fio --name=r --filename="$1" --offset=0 --size=4M --rw=randrw --bs=4k --direct=1 --ioengine=libaio \
+		--iodepth=16 --runtime=8 --time_based --output-format=terse --terse-version=3 2>/dev/null |
+		awk -F';' '{ printf "%d", $8 + $49 }'
+}
+a=$(iops "$ours")
+b=$(iops "$runner")
+value iops_sbcemu "$a"
+value iops_tcmu_runner "$b"
+info "4 KiB random read/write IOPS through tcm_loop: sbcemu $a, tcmu-runner file_zbc $b (ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b ? a / b : 0 }'))"
+[ "$a" -gt 0 ] || fail "no I/O completed on sbcemu's disk"
+exit 0
