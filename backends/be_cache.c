@@ -6,12 +6,30 @@
  * lose, and keeps everything flushed, written with FUA, or written through
  * write_atomic (durable on its own, the intent log).
  *
- * The cache holds whole pages of PAGE_LEN bytes: a write into a page that is
- * not cached reads the page from below first.  Reads overlay the cached
- * pages on what the backend below returns.  Operations whose effect on
- * cached data would be hard to merge (discard, write_zeroes, extent, resize)
- * write the cache back first, as a drive may at any time; so does a full
- * cache (CACHE_MAX_PAGES).
+ * The cache holds whole pages of PAGE_LEN bytes, and only pages not yet
+ * durable below: a write into a page that is not cached reads the page from
+ * below first.  Reads overlay the cached pages on what the backend below
+ * returns.  A page leaves the cache in three ways only: a write-back wrote
+ * it below and the flush below that followed succeeded; a discard or
+ * write_zeroes covered it whole (its bytes are zeros now, below); or the
+ * cache is closed.
+ *
+ * Write-backs (a flush, a full cache at CACHE_MAX_PAGES, resize, close)
+ * write every cached page below, then flush below, then drop the pages that
+ * got there.  A page whose write fails (the file system below is full:
+ * ENOSPC, or EIO) stays cached, dirty and readable, and so does every page
+ * when the flush below fails (after a failed fdatasync the file system may
+ * have let go of what the writes left in its page cache; only a rewrite from
+ * here brings it back).  So, as on a drive, every later flush tries again
+ * and fails again while the data cannot be written, and succeeds once it
+ * can (space was freed, by an UNMAP of this LU or outside).  A cached write
+ * that needs room in a cache full of such pages fails with the write-back's
+ * error instead of dropping any of them.  Discard and write_zeroes do not
+ * write the cache back (that may be impossible, and a discard is how space
+ * comes back): they act below, then zero the bytes of the cached pages they
+ * touch and drop the pages they cover whole.  extent reports from below,
+ * with the cached pages (data that will be allocated once written back)
+ * counted as allocated.
  *
  * A streamed atomic write (stream_*) goes to the backend below as it
  * arrives, never into the cache; at the commit the cached pages it covers
@@ -20,16 +38,24 @@
  *
  * The lock is a read-write lock.  A read holds it shared from its read of
  * the backend below to the end of its overlay of the cached pages: were it
- * released in between, a write-back (a flush, a full cache, discard,
- * write_zeroes, extent, resize, a stream commit) could write a newer cached
- * page below and drop it after the read below and before the overlay, and
- * the read would return data older than a write acknowledged before it
- * began.  Everything that changes the page table, writes pages back or
- * writes below through the cache (cache_write, the write-backs, the atomic
- * writes, the stream's bookkeeping and commit) holds it exclusively, and
- * the *_locked functions are called with it held so.  Writers are preferred
- * where the C library offers it (glibc), so that a steady stream of reads
- * cannot starve writes and flushes.
+ * released in between, a write-back could write a newer cached page below
+ * and drop it after the read below and before the overlay, and the read
+ * would return data older than a write acknowledged before it began.
+ * extent holds it shared too.  Everything that changes the page table,
+ * writes pages back or writes below through the cache holds it
+ * exclusively, and the *_locked functions are called with it held so.  A
+ * flush lets go of it while the backend below flushes (an fdatasync may take
+ * long): every write-back stamps the pages it wrote with its own ticket,
+ * anything that changes a page clears the stamp, and the flush drops only
+ * the pages still carrying its ticket.  Writers are preferred where the C
+ * library offers it (glibc), so that a steady stream of reads cannot starve
+ * writes and flushes.
+ *
+ * Errors from the backend below are counted by kind, with the write-backs
+ * that failed and the writes refused (be_cache_stats; the counters are
+ * atomics, read without the lock), and the daemon hears when the cache
+ * starts holding data it cannot write back and when it no longer does
+ * (be_cache_set_reporter), to log both.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -45,23 +71,75 @@
 struct page {
 	struct page *next;
 	uint64_t index;
+	/* the write-back that wrote this content below and may drop it after its flush below; 0: none */
+	uint64_t ticket;
 	uint8_t data[PAGE_LEN];
 };
 
 struct be_cache {
 	struct backend be;
 	struct backend *lower;
-	pthread_rwlock_t lock; /* shared: cache_read; exclusive: the rest (see the top) */
+	pthread_rwlock_t lock; /* shared: cache_read, cache_extent; exclusive: the rest (see the top) */
 	struct page *bucket[BUCKETS];
-	unsigned pages;
+	unsigned pages;        /* changed with the lock held exclusively, through pages_set (be_cache_stats) */
+	uint64_t next_ticket;  /* the last write-back ticket handed out */
 	/* the ranges of the stream under way (stream_begin .. commit / abandon) */
 	struct be_range *stream_ranges;
 	unsigned stream_n;
+	/* be_cache_stats: updated and read with __atomic builtins */
+	uint64_t below_enospc, below_eio, below_other;
+	uint64_t write_back_failures, refused_writes;
+	int error;
+	/* be_cache_set_reporter: called, with the lock held exclusively, when error turns nonzero or back to 0 */
+	be_cache_report_fn report;
+	char *label;
 };
 
 static struct be_cache *cache_from(struct backend *be)
 {
 	return (struct be_cache *)be;
+}
+
+/* Counts a failure of a call to the backend below and passes its result on. */
+static int below(struct be_cache *c, int rc)
+{
+	uint64_t *counter;
+
+	if (rc >= 0)
+		return rc;
+	switch (-rc) {
+	case ENOSPC:
+	case EDQUOT:
+		counter = &c->below_enospc;
+		break;
+	case EIO:
+		counter = &c->below_eio;
+		break;
+	default:
+		counter = &c->below_other;
+		break;
+	}
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/* The cache's error changes (lock held exclusively); the reporter hears of a new episode and of its end. */
+static void error_set(struct be_cache *c, int error)
+{
+	int was = c->error;
+	struct be_cache_stats st;
+
+	__atomic_store_n(&c->error, error, __ATOMIC_RELAXED);
+	if (c->report && !was != !error && be_cache_stats(&c->be, &st))
+		c->report(c->label, &st);
+}
+
+/* The number of cached pages changes; an empty cache holds nothing it failed to write back. */
+static void pages_set(struct be_cache *c, unsigned pages)
+{
+	__atomic_store_n(&c->pages, pages, __ATOMIC_RELAXED);
+	if (!pages && c->error)
+		error_set(c, 0);
 }
 
 static struct page **slot(struct be_cache *c, uint64_t index)
@@ -81,27 +159,105 @@ static size_t page_len(const struct be_cache *c, uint64_t index)
 	return c->be.size - start < PAGE_LEN ? (size_t)(c->be.size - start) : PAGE_LEN;
 }
 
-/* Writes every cached page below (no flush of the backend below) and empties the cache. */
-static int write_back_locked(struct be_cache *c)
+/* Unlinks and frees *pp (a cached page). */
+static void drop_page_locked(struct be_cache *c, struct page **pp)
+{
+	struct page *p = *pp;
+
+	*pp = p->next;
+	free(p);
+	pages_set(c, c->pages - 1);
+}
+
+/*
+ * Write-back, first step: writes every cached page below and stamps the
+ * ones written with a new ticket.  Returns the first error; *written is the
+ * number of pages written, *ticket the ticket.
+ */
+static int write_pages_locked(struct be_cache *c, unsigned *written, uint64_t *ticket)
 {
 	int rc = 0;
 
+	*ticket = ++c->next_ticket;
+	*written = 0;
 	for (unsigned b = 0; b < BUCKETS; b++) {
-		while (c->bucket[b]) {
-			struct page *p = c->bucket[b];
-			int r = c->lower->ops->write(c->lower, p->data, page_len(c, p->index), p->index * PAGE_LEN, 0);
+		for (struct page *p = c->bucket[b]; p; p = p->next) {
+			int r = below(c, c->lower->ops->write(c->lower, p->data, page_len(c, p->index),
+							      p->index * PAGE_LEN, 0));
 
-			if (r && !rc)
-				rc = r;
-			c->bucket[b] = p->next;
-			free(p);
+			if (r) {
+				if (!rc)
+					rc = r;
+				continue;
+			}
+			p->ticket = *ticket;
+			(*written)++;
 		}
 	}
-	c->pages = 0;
 	return rc;
 }
 
-/* Copies buf (len bytes at off) into the cached pages it overlaps; with add, caches missing pages first. */
+/*
+ * Write-back, last step, after the flush below: drops the pages still
+ * stamped with ticket if that flush succeeded (durable), else clears their
+ * stamps (the next write-back writes them again).  rc is the write-back's
+ * result: a failure that leaves pages in the cache is counted and kept as
+ * the cache's error.
+ */
+static void finish_write_back_locked(struct be_cache *c, uint64_t ticket, bool durable, int rc)
+{
+	for (unsigned b = 0; b < BUCKETS; b++) {
+		struct page **pp = &c->bucket[b];
+
+		while (*pp) {
+			if ((*pp)->ticket == ticket && durable) {
+				drop_page_locked(c, pp);
+				continue;
+			}
+			if ((*pp)->ticket == ticket)
+				(*pp)->ticket = 0;
+			pp = &(*pp)->next;
+		}
+	}
+	if (rc && c->pages) {
+		__atomic_fetch_add(&c->write_back_failures, 1, __ATOMIC_RELAXED);
+		error_set(c, rc);
+	}
+}
+
+/*
+ * Writes every cached page below and flushes below, with the lock held
+ * throughout; the pages that reached the medium leave the cache, the others
+ * stay.  Returns 0 when the cache is empty afterwards, else the first error.
+ * *flushed (if not NULL): the flush below ran and succeeded.
+ */
+static int write_back_locked(struct be_cache *c, bool *flushed)
+{
+	unsigned written;
+	uint64_t ticket;
+	int rc, frc = 0;
+
+	if (flushed)
+		*flushed = false;
+	if (!c->pages)
+		return 0;
+	rc = write_pages_locked(c, &written, &ticket);
+	if (written) {
+		frc = below(c, c->lower->ops->flush(c->lower));
+		if (!frc && flushed)
+			*flushed = true;
+	}
+	if (!rc)
+		rc = frc;
+	finish_write_back_locked(c, ticket, written && !frc, rc);
+	return rc;
+}
+
+/*
+ * Copies buf (len bytes at off) into the cached pages it overlaps; with add,
+ * caches missing pages first.  Every page it changes loses its write-back
+ * stamp: its new content has not been written below.
+ */
 static int update_pages_locked(struct be_cache *c, const uint8_t *buf, size_t len, uint64_t off, bool add)
 {
 	uint64_t end = off + len;
@@ -121,29 +277,138 @@ static int update_pages_locked(struct be_cache *c, const uint8_t *buf, size_t le
 			if (!*pp)
 				return -ENOMEM;
 			(*pp)->index = index;
-			rc = c->lower->ops->read(c->lower, (*pp)->data, page_len(c, index), start);
+			rc = below(c, c->lower->ops->read(c->lower, (*pp)->data, page_len(c, index), start));
 			if (rc) {
 				free(*pp);
 				*pp = NULL;
 				return rc;
 			}
-			c->pages++;
+			pages_set(c, c->pages + 1);
 		}
 		memcpy((*pp)->data + (from - start), buf + (from - off), to - from);
+		(*pp)->ticket = 0;
 	}
 	return 0;
+}
+
+/*
+ * Makes room for the pages of [off, off + len) not cached yet.  Past
+ * CACHE_MAX_PAGES the cache is written back; if what stays (pages that could
+ * not be written) still leaves no room, the write is refused with the
+ * write-back's error: no acknowledged data is ever dropped to make room.  A
+ * write bigger than the whole cache fits an empty one.
+ */
+static int make_room_locked(struct be_cache *c, uint64_t off, size_t len)
+{
+	uint64_t missing = 0;
+	int rc;
+
+	for (uint64_t index = off / PAGE_LEN; index * PAGE_LEN < off + len; index++)
+		missing += !*slot(c, index);
+	if (c->pages + missing <= CACHE_MAX_PAGES)
+		return 0;
+	rc = write_back_locked(c, NULL);
+	if (!c->pages || c->pages + missing <= CACHE_MAX_PAGES)
+		return 0;
+	__atomic_fetch_add(&c->refused_writes, 1, __ATOMIC_RELAXED);
+	return rc ? rc : -ENOSPC;
+}
+
+/*
+ * A discard or write_zeroes of [off, off + len) was done below: the cached
+ * pages it covers whole go (their bytes are zeros below now, and nothing
+ * else of them is cached), the ones it touches get zeros there.  Iterates
+ * over the range's pages or over the cache, whichever is smaller.
+ */
+static bool zero_page_locked(struct be_cache *c, struct page **pp, uint64_t off, uint64_t len)
+{
+	struct page *p = *pp;
+	uint64_t start, end, from, to;
+
+	if (!p)
+		return false;
+	start = p->index * PAGE_LEN;
+	end = start + page_len(c, p->index);
+	from = off > start ? off : start;
+	to = off + len < end ? off + len : end;
+	if (from >= to)
+		return false;
+	if (from == start && to == end) {
+		drop_page_locked(c, pp);
+		return true;
+	}
+	memset(p->data + (from - start), 0, to - from);
+	p->ticket = 0;
+	return false;
+}
+
+static void zero_range_locked(struct be_cache *c, uint64_t off, uint64_t len)
+{
+	uint64_t first, last;
+
+	if (!len || !c->pages)
+		return;
+	first = off / PAGE_LEN;
+	last = (off + len - 1) / PAGE_LEN;
+	if (last - first < BUCKETS) {
+		for (uint64_t index = first; index <= last; index++)
+			zero_page_locked(c, slot(c, index), off, len);
+		return;
+	}
+	for (unsigned b = 0; b < BUCKETS; b++) {
+		struct page **pp = &c->bucket[b];
+
+		while (*pp) {
+			if ((*pp)->index >= first && (*pp)->index <= last && zero_page_locked(c, pp, off, len))
+				continue;
+			pp = &(*pp)->next;
+		}
+	}
+}
+
+/* The lowest index of a cached page in [first, last], or UINT64_MAX. */
+static uint64_t first_cached_locked(struct be_cache *c, uint64_t first, uint64_t last)
+{
+	uint64_t found = UINT64_MAX;
+
+	if (last - first < BUCKETS) {
+		for (uint64_t index = first; index <= last; index++)
+			if (*slot(c, index))
+				return index;
+		return found;
+	}
+	for (unsigned b = 0; b < BUCKETS; b++)
+		for (struct page *p = c->bucket[b]; p; p = p->next)
+			if (p->index >= first && p->index <= last && p->index < found)
+				found = p->index;
+	return found;
+}
+
+static void free_pages_locked(struct be_cache *c)
+{
+	for (unsigned b = 0; b < BUCKETS; b++)
+		while (c->bucket[b])
+			drop_page_locked(c, &c->bucket[b]);
 }
 
 static void cache_close(struct backend *be)
 {
 	struct be_cache *c = cache_from(be);
+	bool flushed;
 
-	/* A clean close is not a power cut: what the cache holds goes down. */
-	write_back_locked(c);
-	c->lower->ops->flush(c->lower);
+	/*
+	 * A clean close is not a power cut: what the cache holds goes down.
+	 * What cannot (the daemon's last flush already failed and said so) is
+	 * lost with the process.
+	 */
+	if (write_back_locked(c, &flushed) == 0 && !flushed)
+		below(c, c->lower->ops->flush(c->lower));
+	c->report = NULL; /* what is freed here was not written back */
+	free_pages_locked(c);
 	be_close(c->lower);
 	pthread_rwlock_destroy(&c->lock);
 	free(c->stream_ranges);
+	free(c->label);
 	free(c);
 }
 
@@ -156,7 +421,7 @@ static int cache_read(struct backend *be, void *buf, size_t len, uint64_t off)
 
 	/* Shared across both steps: no write-back may come between the read below and the overlay. */
 	pthread_rwlock_rdlock(&c->lock);
-	rc = c->lower->ops->read(c->lower, buf, len, off);
+	rc = below(c, c->lower->ops->read(c->lower, buf, len, off));
 	for (uint64_t index = off / PAGE_LEN; !rc && index * PAGE_LEN < end && c->pages; index++) {
 		struct page *p = *slot(c, index);
 		uint64_t start = index * PAGE_LEN;
@@ -180,35 +445,53 @@ static int cache_write(struct backend *be, const void *buf, size_t len, uint64_t
 	pthread_rwlock_wrlock(&c->lock);
 	if (flags & BE_WRITE_FUA) {
 		/* Through to the medium; cached copies of those bytes follow. */
-		rc = c->lower->ops->write(c->lower, buf, len, off, flags);
+		rc = below(c, c->lower->ops->write(c->lower, buf, len, off, flags));
 		if (!rc)
 			rc = update_pages_locked(c, buf, len, off, false);
 	} else {
-		if (c->pages + len / PAGE_LEN + 2 > CACHE_MAX_PAGES)
-			write_back_locked(c);
-		rc = update_pages_locked(c, buf, len, off, true);
+		rc = make_room_locked(c, off, len);
+		if (!rc)
+			rc = update_pages_locked(c, buf, len, off, true);
 	}
 	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 
+/*
+ * The pages are written below with the lock held, the flush below runs
+ * without it (reads and writes go on meanwhile), and the pages it made
+ * durable are dropped with it held again: those still stamped with this
+ * write-back's ticket, i.e. not changed since.
+ */
 static int cache_flush(struct backend *be)
 {
 	struct be_cache *c = cache_from(be);
-	int rc;
+	unsigned written = 0;
+	uint64_t ticket = 0;
+	int rc = 0, frc;
 
 	pthread_rwlock_wrlock(&c->lock);
-	rc = write_back_locked(c);
+	if (c->pages)
+		rc = write_pages_locked(c, &written, &ticket);
 	pthread_rwlock_unlock(&c->lock);
-	return rc ? rc : c->lower->ops->flush(c->lower);
+	frc = below(c, c->lower->ops->flush(c->lower));
+	if (!rc)
+		rc = frc;
+	if (ticket) {
+		pthread_rwlock_wrlock(&c->lock);
+		finish_write_back_locked(c, ticket, written && !frc, rc);
+		pthread_rwlock_unlock(&c->lock);
+	}
+	return rc;
 }
 
 /*
- * discard, write_zeroes and resize act on the backend below with the cache
- * written back first; the exclusive lock covers both steps, so no write can
- * cache a page of the range, read from below before the change, in between
- * (its stale bytes would come back over the discarded ones at the next
- * write-back).
+ * discard and write_zeroes act on the backend below, then on the cached
+ * pages (zero_range_locked), under one exclusive hold of the lock: no write
+ * can cache a page of the range, read from below before the change, in
+ * between (its stale bytes would come back over the discarded ones at the
+ * next write-back), and no read can see the one done without the other.
+ * If the call below fails the cached pages stay as they were.
  */
 static int cache_discard(struct backend *be, uint64_t off, uint64_t len)
 {
@@ -216,9 +499,9 @@ static int cache_discard(struct backend *be, uint64_t off, uint64_t len)
 	int rc;
 
 	pthread_rwlock_wrlock(&c->lock);
-	rc = write_back_locked(c);
+	rc = below(c, c->lower->ops->discard(c->lower, off, len));
 	if (!rc)
-		rc = c->lower->ops->discard(c->lower, off, len);
+		zero_range_locked(c, off, len);
 	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
@@ -229,35 +512,57 @@ static int cache_write_zeroes(struct backend *be, uint64_t off, uint64_t len, un
 	int rc;
 
 	pthread_rwlock_wrlock(&c->lock);
-	rc = write_back_locked(c);
+	rc = below(c, c->lower->ops->write_zeroes(c->lower, off, len, flags));
 	if (!rc)
-		rc = c->lower->ops->write_zeroes(c->lower, off, len, flags);
+		zero_range_locked(c, off, len);
 	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 
-/* Extents are reported from below, where the cached pages are not: written back first. */
+/*
+ * Extents come from below, where the cached pages are not yet: a hole below
+ * is cut short at the first cached page in it, and reported allocated from
+ * a cached page on, through the run of cached pages (allocated once written
+ * back, as a write-back of the cache would make them).
+ */
 static int cache_extent(struct backend *be, uint64_t off, uint64_t max_len, enum be_extent_kind *kind,
 			uint64_t *len)
 {
 	struct be_cache *c = cache_from(be);
+	uint64_t end, first, index;
 	int rc;
 
-	pthread_rwlock_wrlock(&c->lock);
-	rc = write_back_locked(c);
+	pthread_rwlock_rdlock(&c->lock);
+	rc = below(c, c->lower->ops->extent(c->lower, off, max_len, kind, len));
+	if (rc || *kind != BE_EXTENT_HOLE || !*len || !c->pages)
+		goto out;
+	end = off + *len;
+	first = first_cached_locked(c, off / PAGE_LEN, (end - 1) / PAGE_LEN);
+	if (first == UINT64_MAX)
+		goto out;
+	if (first * PAGE_LEN > off) {
+		*len = first * PAGE_LEN - off;
+		goto out;
+	}
+	for (index = first; index * PAGE_LEN < end && *slot(c, index); index++)
+		;
+	*kind = BE_EXTENT_ALLOCATED;
+	*len = (index * PAGE_LEN < end ? index * PAGE_LEN : end) - off;
+out:
 	pthread_rwlock_unlock(&c->lock);
-	return rc ? rc : c->lower->ops->extent(c->lower, off, max_len, kind, len);
+	return rc;
 }
 
+/* A resize starts from an empty cache (the page lengths change): it fails if the cache cannot be written back. */
 static int cache_resize(struct backend *be, uint64_t size)
 {
 	struct be_cache *c = cache_from(be);
 	int rc;
 
 	pthread_rwlock_wrlock(&c->lock);
-	rc = write_back_locked(c);
+	rc = write_back_locked(c, NULL);
 	if (!rc)
-		rc = c->lower->ops->resize(c->lower, size);
+		rc = below(c, c->lower->ops->resize(c->lower, size));
 	if (!rc)
 		be->size = c->lower->size;
 	pthread_rwlock_unlock(&c->lock);
@@ -271,7 +576,7 @@ static int cache_write_atomic_ranges(struct backend *be, const struct be_range *
 	int rc;
 
 	pthread_rwlock_wrlock(&c->lock);
-	rc = c->lower->ops->write_atomic_ranges(c->lower, r, n, buf);
+	rc = below(c, c->lower->ops->write_atomic_ranges(c->lower, r, n, buf));
 	for (unsigned i = 0; i < n && !rc; p += r[i].len, i++)
 		rc = update_pages_locked(c, p, r[i].len, r[i].offset, false);
 	pthread_rwlock_unlock(&c->lock);
@@ -297,7 +602,7 @@ static int cache_stream_begin(struct backend *be, const struct be_range *r, unsi
 		rc = -EBUSY;
 	} else {
 		c->stream_ranges = malloc((size_t)n * sizeof(*r));
-		rc = c->stream_ranges ? c->lower->ops->stream_begin(c->lower, r, n) : -ENOMEM;
+		rc = c->stream_ranges ? below(c, c->lower->ops->stream_begin(c->lower, r, n)) : -ENOMEM;
 		if (rc == 0) {
 			memcpy(c->stream_ranges, r, (size_t)n * sizeof(*r));
 			c->stream_n = n;
@@ -320,7 +625,7 @@ static void stream_end_locked(struct be_cache *c)
 static int cache_stream_append(struct backend *be, const void *buf, size_t len)
 {
 	struct be_cache *c = cache_from(be);
-	int rc = c->lower->ops->stream_append(c->lower, buf, len);
+	int rc = below(c, c->lower->ops->stream_append(c->lower, buf, len));
 
 	if (rc) {
 		pthread_rwlock_wrlock(&c->lock);
@@ -330,7 +635,10 @@ static int cache_stream_append(struct backend *be, const void *buf, size_t len)
 	return rc;
 }
 
-/* Writes back and drops the cached pages that overlap [off, off + len). */
+/*
+ * Writes back and drops the cached pages that overlap [off, off + len); a
+ * page that cannot be written stays, and the commit fails.
+ */
 static int evict_locked(struct be_cache *c, uint64_t off, uint64_t len)
 {
 	for (uint64_t index = off / PAGE_LEN; len && index * PAGE_LEN < off + len; index++) {
@@ -339,12 +647,13 @@ static int evict_locked(struct be_cache *c, uint64_t off, uint64_t len)
 
 		if (!page)
 			continue;
-		rc = c->lower->ops->write(c->lower, page->data, page_len(c, index), index * PAGE_LEN, 0);
-		if (rc)
+		rc = below(c, c->lower->ops->write(c->lower, page->data, page_len(c, index), index * PAGE_LEN, 0));
+		if (rc) {
+			__atomic_fetch_add(&c->write_back_failures, 1, __ATOMIC_RELAXED);
+			error_set(c, rc);
 			return rc;
-		*pp = page->next;
-		free(page);
-		c->pages--;
+		}
+		drop_page_locked(c, pp);
 	}
 	return 0;
 }
@@ -360,7 +669,7 @@ static int cache_stream_commit(struct backend *be)
 	if (rc)
 		c->lower->ops->stream_abandon(c->lower);
 	else
-		rc = c->lower->ops->stream_commit(c->lower);
+		rc = below(c, c->lower->ops->stream_commit(c->lower));
 	stream_end_locked(c);
 	pthread_rwlock_unlock(&c->lock);
 	return rc;
@@ -422,4 +731,38 @@ struct backend *be_cache_wrap(struct backend *lower)
 	c->lower = lower;
 	init_lock(&c->lock);
 	return &c->be;
+}
+
+int be_cache_set_reporter(struct backend *be, be_cache_report_fn report, const char *label)
+{
+	struct be_cache *c = cache_from(be);
+	char *copy = strdup(label);
+
+	if (!copy)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(&c->lock);
+	free(c->label);
+	c->label = copy;
+	c->report = report;
+	pthread_rwlock_unlock(&c->lock);
+	return 0;
+}
+
+bool be_cache_stats(const struct backend *be, struct be_cache_stats *st)
+{
+	const struct be_cache *c;
+
+	if (!be || be->ops != &be_cache_ops)
+		return false;
+	c = (const struct be_cache *)be;
+	*st = (struct be_cache_stats){
+		.below_enospc = __atomic_load_n(&c->below_enospc, __ATOMIC_RELAXED),
+		.below_eio = __atomic_load_n(&c->below_eio, __ATOMIC_RELAXED),
+		.below_other = __atomic_load_n(&c->below_other, __ATOMIC_RELAXED),
+		.write_back_failures = __atomic_load_n(&c->write_back_failures, __ATOMIC_RELAXED),
+		.refused_writes = __atomic_load_n(&c->refused_writes, __ATOMIC_RELAXED),
+		.dirty_bytes = (uint64_t)__atomic_load_n(&c->pages, __ATOMIC_RELAXED) * PAGE_LEN,
+		.error = __atomic_load_n(&c->error, __ATOMIC_RELAXED),
+	};
+	return true;
 }

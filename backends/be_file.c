@@ -17,6 +17,8 @@
  *                  the file's path, or for a block device the side_base the
  *                  caller gives (without one, FUA writes: not crash-atomic)
  *   stream_*       a second intent log "<side>.sjournal"
+ *   (open)         an exclusive flock(2) on the file, so that a second
+ *                  process (another sbcemud) cannot open it as a backend too
  *
  * It does not know logical blocks: offsets and lengths are bytes and the core
  * keeps them block aligned.  A file that shrinks under us (truncated by
@@ -29,12 +31,16 @@
 #include <limits.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -43,9 +49,12 @@
 
 #define BE_FILE_ZERO_CHUNK (1024 * 1024)
 
+struct file_lock;
+
 struct be_file {
 	struct backend be;
 	int fd;
+	struct file_lock *lock;
 	bool is_block_device;
 	/* Learned at run time; read and written by several workers, hence atomics. */
 	bool no_rwf_dsync;
@@ -84,6 +93,260 @@ static int range_check(const struct backend *be, uint64_t offset, uint64_t len)
 	return 0;
 }
 
+/*
+ * Backing-file locks: one exclusive flock(2) per file and process.  A
+ * flock lock belongs to an open file description, and a second open(2) of
+ * the same file in this process would be refused by it (flock(2), NOTES);
+ * yet the daemon does open a backing file again while the old descriptor
+ * is still open (a TCMU backstore removed and added back while its old LU
+ * is still being flushed).  So the lock is held by a dup(2) kept here, and
+ * every be_file of that file (device and inode) shares it.
+ */
+struct file_lock {
+	dev_t dev;
+	ino_t ino;
+	int fd;             /* holds the lock; shares the first opener's open file description */
+	unsigned users;
+	struct file_lock *next;
+};
+
+static struct file_lock *file_locks;
+static pthread_mutex_t file_locks_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* The pid holding a FLOCK lock on the file, from /proc/locks (proc(5)); 0 when unknown. */
+static long lock_holder(const struct stat *st)
+{
+	FILE *in = fopen("/proc/locks", "re");
+	char line[256], type[16];
+	unsigned major_id, minor_id;
+	unsigned long long ino;
+	long pid = 0, p;
+
+	if (!in)
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; waiters read "1: -> FLOCK ..." and do not match. */
+	while (pid == 0 && fgets(line, sizeof(line), in))
+		if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", type, &p, &major_id, &minor_id, &ino) == 5 &&
+		    strcmp(type, "FLOCK") == 0 && makedev(major_id, minor_id) == st->st_dev && ino == st->st_ino)
+			pid = p;
+	fclose(in);
+	return pid;
+}
+
+static int lock_take(struct be_file *f, const struct stat *st, char *err, size_t errlen)
+{
+	struct file_lock *l;
+	int rc = 0;
+
+	pthread_mutex_lock(&file_locks_mutex);
+	for (l = file_locks; l && (l->dev != st->st_dev || l->ino != st->st_ino); l = l->next)
+		;
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (!l || (l->fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+			snprintf(err, errlen, "%s: cannot lock: %s", f->path, strerror(l ? errno : ENOMEM));
+			rc = -1;
+		} else if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
+			long holder = errno == EWOULDBLOCK ? lock_holder(st) : 0;
+
+			if (holder)
+				snprintf(err, errlen, "%s: in use by another process (pid %ld holds its lock)", f->path, holder);
+			else if (errno == EWOULDBLOCK)
+				snprintf(err, errlen, "%s: in use by another process (it holds its lock)", f->path);
+			else
+				snprintf(err, errlen, "%s: cannot lock: %s", f->path, strerror(errno));
+			close(l->fd);
+			rc = -1;
+		}
+		if (rc == 0) {
+			l->dev = st->st_dev;
+			l->ino = st->st_ino;
+			l->next = file_locks;
+			file_locks = l;
+		} else {
+			free(l);
+		}
+	}
+	if (rc == 0) {
+		l->users++;
+		f->lock = l;
+	}
+	pthread_mutex_unlock(&file_locks_mutex);
+	return rc;
+}
+
+static void lock_drop(struct file_lock *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&file_locks_mutex);
+	if (--l->users == 0) {
+		struct file_lock **pp = &file_locks;
+
+		while (*pp != l)
+			pp = &(*pp)->next;
+		*pp = l->next;
+		close(l->fd); /* the last descriptor of that open file description: the lock goes */
+		free(l);
+	}
+	pthread_mutex_unlock(&file_locks_mutex);
+}
+
+int be_state_open(const char *path, int flags)
+{
+	return open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+const char *be_state_strerror(int errnum)
+{
+	return errnum == ELOOP ? "it is a symbolic link, which is never followed" : strerror(errnum);
+}
+
+/* Kernel pseudo file systems: their files are interfaces to the kernel, not storage (proc(5), sysfs(5)). */
+static const char *pseudo_fs(const char *path)
+{
+	static const struct {
+		long magic;
+		const char *name;
+	} fs[] = {
+		{ PROC_SUPER_MAGIC, "procfs" },       { SYSFS_MAGIC, "sysfs" },        { DEBUGFS_MAGIC, "debugfs" },
+		{ TRACEFS_MAGIC, "tracefs" },         { SECURITYFS_MAGIC, "securityfs" }, { CGROUP_SUPER_MAGIC, "cgroup" },
+		{ CGROUP2_SUPER_MAGIC, "cgroup2" },   { BPF_FS_MAGIC, "bpf" },          { EFIVARFS_MAGIC, "efivarfs" },
+		{ DEVPTS_SUPER_MAGIC, "devpts" },
+	};
+	struct statfs s;
+
+	if (statfs(path, &s) != 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
+		if ((long)s.f_type == fs[i].magic)
+			return fs[i].name;
+	return NULL;
+}
+
+int be_file_check_dir(const char *dir, bool make_parents, char *err, size_t errlen)
+{
+	char at[PATH_MAX], why[PATH_MAX + 128] = "";
+	const char *fs;
+	struct stat st;
+
+	if (snprintf(at, sizeof(at), "%s", dir) >= (int)sizeof(at)) {
+		snprintf(err, errlen, "%s: the path is too long", dir);
+		return -1;
+	}
+	/* The nearest existing directory: the one whose entries mkdir(2) or open(2) will add. */
+	while (stat(at, &st) != 0) {
+		char *slash = strrchr(at, '/');
+
+		if ((errno != ENOENT && errno != ENOTDIR) || !slash || !make_parents || !strcmp(at, "/")) {
+			snprintf(why, sizeof(why), "%s: %s", at, strerror(errno));
+			break;
+		}
+		slash[slash == at] = '\0'; /* "/a" -> "/" */
+	}
+	if (why[0])
+		;
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(why, sizeof(why), "%s is not a directory", at);
+	else if ((fs = pseudo_fs(at)))
+		snprintf(why, sizeof(why), "%s is on %s, a kernel pseudo file system, not storage", at, fs);
+	else if (faccessat(AT_FDCWD, at, W_OK | X_OK, AT_EACCESS) != 0)
+		snprintf(why, sizeof(why), "%s is not writable: %s", at, strerror(errno));
+	if (!why[0])
+		return 0;
+	if (strcmp(at, dir) != 0)
+		snprintf(err, errlen, "cannot create %s: %s", dir, why);
+	else
+		snprintf(err, errlen, "%s", why);
+	return -1;
+}
+
+/*
+ * What be_file_open refuses in an existing path (st): not a regular file or
+ * a block device, on a pseudo file system, sizes that do not fit.  fd is
+ * open on it (any mode; -1 for a regular file) to read a block device's
+ * size, stored in *bytes (a regular file's too).  Returns 0, or -1 with why.
+ */
+static int check_existing(const char *path, int fd, const struct stat *st, uint64_t size, bool read_only,
+			  uint64_t *bytes, char *err, size_t errlen)
+{
+	const char *fs = pseudo_fs(path);
+
+	if (!S_ISREG(st->st_mode) && !S_ISBLK(st->st_mode)) {
+		snprintf(err, errlen, "%s: neither a regular file nor a block device", path);
+		return -1;
+	}
+	if (fs) {
+		snprintf(err, errlen, "%s is on %s, a kernel pseudo file system, not storage", path, fs);
+		return -1;
+	}
+	if (S_ISBLK(st->st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, bytes) != 0) {
+			snprintf(err, errlen, "%s: cannot read the block device size: %s", path, strerror(errno));
+			return -1;
+		}
+		if (size > *bytes) {
+			snprintf(err, errlen, "%s: the configured size %llu is larger than the block device (%llu bytes)",
+				 path, (unsigned long long)size, (unsigned long long)*bytes);
+			return -1;
+		}
+		return 0;
+	}
+	*bytes = (uint64_t)st->st_size;
+	if (size == 0 && *bytes == 0) {
+		snprintf(err, errlen, "%s: the file is empty and no size is configured", path);
+		return -1;
+	}
+	if (size != 0 && *bytes > size) {
+		snprintf(err, errlen,
+			 "%s: the file holds %llu bytes, more than the configured size %llu; refusing to shrink it",
+			 path, (unsigned long long)*bytes, (unsigned long long)size);
+		return -1;
+	}
+	if (size > *bytes && read_only) {
+		snprintf(err, errlen, "%s: the file holds %llu bytes, less than the configured size %llu, "
+			 "and it is opened read-only", path, (unsigned long long)*bytes, (unsigned long long)size);
+		return -1;
+	}
+	return 0;
+}
+
+int be_file_check(const char *path, uint64_t size, bool read_only, bool make_parents, char *err, size_t errlen)
+{
+	char parent[PATH_MAX];
+	uint64_t bytes;
+	struct stat st;
+	int fd = -1, rc;
+
+	if (stat(path, &st) != 0) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+			return -1;
+		}
+		if (read_only) {
+			snprintf(err, errlen, "%s: the file does not exist, and a read-only one is never created", path);
+			return -1;
+		}
+		if (size == 0) {
+			snprintf(err, errlen, "%s: the file does not exist and no size is configured to create it", path);
+			return -1;
+		}
+		snprintf(parent, sizeof(parent), "%s", path);
+		if (strrchr(parent, '/'))
+			*strrchr(parent, '/') = '\0';
+		return be_file_check_dir(parent[0] ? parent : "/", make_parents, err, errlen);
+	}
+	/* Only a block device is opened, for its size: opening other special files can have effects. */
+	if (S_ISBLK(st.st_mode) && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = check_existing(path, fd, &st, size, read_only, &bytes, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static void be_file_close(struct backend *be)
 {
 	struct be_file *f = be_file_from(be);
@@ -93,6 +356,7 @@ static void be_file_close(struct backend *be)
 	journal_close(f->sjournal);
 	pthread_mutex_destroy(&f->journal_lock);
 	close(f->fd);
+	lock_drop(f->lock);
 	free(f);
 }
 
@@ -465,58 +729,35 @@ static bool probe_punch_hole(int fd, uint64_t file_size)
 	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, 4096) == 0 || errno != EOPNOTSUPP;
 }
 
-static int open_block_device(struct be_file *f, uint64_t size, char *err, size_t errlen)
+/* Sizes the backend; check_existing() has accepted the file (bytes: its size). */
+static int open_sized(struct be_file *f, bool is_block_device, uint64_t bytes, uint64_t size, char *err,
+		      size_t errlen)
 {
-	uint64_t device_size;
-
-	if (ioctl(f->fd, BLKGETSIZE64, &device_size) != 0) {
-		snprintf(err, errlen, "%s: cannot read the block device size: %s", f->path, strerror(errno));
-		return -1;
+	if (is_block_device) {
+		f->is_block_device = true;
+		f->be.size = size ? size : bytes;
+		/* Zeroing works (see be_file_discard), but whether it deallocates is up to the device. */
+		f->be.can_discard = false;
+		return 0;
 	}
-	if (size > device_size) {
-		snprintf(err, errlen, "%s: the configured size %llu is larger than the block device (%llu bytes)",
-			 f->path, (unsigned long long)size, (unsigned long long)device_size);
-		return -1;
-	}
-	f->is_block_device = true;
-	f->be.size = size ? size : device_size;
-	/* Zeroing works (see be_file_discard), but whether it deallocates is up to the device. */
-	f->be.can_discard = false;
-	return 0;
-}
-
-static int open_regular_file(struct be_file *f, const struct stat *st, uint64_t size, char *err, size_t errlen)
-{
-	uint64_t file_size = (uint64_t)st->st_size;
-
-	if (size == 0 && file_size == 0) {
-		snprintf(err, errlen, "%s: the file is empty and no size is configured", f->path);
-		return -1;
-	}
-	if (size != 0 && file_size > size) {
-		snprintf(err, errlen,
-			 "%s: the file holds %llu bytes, more than the configured size %llu; refusing to shrink it",
-			 f->path, (unsigned long long)file_size, (unsigned long long)size);
-		return -1;
-	}
-	if (size > file_size) {
-		if (f->be.read_only) {
-			snprintf(err, errlen, "%s: the file holds %llu bytes, less than the configured size %llu, "
-				 "and it is opened read-only", f->path, (unsigned long long)file_size,
-				 (unsigned long long)size);
-			return -1;
-		}
+	if (size > bytes) {
 		/* Grows the file sparse: the new range is a hole and reads as zeros. */
 		if (ftruncate(f->fd, (off_t)size) != 0) {
 			snprintf(err, errlen, "%s: cannot size the file to %llu bytes: %s", f->path,
 				 (unsigned long long)size, strerror(errno));
 			return -1;
 		}
-		file_size = size;
+		bytes = size;
 	}
-	f->be.size = file_size;
-	f->be.can_discard = !f->be.read_only && probe_punch_hole(f->fd, file_size);
+	f->be.size = bytes;
+	f->be.can_discard = !f->be.read_only && probe_punch_hole(f->fd, bytes);
 	return 0;
+}
+
+/* Whether a directory entry named path exists (a dangling symbolic link does). */
+static bool present(const char *path)
+{
+	return faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 uint64_t be_file_untorn_writes(const struct backend *be, uint32_t *unit_min, uint32_t *unit_max)
@@ -532,6 +773,7 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
 {
 	size_t path_len = strlen(path);
 	struct be_file *f;
+	uint64_t bytes = 0;
 	struct stat st;
 	char jpath[PATH_MAX + 16];
 	int flags = (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
@@ -564,13 +806,13 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
 	if (fstat(f->fd, &st) != 0) {
 		snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
 		rc = -1;
-	} else if (S_ISBLK(st.st_mode)) {
-		rc = open_block_device(f, size, err, errlen);
-	} else if (S_ISREG(st.st_mode)) {
-		rc = open_regular_file(f, &st, size, err, errlen);
 	} else {
-		snprintf(err, errlen, "%s: neither a regular file nor a block device", path);
-		rc = -1;
+		/* Locked before anything writes to it: the sizing below, the journal replays. */
+		rc = check_existing(path, f->fd, &st, size, read_only, &bytes, err, errlen);
+		if (rc == 0)
+			rc = lock_take(f, &st, err, errlen);
+		if (rc == 0)
+			rc = open_sized(f, S_ISBLK(st.st_mode), bytes, size, err, errlen);
 	}
 	pthread_mutex_init(&f->journal_lock, NULL);
 	if (rc == 0 && (!f->is_block_device || side_base) &&
@@ -582,12 +824,15 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
 		f->untorn = untorn_open(path, f->fd);
 	/* With an intent log every atomic write keeps its promise (without one, only those the kernel does untorn). */
 	f->be.can_write_atomic = f->side[0] != '\0';
-	/* A journal left by an earlier run is recovered now; a new one is created by the first write_atomic. */
-	if (rc == 0 && f->side[0] && !read_only && access(journal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
+	/*
+	 * A journal left by an earlier run is recovered now; a new one is created by the first write_atomic.
+	 * A symbolic link in its place is found here too (AT_SYMLINK_NOFOLLOW), and journal_open refuses it.
+	 */
+	if (rc == 0 && f->side[0] && !read_only && present(journal_path(f, jpath, sizeof(jpath)))) {
 		f->journal = journal_open(jpath, f->fd, f->be.size, f->be.note, sizeof(f->be.note), err, errlen);
 		rc = f->journal ? 0 : -1;
 	}
-	if (rc == 0 && f->side[0] && !read_only && access(sjournal_path(f, jpath, sizeof(jpath)), F_OK) == 0) {
+	if (rc == 0 && f->side[0] && !read_only && present(sjournal_path(f, jpath, sizeof(jpath)))) {
 		char note[sizeof(f->be.note)];
 
 		f->sjournal = journal_open(jpath, f->fd, f->be.size, note, sizeof(note), err, errlen);
@@ -600,6 +845,7 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
 		journal_close(f->journal);
 		pthread_mutex_destroy(&f->journal_lock);
 		close(f->fd);
+		lock_drop(f->lock);
 		free(f);
 		return NULL;
 	}

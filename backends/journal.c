@@ -287,9 +287,10 @@ struct journal *journal_open(const char *path, int data_fd, uint64_t data_size, 
 	}
 	j->data_fd = data_fd;
 	j->data_size = data_size;
-	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	j->fd = be_state_open(path, O_RDWR | O_CREAT);
 	if (j->fd < 0) {
-		snprintf(err, errlen, "%s: cannot open the journal: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: cannot open the journal: %s", path,
+			 be_state_strerror(errno));
 		free(j);
 		return NULL;
 	}

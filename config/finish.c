@@ -67,32 +67,56 @@ static void check_required(struct finish *f, enum cfg_section_kind kind, const s
 	}
 }
 
-/* RFC 7143 12.1.3: CHAP needs a name and a secret; mutual CHAP only makes sense on top of one-way CHAP. */
+/* The keys of one CHAP configuration: "chap_user" ... or "discovery_chap_user" ... (prefix). */
+struct chap_keys {
+	const char *prefix;
+	const char *user, *secret, *mutual_user, *mutual_secret;
+	const char *one_way_elsewhere; /* the one-way secret this section falls back on ("": none) */
+};
+
+/*
+ * RFC 7143 12.1.3: CHAP needs a name and a secret; mutual CHAP only makes
+ * sense on top of one-way CHAP, and "the same CHAP secret SHOULD NOT be
+ * configured for authentication of multiple initiators or multiple
+ * targets": the target's secret (mutual) must differ from the initiator's.
+ */
 static void check_chap(struct finish *f, enum cfg_section_kind kind, const struct cfg_key_lines *lines,
-		       const char *section, const char *chap_user, const char *chap_secret, const char *mutual_user,
-		       const char *mutual_secret, bool one_way_elsewhere)
+		       const char *section, const struct chap_keys *k)
 {
-	if (!!chap_user[0] != !!chap_secret[0]) {
-		const char *missing = chap_user[0] ? "chap_secret" : "chap_user";
-		const char *present = chap_user[0] ? "chap_user" : "chap_secret";
+	char user[64], secret[64], muser[64], msecret[64];
+	const char *one_way = k->secret[0] ? k->secret : k->one_way_elsewhere;
+
+	snprintf(user, sizeof(user), "%schap_user", k->prefix);
+	snprintf(secret, sizeof(secret), "%schap_secret", k->prefix);
+	snprintf(muser, sizeof(muser), "%smutual_user", k->prefix);
+	snprintf(msecret, sizeof(msecret), "%smutual_secret", k->prefix);
+	if (!!k->user[0] != !!k->secret[0]) {
+		const char *missing = k->user[0] ? secret : user;
+		const char *present = k->user[0] ? user : secret;
 
 		fail(f, line_of(lines, kind, present), section, missing, "required when %s is set", present);
 	}
-	if (!!mutual_user[0] != !!mutual_secret[0]) {
-		const char *missing = mutual_user[0] ? "mutual_secret" : "mutual_user";
-		const char *present = mutual_user[0] ? "mutual_user" : "mutual_secret";
+	if (!!k->mutual_user[0] != !!k->mutual_secret[0]) {
+		const char *missing = k->mutual_user[0] ? msecret : muser;
+		const char *present = k->mutual_user[0] ? muser : msecret;
 
 		fail(f, line_of(lines, kind, present), section, missing, "required when %s is set", present);
 	}
-	if (mutual_user[0] && !chap_user[0] && !one_way_elsewhere)
-		fail(f, line_of(lines, kind, "mutual_user"), section, "mutual_user",
-		     "mutual CHAP needs one-way CHAP too (chap_user and chap_secret)");
+	if (k->mutual_user[0] && !k->user[0] && !k->one_way_elsewhere[0])
+		fail(f, line_of(lines, kind, muser), section, muser, "mutual CHAP needs one-way CHAP too (%s and %s)",
+		     user, secret);
+	if (k->mutual_secret[0] && one_way[0] && strcmp(k->mutual_secret, one_way) == 0)
+		fail(f, line_of(lines, kind, msecret), section, msecret,
+		     "equal to the one-way CHAP secret; the two directions need different secrets (RFC 7143 12.1.3)");
 }
 
 static void check_iscsi(struct finish *f)
 {
 	const struct cfg_iscsi *i = &f->cfg->iscsi;
 
+	check_chap(f, CFG_SECTION_ISCSI, &i->lines, "iscsi",
+		   &(struct chap_keys){ "discovery_", i->discovery_chap_user, i->discovery_chap_secret,
+					i->discovery_mutual_user, i->discovery_mutual_secret, "" });
 	/* RFC 7143 13.14: FirstBurstLength must not exceed MaxBurstLength. */
 	if (i->first_burst_length > i->max_burst_length)
 		fail(f, line_of(&i->lines, CFG_SECTION_ISCSI, "first_burst_length"), "iscsi", "first_burst_length",
@@ -407,15 +431,16 @@ static void finish_target(struct finish *f, struct cfg_target *t)
 	unsigned line = t->lines.section ? t->lines.section : t->first_line;
 
 	snprintf(section, sizeof(section), "target \"%s\"", t->name);
-	check_chap(f, CFG_SECTION_TARGET, &t->lines, section, t->chap_user, t->chap_secret, t->mutual_user,
-		   t->mutual_secret, false);
+	check_chap(f, CFG_SECTION_TARGET, &t->lines, section,
+		   &(struct chap_keys){ "", t->chap_user, t->chap_secret, t->mutual_user, t->mutual_secret, "" });
 	for (size_t i = 0; i < t->acl_count; i++) {
 		struct cfg_acl *a = t->acls[i];
 		char acl[2 * CFG_NAME_MAX + 16];
 
 		snprintf(acl, sizeof(acl), "acl \"%s\" \"%s\"", t->name, a->initiator);
-		check_chap(f, CFG_SECTION_ACL, &a->lines, acl, a->chap_user, a->chap_secret, a->mutual_user,
-			   a->mutual_secret, t->chap_user[0] != '\0');
+		check_chap(f, CFG_SECTION_ACL, &a->lines, acl,
+			   &(struct chap_keys){ "", a->chap_user, a->chap_secret, a->mutual_user, a->mutual_secret,
+						t->chap_secret });
 	}
 	for (size_t i = 0; i < t->lun_count; i++) {
 		finish_lun(f, t, t->luns[i]);
@@ -426,6 +451,29 @@ static void finish_target(struct finish *f, struct cfg_target *t)
 		fail(f, line, section, NULL, "has no logical unit (add a [lun \"%s\" 0] section)", t->name);
 	else if (!has_lun0)
 		fail(f, line, section, NULL, "has no LUN 0, which initiators use to discover the others");
+}
+
+void cfg_report_key(struct cfg_diag *diag, const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *lun,
+		    const char *key, const char *fmt, ...)
+{
+	enum cfg_section_kind kind = lun ? CFG_SECTION_LUN : CFG_SECTION_DAEMON;
+	const struct cfg_key_lines *lines = lun ? &lun->lines : &cfg->daemon.lines;
+	char section[CFG_NAME_MAX + 32], reason[1024];
+	unsigned index;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (lun)
+		snprintf(section, sizeof(section), "lun \"%s\" %u", t->name, lun->lun);
+	else
+		snprintf(section, sizeof(section), "daemon");
+	/* Set, but on no line: by cfg_set(), from the command line. */
+	if (cfg_schema_find(kind, key, &index) && (lines->set_mask >> index & 1) && !lines->key[index])
+		cfg_report(diag, "command line", 0, section, key, reason);
+	else
+		cfg_report(diag, cfg->source, line_of(lines, kind, key), section, key, reason);
 }
 
 int cfg_default_state_dir(char *buf, size_t len)

@@ -21,6 +21,8 @@
 	ROW(CFG_SECTION_ISCSI, struct cfg_iscsi, field, CFG_TYPE_U32, def, lo, hi, NULL, cfg_set_u32, text)
 #define ISCSI_BOOL(field, def, text) \
 	ROW(CFG_SECTION_ISCSI, struct cfg_iscsi, field, CFG_TYPE_BOOL, def, 0, 1, NULL, cfg_set_bool, text)
+#define ISCSI_STRING(field, lo, hi, text) \
+	ROW(CFG_SECTION_ISCSI, struct cfg_iscsi, field, CFG_TYPE_STRING, "", lo, hi, NULL, cfg_set_string, text)
 #define TARGET(field, typ, def, lo, hi, setter, text) \
 	ROW(CFG_SECTION_TARGET, struct cfg_target, field, typ, def, lo, hi, NULL, setter, text)
 #define ACL(field, typ, def, lo, hi, setter, text) \
@@ -125,6 +127,25 @@ const struct cfg_key cfg_schema[] = {
 	ISCSI_U32(login_timeout, "30", 1, 3600, "Seconds a connection may spend in the login phase."),
 	ISCSI_BOOL(header_digest_crc32c, "true", "Offer CRC32C in HeaderDigest (None is always offered)."),
 	ISCSI_BOOL(data_digest_crc32c, "true", "Offer CRC32C in DataDigest (None is always offered)."),
+	ISCSI_U32(max_portal_connections, "1024", 0, 1000000,
+		  "Open connections one portal takes; past it new ones are closed at once, with a warning. 0: no limit."),
+	ISCSI_U32(max_connections_per_address, "64", 0, 1000000,
+		  "Open connections from one IP address (all portals); past it new ones are closed at once, with a "
+		  "warning. 0: no limit."),
+	ISCSI_U32(output_stall_timeout, "60", 0, 86400,
+		  "Seconds a connection's queued responses may go unread before it is dropped, with a warning (a "
+		  "peer that stops reading would hold them and their buffers for ever). 0: never."),
+	ISCSI_STRING(discovery_chap_user, 0, 255,
+		     "One-way CHAP for SendTargets discovery sessions: the name they must log in with; empty: discovery "
+		     "needs no authentication (it lists only the targets whose ACLs admit the initiator name)."),
+	ISCSI_STRING(discovery_chap_secret, 12, 255, "Its secret (RFC 7143 12.1.3 asks for at least 12 bytes)."),
+	ISCSI_STRING(discovery_mutual_user, 0, 255,
+		     "Mutual CHAP on discovery sessions: the name the target answers with; needs discovery_chap_user."),
+	ISCSI_STRING(discovery_mutual_secret, 12, 255, "Its secret; it must differ from discovery_chap_secret."),
+	ISCSI_U32(login_failures_per_minute, "10", 0, 1000000,
+		  "Failed authentications or authorizations one IP address may have in a minute; past it its "
+		  "logins get Login reject 03/01 (Service unavailable) until the minute ends. Each failure is "
+		  "logged as a warning. 0: no limit."),
 
 	TARGET(alias, CFG_TYPE_STRING, "", 0, 255, cfg_set_string, "TargetAlias sent at login; empty: none."),
 	TARGET(tpgt, CFG_TYPE_U32, "1", 1, 65535, cfg_set_u32,

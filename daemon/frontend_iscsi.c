@@ -10,6 +10,7 @@
 struct frontend_iscsi {
 	struct iscsi_server *server;
 	struct sbce_ratelimit peer_log_limit;
+	struct sbce_ratelimit warning_limit;
 	struct iscsi_acl_entry **acls; /* one array per target; strings point into the configuration */
 	size_t acl_count;
 };
@@ -32,6 +33,10 @@ static void server_params(const struct cfg_iscsi *c, struct iscsi_server_params 
 	p->login_timeout = c->login_timeout;
 	p->header_digest_crc32c_allowed = c->header_digest_crc32c;
 	p->data_digest_crc32c_allowed = c->data_digest_crc32c;
+	p->max_portal_connections = c->max_portal_connections;
+	p->max_address_connections = c->max_connections_per_address;
+	p->output_stall_timeout = c->output_stall_timeout;
+	p->login_failures_per_minute = c->login_failures_per_minute;
 }
 
 /* The ACL entries iscsi_server_add_target() wants. */
@@ -82,9 +87,11 @@ static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, str
 }
 
 /*
- * The server's messages, at debug level: the trace as it comes (log_level =
- * debug asks for it; the kernel tests count commands in it), what peers do
- * wrong at most 20 lines per 5 s (a peer can cause them at will).
+ * The server's messages: the trace at debug level as it comes (log_level =
+ * debug asks for it; the kernel tests count commands in it); what peers do
+ * wrong at debug level, and what the operator should see (limits hit,
+ * failed logins) as warnings, each at most 20 lines per 5 s (a peer can
+ * cause them at will).
  */
 static void server_log(void *arg, enum iscsi_log_kind kind, const char *message)
 {
@@ -92,6 +99,8 @@ static void server_log(void *arg, enum iscsi_log_kind kind, const char *message)
 
 	if (kind == ISCSI_LOG_PEER_ERROR)
 		sbce_log_ratelimited(&fe->peer_log_limit, SBCE_LOG_DEBUG, "iscsi: %s", message);
+	else if (kind == ISCSI_LOG_WARNING)
+		sbce_log_ratelimited(&fe->warning_limit, SBCE_LOG_WARN, "iscsi: %s", message);
 	else
 		sbce_debug("iscsi: %s", message);
 }
@@ -129,8 +138,21 @@ static int iscsi_start(struct sbce_daemon *d, void **state)
 		return -1;
 	}
 	fe->peer_log_limit = (struct sbce_ratelimit)SBCE_RATELIMIT_INIT(5, 20);
-	if (sbce_log_enabled(SBCE_LOG_DEBUG))
-		iscsi_server_set_log(fe->server, server_log, fe);
+	fe->warning_limit = (struct sbce_ratelimit)SBCE_RATELIMIT_INIT(5, 20);
+	iscsi_server_set_log(fe->server, server_log, fe);
+	iscsi_server_set_trace(fe->server, sbce_log_enabled(SBCE_LOG_DEBUG));
+	{
+		const struct cfg_iscsi *c = &cfg->iscsi;
+		struct iscsi_chap_credentials chap = { c->discovery_chap_user[0] ? c->discovery_chap_user : NULL,
+						       c->discovery_chap_secret };
+		struct iscsi_chap_credentials mutual = { c->discovery_mutual_user[0] ? c->discovery_mutual_user : NULL,
+							 c->discovery_mutual_secret };
+
+		if (iscsi_server_set_discovery_auth(fe->server, &chap, &mutual) != 0) {
+			sbce_error("cannot create the iSCSI server: out of memory");
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < cfg->target_count; i++)
 		if (add_target(fe, cfg->targets[i], d->devices[i]) != 0)
 			return -1;

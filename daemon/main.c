@@ -3,7 +3,9 @@
  * (setup.c turns the configuration into devices, LUs and targets).
  *
  * Start-up: configuration (file or embedded default, then command-line
- * overrides, then checks) -> state directory -> loop and signal watchers ->
+ * overrides, then checks, then every path checked without creating
+ * anything, as --check does) -> state directory and its lock (one daemon
+ * per state directory) -> loop and signal watchers ->
  * worker pool -> the core's shared limits -> one SCSI device per target with
  * its logical units (backing files opened or created here) -> the front ends
  * (frontend.h; the iSCSI one adds its portals last, so no initiator connects
@@ -21,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sbcemud.h"
 
@@ -147,7 +151,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* File or embedded default, then overrides, then cross checks.  NULL after printing every error. */
+/*
+ * File or embedded default, then overrides, then cross checks, then the
+ * paths as start-up will use them.  NULL after printing every error.
+ */
 static struct cfg *load_config(const struct options *o)
 {
 	struct cfg_diag diag = { 0 };
@@ -170,6 +177,8 @@ static struct cfg *load_config(const struct options *o)
 		rc |= cfg_set(cfg, "--log-level", "daemon", "log_level", o->log_level, &diag);
 	if (rc == 0)
 		rc = cfg_finish(cfg, &diag);
+	if (rc == 0)
+		rc = sbce_check_paths(cfg, &diag);
 	if (rc != 0) {
 		fputs(diag.text ? diag.text : "", stderr);
 		fprintf(stderr, "sbcemud: %u configuration error%s\n", diag.count, diag.count == 1 ? "" : "s");
@@ -280,6 +289,21 @@ static void on_hangup(void *arg)
 
 /* ---- start-up ---- */
 
+/*
+ * Whoever can write the configuration chooses the files the daemon opens,
+ * creates and writes (as root: any file), and whoever can write in the
+ * state directory can plant links there: say so when that is more than
+ * the owner.
+ */
+static void warn_others_write(const char *what, const char *path)
+{
+	struct stat st;
+
+	if (path && stat(path, &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
+		sbce_warn("the %s %s is writable by %s (mode %04o)", what, path,
+			  st.st_mode & S_IWOTH ? "every user" : "its group", (unsigned)(st.st_mode & 07777));
+}
+
 /* Every front end the daemon has, in start order. */
 static const struct sbce_frontend_ops *const frontends[] = { &sbce_frontend_iscsi, &sbce_frontend_tcmu };
 
@@ -299,6 +323,11 @@ static int start(struct sbce_daemon *d)
 		sbce_error("cannot create the state directory %s: %s", cfg->daemon.state_dir, strerror(-rc));
 		return -1;
 	}
+	if (sbce_state_dir_lock(cfg->daemon.state_dir, &d->state_lock_fd, err, sizeof(err)) != 0) {
+		sbce_error("%s", err);
+		return -1;
+	}
+	warn_others_write("state directory", cfg->daemon.state_dir);
 	if (sbce_loop_init(&d->loop, on_terminate, on_hangup, d)) {
 		sbce_error("cannot create the event loop");
 		return -1;
@@ -352,12 +381,14 @@ static void stop(struct sbce_daemon *d)
 			ev_timer_stop(d->loop.loop, &d->shutdown_timer);
 		sbce_loop_fini(&d->loop);
 	}
+	if (d->state_lock_fd >= 0 && drained)
+		close(d->state_lock_fd); /* another daemon may take the state directory now */
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
-	struct sbce_daemon d = { .state = DAEMON_RUNNING, .exit_code = EXIT_SUCCESS };
+	struct sbce_daemon d = { .state = DAEMON_RUNNING, .exit_code = EXIT_SUCCESS, .state_lock_fd = -1 };
 	int rc = parse_options(argc, argv, &o);
 
 	if (rc >= 0) {
@@ -375,6 +406,7 @@ int main(int argc, char **argv)
 	sbce_log_set_level((enum sbce_log_level)d.cfg->daemon.log_level);
 	sbce_info("sbcemud %s starting (%s, state in %s)", SBCEMU_VERSION,
 		  o.config ? o.config : "embedded default configuration", d.cfg->daemon.state_dir);
+	warn_others_write("configuration file", o.config);
 	if (start(&d) == 0) {
 		sbce_info("ready");
 		sbce_loop_run(&d.loop);

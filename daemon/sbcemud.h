@@ -45,10 +45,30 @@ struct sbce_daemon {
 	bool drained;                        /* false if shutdown timed out: the front ends are left alone */
 	ev_timer shutdown_timer;
 	int exit_code;
+	int state_lock_fd;                   /* sbce_state_dir_lock(); -1 until taken */
 };
 
-/* mkdir -p: creates path and its missing parents (mode 0750).  Returns 0 or -errno. */
+/* mkdir -p: creates path and its missing parents (mode 0700).  Returns 0 or -errno. */
 int sbce_make_dirs(const char *path);
+
+/*
+ * Takes the state directory's lock (an exclusive flock(2) on
+ * <state_dir>/sbcemud.lock, with this process's pid written in it) and
+ * returns its descriptor in *lock_fd, to keep open while the daemon runs.
+ * Returns 0, or -1 with why in err (another daemon's pid when it holds it).
+ */
+int sbce_state_dir_lock(const char *state_dir, int *lock_fd, char *err, size_t errlen);
+
+/*
+ * Finds, creating nothing, every path of cfg that start-up would refuse
+ * (state directory, LU state directories, backing files: be_file_check()),
+ * each reported in diag as "file:line: section.key: reason".  Returns 0 or -1.
+ */
+int sbce_check_paths(const struct cfg *cfg, struct cfg_diag *diag);
+
+/* <state_dir>/<target name>/lun<N>: where LUN l of target t keeps its state. */
+void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *l, char *buf,
+		       size_t len);
 
 /*
  * Opens (creating if needed) the backing file of logical unit l and adds the

@@ -4,15 +4,31 @@
  * (frontend.h) put themselves in front of the devices afterwards.  Runs once,
  * at start-up, on the loop thread (opening and sizing backing files is the
  * only I/O done outside the workers).
+ *
+ * Check first, then create: sbce_check_paths() finds, without creating
+ * anything, every path start-up would refuse (sbcemud --check runs it too),
+ * so a configuration that fails leaves no directory or file behind.
+ *
+ * The state directory is the daemon's own: one daemon at a time
+ * (sbce_state_dir_lock), directories made 0700, files 0600
+ * (be_state_open), and no symbolic link is followed inside an LU's state
+ * directory (a planted one would send the state files elsewhere).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sbcemud.h"
 
+#define STATE_DIR_LOCK_FILE "sbcemud.lock"
+
+/* Directories the daemon makes are 0700: they hold reservation keys and backing files. */
 int sbce_make_dirs(const char *path)
 {
 	char buf[CFG_PATH_MAX];
@@ -25,13 +41,166 @@ int sbce_make_dirs(const char *path)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, 0750) != 0 && errno != EEXIST)
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(buf, 0750) != 0 && errno != EEXIST)
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+int sbce_state_dir_lock(const char *state_dir, int *lock_fd, char *err, size_t errlen)
+{
+	char path[CFG_PATH_MAX + sizeof(STATE_DIR_LOCK_FILE) + 1], pid[24] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" STATE_DIR_LOCK_FILE, state_dir);
+	fd = be_state_open(path, O_RDWR | O_CREAT);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, be_state_strerror(errno));
+		return -1;
+	}
+	/* flock(2): exclusive, without waiting; the kernel lets go when this process ends, however it ends. */
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		ssize_t n = e == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+
+		pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+		if (e == EWOULDBLOCK)
+			snprintf(err, errlen, "the state directory %s is in use by another sbcemud (pid %s, lock file %s)",
+				 state_dir, pid[0] ? pid : "unknown", path);
+		else
+			snprintf(err, errlen, "cannot lock %s: %s", path, strerror(e));
+		close(fd);
+		return -1;
+	}
+	/* The pid is for the next daemon's message only: the lock, not the file's contents, decides. */
+	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, strlen(pid), 0) != (ssize_t)strlen(pid))
+		sbce_warn("cannot write the pid into %s: %s", path, strerror(errno));
+	*lock_fd = fd;
+	return 0;
+}
+
+/* Bytes of backing store the LU needs, 0 for the existing file's size (data and PI tuples). */
+static uint64_t backing_bytes(const struct cfg_lun *l)
+{
+	return l->size ? scsi_lu_backing_bytes(l->logical_block_size, l->size / l->logical_block_size,
+					       l->protection_type != 0)
+		       : 0;
+}
+
+/* Whether path lies in directory dir (a strict prefix followed by '/'). */
+static bool path_below(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(path, dir, len) == 0 && path[len] == '/';
+}
+
+/*
+ * The directories below the state directory on the way to an LU's state
+ * directory are the daemon's own, and so are the files in it (but the
+ * backing file the user may have put there): none may be a symbolic link.
+ * Returns 0, or -1 with why.
+ */
+static int check_no_symlinks(const char *state_root, const char *lu_dir, const char *backing, char *err,
+			     size_t errlen)
+{
+	char at[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 256];
+	struct stat st;
+	struct dirent *e;
+	DIR *dir;
+	int rc = 0;
+
+	snprintf(at, sizeof(at), "%s", lu_dir);
+	for (char *p = path_below(at, state_root) ? at + strlen(state_root) + 1 : at + strlen(at); rc == 0; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (lstat(at, &st) == 0 && S_ISLNK(st.st_mode)) {
+			snprintf(err, errlen, "%s is a symbolic link; the daemon follows none in its state directory", at);
+			rc = -1;
+		}
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	dir = rc == 0 ? opendir(lu_dir) : NULL;
+	while (dir && rc == 0 && (e = readdir(dir))) {
+		if (path_below(backing, lu_dir) && strcmp(backing + strlen(lu_dir) + 1, e->d_name) == 0)
+			continue;
+		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+			snprintf(err, errlen, "%s/%s is a symbolic link; the daemon follows none in its state directory",
+				 lu_dir, e->d_name);
+			rc = -1;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return rc;
+}
+
+/*
+ * What sbce_lu_open() and start-up will do with the paths, checked without
+ * creating anything: the state directory, each LU's state directory in it
+ * (blamed on daemon.state_dir) and its backing file (on lun.path).
+ */
+int sbce_check_paths(const struct cfg *cfg, struct cfg_diag *diag)
+{
+	const char *sd = cfg->daemon.state_dir;
+	unsigned before = diag->count;
+	char err[512];
+
+	if (be_file_check_dir(sd, true, err, sizeof(err)) != 0) {
+		cfg_report_key(diag, cfg, NULL, NULL, "state_dir", "%s", err);
+		return -1; /* every LU would repeat it */
+	}
+	for (size_t i = 0; i < cfg->target_count; i++) {
+		const struct cfg_target *t = cfg->targets[i];
+
+		for (size_t k = 0; k < t->lun_count; k++) {
+			const struct cfg_lun *l = t->luns[k];
+			char lu_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX];
+
+			sbce_lu_state_dir(cfg, t, l, lu_dir, sizeof(lu_dir));
+			if (be_file_check(l->path, backing_bytes(l), l->write_protect, path_below(l->path, sd), err,
+					  sizeof(err)) != 0)
+				cfg_report_key(diag, cfg, t, l, "path", "%s", err);
+			if (be_file_check_dir(lu_dir, true, err, sizeof(err)) != 0 ||
+			    check_no_symlinks(sd, lu_dir, l->path, err, sizeof(err)) != 0)
+				cfg_report_key(diag, cfg, NULL, NULL, "state_dir", "%s", err);
+		}
+	}
+	return diag->count == before ? 0 : -1;
+}
+
+void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *l, char *buf,
+		       size_t len)
+{
+	snprintf(buf, len, "%s/%s/lun%u", cfg->daemon.state_dir, t->name, l->lun);
+}
+
+/*
+ * The volatile write cache of an LU began or stopped holding data it cannot
+ * write back (be_cache_set_reporter): the initiator sees failed SYNCHRONIZE
+ * CACHEs, whoever runs the daemon sees this.
+ */
+static void cache_report(const char *who, const struct be_cache_stats *st)
+{
+	if (st->error)
+		sbce_error("%s: the volatile write cache cannot write back %llu bytes: %s; they stay cached and "
+			   "readable, and every flush fails until they can be written (so far: %llu ENOSPC, %llu EIO, "
+			   "%llu other errors from the backing store, %llu failed write-backs, %llu writes refused)",
+			   who, (unsigned long long)st->dirty_bytes, strerror(-st->error),
+			   (unsigned long long)st->below_enospc, (unsigned long long)st->below_eio,
+			   (unsigned long long)st->below_other, (unsigned long long)st->write_back_failures,
+			   (unsigned long long)st->refused_writes);
+	else
+		sbce_warn("%s: the volatile write cache wrote back all it held; flushes succeed again", who);
 }
 
 static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
@@ -131,12 +300,11 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	struct backend *be;
 	struct scsi_lu *lu;
 	const char *sd = d->cfg->daemon.state_dir;
-	size_t sd_len = strlen(sd);
 	int rc;
 
 	rc = sbce_make_dirs(state_dir);
 	/* A backing file under the state directory may sit in a subdirectory nobody has made yet. */
-	if (rc == 0 && strncmp(l->path, sd, sd_len) == 0 && l->path[sd_len] == '/') {
+	if (rc == 0 && path_below(l->path, sd)) {
 		char parent[CFG_PATH_MAX];
 
 		snprintf(parent, sizeof(parent), "%s", l->path);
@@ -147,17 +315,15 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 		snprintf(err, errlen, "cannot create %s: %s", state_dir, strerror(-rc));
 		return -1;
 	}
+	if (check_no_symlinks(sd, state_dir, l->path, err, errlen) != 0)
+		return -1;
 	/*
 	 * With PI support the tuples follow the data in the backing file
 	 * (protocol/scsi/sbc_pi.h).  A block device keeps its intent logs in the
 	 * state directory (a file keeps them next to itself).
 	 */
 	snprintf(side_base, sizeof(side_base), "%s/backing", state_dir);
-	be = be_file_open(l->path,
-			  l->size ? scsi_lu_backing_bytes(l->logical_block_size, l->size / l->logical_block_size,
-							  l->protection_type != 0)
-				  : 0,
-			  l->write_protect, side_base, err, errlen);
+	be = be_file_open(l->path, backing_bytes(l), l->write_protect, side_base, err, errlen);
 	if (!be)
 		return -1;
 	if (be->note[0])
@@ -173,9 +339,9 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	if (l->volatile_write_cache) {
 		struct backend *cached = be_cache_wrap(be);
 
-		if (!cached) {
+		if (!cached || be_cache_set_reporter(cached, cache_report, who) != 0) {
 			snprintf(err, errlen, "%s: no volatile write cache on this backend", l->path);
-			be_close(be);
+			be_close(cached ? cached : be);
 			return -1;
 		}
 		be = cached;
@@ -282,7 +448,7 @@ int sbce_devices_create(struct sbce_daemon *d)
 			char who[CFG_NAME_MAX + 32], state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], err[512];
 
 			snprintf(who, sizeof(who), "target %s LUN %u", t->name, l->lun);
-			snprintf(state_dir, sizeof(state_dir), "%s/%s/lun%u", cfg->daemon.state_dir, t->name, l->lun);
+			sbce_lu_state_dir(cfg, t, l, state_dir, sizeof(state_dir));
 			if (sbce_lu_open(d, dev, l, who, state_dir, err, sizeof(err))) {
 				sbce_error("%s: %s", who, err);
 				return -1;

@@ -16,6 +16,9 @@ PACKAGES=(
 	libnl-genl-3-dev libsystemd-dev targetcli-fb python3-rtslib-fb tcmu-runner dbus
 	# unit tests (Check needs subunit through pkg-config)
 	check libsubunit-dev
+	# fuzzing (scripts/fuzz, tests/fuzz/): clang 14 and its libFuzzer and
+	# sanitizer runtimes (only recommended by clang, so named here)
+	clang libclang-rt-14-dev
 	# integration and conformance tests: libiscsi's tools (iscsi-test-cu,
 	# iscsi-inq, iscsi-ls), sg3_utils, Debian's tgt as a reference target,
 	# ss (iproute2) and the usual process tools

@@ -7,16 +7,22 @@
 #      (tests/conformance/: known failures with their reasons, the 512e config);
 #   3. a benchmark whose numbers go to the log (scripts/bench-lba-locks.sh:
 #      read IOPS beside atomic writes, LBA-range locks against one LU-wide lock);
-#   4. kernel: real Linux kernels (Debian 12's 6.1 and 6.12) under QEMU log in
+#   4. fuzzing: every libFuzzer harness (tests/fuzz/README.md) replays its
+#      regression inputs and runs for 20 s, two at a time (scripts/fuzz, clang
+#      build in build-fuzz/); a finding fails;
+#   5. soak: scripts/soak for 60 s (8 sessions, 3 kill -9 rounds; every
+#      acknowledged write verified, descriptors and RSS back to baseline);
+#   6. kernel: real Linux kernels (Debian 12's 6.1 and 6.12) under QEMU log in
 #      and use every kind of LU (tests/kernel/run.sh, docs/kernel-testing.md).
 # Installs missing Debian packages first (scripts/deps.sh).  Logs of stages 2
-# and 4 (iscsi-test-cu output, guest consoles) stay under build/.
+# and 6 (iscsi-test-cu output, guest consoles) stay under build/, those of
+# stage 4 (and its findings) under build-fuzz/.
 #
 # Usage: scripts/test.sh [--quick] [CTEST ARGS...]
 #   --quick      stage 1 only
 #   CTEST ARGS   passed to ctest (e.g. -R config); they imply --quick
 # Environment: SBCEMU_BUILD_DIR and SBCEMU_ASAN_BUILD_DIR override the two
-# build directories.
+# build directories, SBCEMU_FUZZ_BUILD_DIR the fuzzing one.
 # Exit status: 0 when every stage passed.
 set -euo pipefail
 
@@ -85,15 +91,22 @@ elif [ "$quick" = no ]; then
 	echo "=== test.sh: benchmark: reads beside atomic writes, LBA-range locks vs one LU-wide lock"
 	BENCH_ROUNDS=2 "$repo/scripts/bench-lba-locks.sh" --build "$build" --no-build --seconds 3 || status=1
 
+	# Bounded: 5 harnesses x 20 s, two at a time, plus the clang build of the libraries.
+	echo "=== test.sh: fuzz: regression inputs, then each libFuzzer harness for 20 s, logs in ${SBCEMU_FUZZ_BUILD_DIR:-$repo/build-fuzz}/logs"
+	"$repo/scripts/fuzz" --time 20 --jobs "$((jobs >= 2 ? 2 : 1))" || status=1
+
+	echo "=== test.sh: soak: 60 s, 8 sessions, 3 kill -9 rounds (scripts/soak)"
+	SBCEMU_BUILD_DIR=$build "$repo/scripts/soak" --seconds 60 --sessions 8 --kills 3 || status=1
+
 	echo "=== test.sh: kernel tests (QEMU), guest consoles in $build/kernel-vm"
 	"$repo/tests/kernel/run.sh" --builddir "$build" || status=1
 fi
 
 if [ "$status" = 0 ]; then
 	if [ "$quick" = yes ]; then
-		echo "test.sh: all tests passed (build/ and build-asan/; --quick: no conformance or kernel stage)"
+		echo "test.sh: all tests passed (build/ and build-asan/; --quick: no conformance, fuzz, soak or kernel stage)"
 	else
-		echo "test.sh: all tests passed (build/, build-asan/, conformance, kernel)"
+		echo "test.sh: all tests passed (build/, build-asan/, conformance, fuzz, soak, kernel)"
 	fi
 else
 	echo "test.sh: FAILURES (see above)" >&2

@@ -90,10 +90,40 @@ struct backend {
  * logs of write_atomic are "<path>.journal" and "<path>.sjournal" for a
  * file; for a block device, side_base replaces <path> (NULL: a block
  * device has no intent log, and its atomic writes that the kernel cannot do
- * untorn are plain FUA writes).
+ * untorn are plain FUA writes).  The file is locked against other processes
+ * (an exclusive flock(2), a block device's too): when another process holds
+ * the lock, be_file_open fails naming that process; opening the same file
+ * again in this process shares the lock.
  */
 struct backend *be_file_open(const char *path, uint64_t size, bool read_only, const char *side_base, char *err,
 			     size_t errlen);
+/*
+ * Whether be_file_open(path, size, read_only, ...) would accept path, found
+ * without creating or changing anything: an existing path must be a regular
+ * file or a block device, not on a kernel pseudo file system (procfs,
+ * sysfs, ...), with sizes that fit; a missing one needs a size, no
+ * read_only, and a directory to be created in (make_parents: the caller
+ * makes missing directories above it, so the nearest existing one counts).
+ * The lock is not checked.  Returns 0, or -1 with the reason in err.
+ */
+int be_file_check(const char *path, uint64_t size, bool read_only, bool make_parents, char *err, size_t errlen);
+/*
+ * Whether files can be created in directory dir: it is a directory on
+ * storage (not a kernel pseudo file system) that this process may write,
+ * or, with make_parents, it is missing and its nearest existing ancestor
+ * is one.  Creates nothing.  Returns 0, or -1 with the reason in err.
+ */
+int be_file_check_dir(const char *dir, bool make_parents, char *err, size_t errlen);
+/*
+ * Opens a file the daemon keeps for itself (the LU state files, intent
+ * logs, the state directory's lock file), as open(2) with flags, plus:
+ * never through a symbolic link in the last component (O_NOFOLLOW: fails
+ * with ELOOP, open(2)), closed on exec (O_CLOEXEC), created mode 0600 (less
+ * the umask).  Returns the descriptor, or -1 with errno.
+ */
+int be_state_open(const char *path, int flags);
+/* strerror(errnum), but ELOOP from be_state_open says that the file is a symbolic link. */
+const char *be_state_strerror(int errnum);
 /*
  * be_file only: how many write_atomic calls took the untorn fast path
  * (untorn.h), and its unit range in bytes (0, 0: not offered here).
@@ -105,6 +135,38 @@ uint64_t be_file_untorn_writes(const struct backend *be, uint32_t *unit_min, uin
  * ownership of lower; NULL if lower cannot do write_atomic_ranges.
  */
 struct backend *be_cache_wrap(struct backend *lower);
+/*
+ * be_cache only: what the volatile write cache could not write back, for
+ * the daemon to log and expose.  Data a write-back cannot write below stays
+ * cached (readable, and retried at every later flush, which fails while it
+ * cannot be written); a cached write that finds the cache full of it fails.
+ * The counters only grow.
+ */
+struct be_cache_stats {
+	/* failed calls to the backend below (page writes, flushes, reads, discards ...), by errno */
+	uint64_t below_enospc;        /* ENOSPC or EDQUOT: the file system below is full */
+	uint64_t below_eio;           /* EIO */
+	uint64_t below_other;         /* any other errno */
+	uint64_t write_back_failures; /* write-backs (flush, full cache, resize, stream commit) that left data cached */
+	uint64_t refused_writes;      /* cached writes refused: the cache full of data it could not write back */
+	uint64_t dirty_bytes;         /* held now, not yet durable below (whole 4 KiB pages) */
+	int error;                    /* negative errno of the last failed write-back while data is cached; 0 when none is */
+};
+/*
+ * Fills *st; false (*st untouched) if be is not a be_cache.  Lock-free (atomic
+ * loads): any thread may call it, the event loop's too, without waiting for a
+ * write-back.
+ */
+bool be_cache_stats(const struct backend *be, struct be_cache_stats *st);
+/*
+ * be_cache only: report(label, stats) is called when a write-back first
+ * fails to write data it then keeps (st->error nonzero) and when the cache
+ * is rid of such data again (st->error 0): once per episode, on whatever
+ * thread did the write-back, with the cache's lock held (report must not
+ * call into the cache).  label is copied.  Returns 0 or -ENOMEM.
+ */
+typedef void (*be_cache_report_fn)(const char *label, const struct be_cache_stats *st);
+int be_cache_set_reporter(struct backend *be, be_cache_report_fn report, const char *label);
 /* An in-memory backend, for tests. */
 struct backend *be_mem_open(uint64_t size);
 

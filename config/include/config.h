@@ -118,6 +118,15 @@ struct cfg_iscsi {
 	uint32_t login_timeout;
 	bool header_digest_crc32c;
 	bool data_digest_crc32c;
+	/* what one peer may hold (docs/security.md) */
+	uint32_t max_portal_connections;
+	uint32_t max_connections_per_address;
+	uint32_t output_stall_timeout;
+	uint32_t login_failures_per_minute;
+	char discovery_chap_user[CFG_SECRET_MAX];
+	char discovery_chap_secret[CFG_SECRET_MAX];
+	char discovery_mutual_user[CFG_SECRET_MAX];
+	char discovery_mutual_secret[CFG_SECRET_MAX];
 	struct cfg_key_lines lines;
 };
 
@@ -256,6 +265,17 @@ int cfg_set(struct cfg *cfg, const char *origin, const char *section, const char
  * numbers) and makes LUN paths absolute.  Returns 0 or -1.
  */
 int cfg_finish(struct cfg *cfg, struct cfg_diag *diag);
+
+/*
+ * Reports a problem with a key that only its user can see (a path the
+ * daemon cannot use), in the form of cfg_finish()'s messages: "file:line:
+ * section.key: reason", the line being where the key was set (else the
+ * section's header), "command line: daemon.key: reason" for a key set by
+ * cfg_set().  The key is one of [daemon] when lun is NULL, else of LUN lun
+ * of target t.
+ */
+void cfg_report_key(struct cfg_diag *diag, const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *lun,
+		    const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* A configuration made from the embedded default, finished.  NULL with messages in diag on error. */
 struct cfg *cfg_load_default(struct cfg_diag *diag);

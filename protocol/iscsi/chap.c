@@ -144,10 +144,17 @@ static const char *kv_get(struct iscsi_kv *kv, int nkv, const char *key)
 	return NULL;
 }
 
-static const struct iscsi_chap_credentials *credentials(const struct iscsi_login *login, bool mutual)
+static const struct iscsi_chap_credentials *credentials(const struct iscsi_conn *conn, const struct iscsi_login *login,
+							 bool mutual)
 {
 	const struct iscsi_acl_entry *e = login->acl_entry;
 
+	/* A discovery session authenticates with the server's discovery credentials (iscsi.discovery_chap_*). */
+	if (login->neg.session_type == ISCSI_SESSION_DISCOVERY) {
+		const struct iscsi_chap_credentials *c = mutual ? &conn->srv->discovery_mutual : &conn->srv->discovery_chap;
+
+		return c->user ? c : NULL;
+	}
 	if (e && (mutual ? e->mutual.user : e->chap.user))
 		return mutual ? &e->mutual : &e->chap;
 	if (!login->target)
@@ -182,7 +189,7 @@ enum iscsi_login_status iscsi_chap_handle(struct iscsi_conn *conn, struct iscsi_
 	const char *chap_r = kv_get(kv, nkv, "CHAP_R");
 	const char *chap_i = kv_get(kv, nkv, "CHAP_I");
 	const char *chap_c = kv_get(kv, nkv, "CHAP_C");
-	const struct iscsi_chap_credentials *cred = credentials(login, false);
+	const struct iscsi_chap_credentials *cred = credentials(conn, login, false);
 
 	switch (login->chap_state) {
 	case ISCSI_CHAP_STATE_START: {
@@ -224,7 +231,7 @@ enum iscsi_login_status iscsi_chap_handle(struct iscsi_conn *conn, struct iscsi_
 		}
 		if (chap_i || chap_c) {
 			/* Mutual CHAP: the initiator challenges the target (RFC 7143 12.1.3). */
-			const struct iscsi_chap_credentials *mutual = credentials(login, true);
+			const struct iscsi_chap_credentials *mutual = credentials(conn, login, true);
 			uint8_t challenge[CHAP_BINARY_MAX], answer[ISCSI_MD5_LEN];
 			char hex[2 + 2 * ISCSI_MD5_LEN + 1];
 			char *end;

@@ -40,6 +40,7 @@ void iscsi_conn_put(struct iscsi_conn *conn)
 	if (--conn->refs > 0)
 		return;
 	free(conn->rx_buf);
+	free(conn->itt_buckets);
 	free(conn);
 	iscsi_server_conn_freed(srv);
 }
@@ -76,22 +77,21 @@ static void format_peer(const struct sockaddr_storage *ss, char *out, size_t len
 	}
 }
 
-void iscsi_conn_accept(struct iscsi_server *srv, int fd)
+struct iscsi_conn *iscsi_conn_accept(struct iscsi_server *srv, int fd)
 {
 	struct iscsi_conn *conn = calloc(1, sizeof(*conn));
-	struct sockaddr_storage peer;
-	socklen_t peer_len = sizeof(peer);
+	socklen_t peer_len = sizeof(conn->peer_addr);
 	int one = 1;
 
 	if (!conn) {
 		close(fd);
-		return;
+		return NULL;
 	}
 	conn->rx_buf = malloc(RX_INITIAL_CAP);
 	if (!conn->rx_buf) {
 		free(conn);
 		close(fd);
-		return;
+		return NULL;
 	}
 	conn->rx_cap = RX_INITIAL_CAP;
 	conn->srv = srv;
@@ -105,8 +105,8 @@ void iscsi_conn_accept(struct iscsi_server *srv, int fd)
 	conn->params.max_xmit_data_segment_length = ISCSI_LOGIN_MAX_RECV_DSL;
 	conn->next_ttt = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) == 0)
-		format_peer(&peer, conn->peer, sizeof(conn->peer));
+	if (getpeername(fd, (struct sockaddr *)&conn->peer_addr, &peer_len) == 0)
+		format_peer(&conn->peer_addr, conn->peer, sizeof(conn->peer));
 	conn->local_addr_len = sizeof(conn->local_addr);
 	getsockname(fd, (struct sockaddr *)&conn->local_addr, &conn->local_addr_len);
 	conn->next = srv->conns;
@@ -122,6 +122,22 @@ void iscsi_conn_accept(struct iscsi_server *srv, int fd)
 	ev_timer_start(srv->loop, &conn->timer);
 	conn->last_rx = ev_now(srv->loop);
 	ISCSI_DEBUG(srv, "%s: connected", conn->peer);
+	return conn;
+}
+
+size_t iscsi_addr_key(const struct sockaddr_storage *ss, uint8_t key[17])
+{
+	if (ss->ss_family == AF_INET) {
+		key[0] = 4;
+		memcpy(key + 1, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+		return 5;
+	}
+	if (ss->ss_family == AF_INET6) {
+		key[0] = 6;
+		memcpy(key + 1, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+		return 17;
+	}
+	return 0;
 }
 
 /* ---- transmit ---- */
@@ -214,6 +230,8 @@ void iscsi_conn_queue(struct iscsi_conn *conn, const uint8_t *bhs, const void *d
 		conn->tx_tail->next = tx;
 	else
 		conn->tx_head = tx;
+	if (tx == conn->tx_head)
+		conn->tx_progress = ev_now(conn->srv->loop);
 	conn->tx_tail = tx;
 	conn->tx_bytes += tx->hdr_len + tx->data_len + tx->trailer_len;
 	conn_mark_flush(conn);
@@ -253,6 +271,8 @@ void iscsi_conn_flush(struct iscsi_conn *conn)
 			return;
 		}
 		conn->tx_bytes -= (size_t)w;
+		if (w > 0)
+			conn->tx_progress = ev_now(conn->srv->loop);
 		while (w > 0 && conn->tx_head) {
 			struct iscsi_tx *tx = conn->tx_head;
 			size_t total = tx->hdr_len + tx->data_len + tx->trailer_len;
@@ -292,6 +312,10 @@ void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
 	ev_timer_stop(srv->loop, &conn->timer);
 	close(conn->fd);
 	conn->fd = -1;
+	if (conn->portal) {
+		conn->portal->nconns--;
+		conn->portal = NULL;
+	}
 	if (conn->prev)
 		conn->prev->next = conn->next;
 	else
@@ -369,7 +393,7 @@ void iscsi_conn_enter_full_feature(struct iscsi_conn *conn)
 
 	conn->state = ISCSI_CONN_STATE_FULL_FEATURE;
 	ev_timer_stop(srv->loop, &conn->timer);
-	if (srv->params.nop_in_interval) {
+	if (srv->params.nop_in_interval || srv->params.output_stall_timeout) {
 		ev_timer_set(&conn->timer, 1.0, 1.0);
 		ev_timer_start(srv->loop, &conn->timer);
 	}
@@ -382,6 +406,20 @@ static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	if (conn->state == ISCSI_CONN_STATE_LOGIN) {
 		iscsi_conn_drop(conn, "login timeout");
+		return;
+	}
+	/*
+	 * A peer that stops reading would hold its responses and their buffers
+	 * for ever: output that has not moved for output_stall_timeout seconds
+	 * ends the connection (the session's commands end with it, RFC 7143 6.1).
+	 */
+	if (conn->tx_head && conn->srv->params.output_stall_timeout &&
+	    ev_now(loop) - conn->tx_progress >= conn->srv->params.output_stall_timeout) {
+		iscsi_log(conn->srv, ISCSI_LOG_WARNING,
+			  "%s: dropping the connection: %zu bytes of responses unread for %u s "
+			  "(iscsi.output_stall_timeout)",
+			  conn->peer, conn->tx_bytes, conn->srv->params.output_stall_timeout);
+		iscsi_conn_drop(conn, "output stalled");
 		return;
 	}
 	iscsi_nop_timer(conn, ev_now(loop));

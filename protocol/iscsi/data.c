@@ -118,7 +118,8 @@ void iscsi_data_need_data_out(struct iscsi_task *task)
 
 static void store(struct iscsi_task *task, uint32_t offset, const uint8_t *data, uint32_t len)
 {
-	if (offset < task->win_off)
+	/* An empty Data-Out PDU carries nothing (and its data pointer may be NULL). */
+	if (len == 0 || offset < task->win_off)
 		return;
 	offset -= task->win_off;
 	if (offset >= task->buf_cap)

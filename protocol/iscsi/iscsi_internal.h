@@ -143,6 +143,9 @@ struct iscsi_portal {
 	struct iscsi_server *srv;
 	int fd;
 	ev_io io;
+	ev_timer resume;                 /* accepting again after descriptors ran out */
+	bool exhausted;                  /* logged once per episode */
+	unsigned nconns;                 /* its open connections */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 };
@@ -160,6 +163,10 @@ struct iscsi_server {
 	unsigned nconns_alive;            /* connection objects not yet freed */
 	void (*log)(void *arg, enum iscsi_log_kind kind, const char *message); /* iscsi_server_set_log */
 	void *log_arg;
+	bool trace;                       /* make ISCSI_LOG_TRACE lines (iscsi_server_set_trace) */
+	struct iscsi_chap_credentials discovery_chap;   /* strings owned; user NULL: discovery needs none */
+	struct iscsi_chap_credentials discovery_mutual;
+	struct iscsi_login_failures *login_failures; /* per address, login.c */
 	bool shutting_down;
 	void (*shutdown_done)(void *arg);
 	void *shutdown_arg;
@@ -237,6 +244,9 @@ struct iscsi_conn {
 	enum iscsi_conn_state state;
 	unsigned refs;
 	char peer[64];                    /* for logs */
+	struct sockaddr_storage peer_addr;
+	struct iscsi_portal *portal;      /* accepted on; NULL once the socket is closed */
+	ev_tstamp tx_progress;            /* queued output last moved (or was queued into an empty queue) */
 	struct sockaddr_storage local_addr;
 	socklen_t local_addr_len;
 
@@ -262,6 +272,9 @@ struct iscsi_conn {
 
 	/* tasks */
 	struct iscsi_task *tasks;         /* every task of this connection (ITT list) */
+	struct iscsi_task **itt_buckets;  /* the same tasks by ITT (scsi_cmd.c): O(1) lookups */
+	unsigned itt_nbuckets;            /* a power of two, or 0 before the first task */
+	unsigned ntasks;                  /* tasks on the list */
 	unsigned tasks_active;            /* submitted and not yet completed/aborted */
 
 	/* NOP-In pings (nop.c) */
@@ -301,6 +314,8 @@ struct iscsi_session {
 	 * advances as commands complete, not as they arrive.
 	 */
 	unsigned cmds_in_window;
+	/* Immediate SCSI commands (outside the window) not yet finished: at most ISCSI_MAX_IMMEDIATE_COMMANDS. */
+	unsigned immediate_active;
 	struct iscsi_ordered *ordered;   /* sorted by CmdSN */
 	unsigned ordered_count;
 	struct scsi_nexus *nexus;
@@ -332,6 +347,7 @@ struct iscsi_task {
 	struct scsi_cmd cmd;             /* embedded: container_of from the core's callbacks */
 	struct iscsi_conn *conn;
 	struct iscsi_task *prev, *next;  /* conn->tasks */
+	struct iscsi_task *hnext;        /* conn->itt_buckets chain */
 	bool on_list;
 	bool immediate;                  /* the I bit: outside the CmdSN window */
 	bool in_window;                  /* counted in session->cmds_in_window */
@@ -399,7 +415,8 @@ struct iscsi_target *iscsi_server_find_target(struct iscsi_server *srv, const ch
 void iscsi_server_conn_freed(struct iscsi_server *srv);
 
 /* ---- conn.c ---- */
-void iscsi_conn_accept(struct iscsi_server *srv, int fd);
+/* A connection on an accepted socket (the caller sets its portal); NULL when out of memory (fd closed). */
+struct iscsi_conn *iscsi_conn_accept(struct iscsi_server *srv, int fd);
 void iscsi_conn_get(struct iscsi_conn *conn);
 void iscsi_conn_put(struct iscsi_conn *conn);
 /* Queues a PDU; data is copied unless task is given (then data points into the task and is referenced). */
@@ -483,7 +500,22 @@ void iscsi_session_clear_ordered(struct iscsi_session *s);
 extern const struct scsi_transport_ops iscsi_scsi_transport;
 void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu);
 void iscsi_task_submit(struct iscsi_task *task);
+/*
+ * Immediate commands bypass the CmdSN window (RFC 7143 3.2.2.1), so they are
+ * bounded on their own: past this many unfinished ones per session a new one
+ * gets Reject reason 06h, "Immediate command reject - too many immediate
+ * commands" (RFC 7143 11.17.1).
+ */
+#define ISCSI_MAX_IMMEDIATE_COMMANDS 16
+
+/* login.c: failed logins per peer address (login_failures_per_minute). */
+bool iscsi_login_throttled(struct iscsi_conn *conn);
+void iscsi_login_failures_free(struct iscsi_server *srv);
+/* The IP address of a socket address, as bytes to compare (port left out): its length, 0 if not IP. */
+size_t iscsi_addr_key(const struct sockaddr_storage *ss, uint8_t key[17]);
+
 struct iscsi_task *iscsi_task_find(struct iscsi_conn *conn, uint32_t itt);
+bool iscsi_task_link(struct iscsi_task *task);
 void iscsi_task_get(struct iscsi_task *task);
 void iscsi_task_put(struct iscsi_task *task);
 /* Takes the task off its connection's list if nothing more is expected for it. */

@@ -47,9 +47,98 @@ static void login_respond(struct iscsi_conn *conn, struct iscsi_login *login, bo
 	iscsi_conn_queue(conn, bhs, text && text->len ? text->buf : NULL, text ? (uint32_t)text->len : 0, NULL);
 }
 
+/* ---- failed logins by peer address ---- */
+
+/*
+ * Guessing a CHAP secret (RFC 7143 12.1.3) or an allowed initiator name
+ * takes many logins: an address with login_failures_per_minute failed
+ * authentications or authorizations in a minute gets Login reject "Service
+ * unavailable" (03/01, RFC 7143 11.13.5) until the minute is over.  A
+ * small table, the oldest entry replaced.
+ */
+#define LOGIN_FAILURE_SLOTS 64
+
+struct login_failure {
+	uint8_t key[17];
+	size_t len;
+	ev_tstamp window;     /* start of the current minute */
+	unsigned count;
+	bool warned;          /* the throttle was logged in this minute */
+};
+
+struct iscsi_login_failures {
+	struct login_failure slot[LOGIN_FAILURE_SLOTS];
+};
+
+void iscsi_login_failures_free(struct iscsi_server *srv)
+{
+	free(srv->login_failures);
+	srv->login_failures = NULL;
+}
+
+static struct login_failure *failure_slot(struct iscsi_conn *conn, bool create)
+{
+	struct iscsi_server *srv = conn->srv;
+	struct login_failure *oldest = NULL;
+	ev_tstamp now = ev_now(srv->loop);
+	uint8_t key[17];
+	size_t len = iscsi_addr_key(&conn->peer_addr, key);
+
+	if (!len || (!srv->login_failures && (!create || !(srv->login_failures = calloc(1, sizeof(*srv->login_failures))))))
+		return NULL;
+	for (unsigned i = 0; i < LOGIN_FAILURE_SLOTS; i++) {
+		struct login_failure *f = &srv->login_failures->slot[i];
+
+		if (f->len == len && memcmp(f->key, key, len) == 0) {
+			if (now - f->window >= 60.) {
+				f->window = now;
+				f->count = 0;
+				f->warned = false;
+			}
+			return f;
+		}
+		if (!oldest || f->window < oldest->window)
+			oldest = f;
+	}
+	if (!create)
+		return NULL;
+	memset(oldest, 0, sizeof(*oldest));
+	memcpy(oldest->key, key, len);
+	oldest->len = len;
+	oldest->window = now;
+	return oldest;
+}
+
+bool iscsi_login_throttled(struct iscsi_conn *conn)
+{
+	unsigned limit = conn->srv->params.login_failures_per_minute;
+	struct login_failure *f = limit ? failure_slot(conn, false) : NULL;
+
+	if (!f || f->count < limit)
+		return false;
+	if (!f->warned)
+		iscsi_log(conn->srv, ISCSI_LOG_WARNING,
+			  "%s: logins refused for the rest of the minute: %u failed logins "
+			  "(iscsi.login_failures_per_minute)", conn->peer, f->count);
+	f->warned = true;
+	return true;
+}
+
 /* A failed login: the response carries the status; the connection closes once it is written (RFC 7143 6.7). */
 static void login_fail(struct iscsi_conn *conn, struct iscsi_login *login, enum iscsi_login_status status)
 {
+	if (status == ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE || status == ISCSI_LOGIN_STATUS_AUTHORIZATION_FAILURE) {
+		struct login_failure *f = failure_slot(conn, true);
+
+		if (f)
+			f->count++;
+		iscsi_log(conn->srv, ISCSI_LOG_WARNING, "%s: login failed: %s (initiator %s, target %s)", conn->peer,
+			  status == ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE ? "authentication failure"
+									     : "initiator not allowed",
+			  login->neg.initiator_name[0] ? login->neg.initiator_name : "?",
+			  login->target ? login->target->name : login->neg.session_type == ISCSI_SESSION_DISCOVERY
+									? "(discovery)" : "?");
+	}
 	ISCSI_PEER_ERROR(conn->srv, "%s: login failed: status %02x/%02x", conn->peer, status >> 8, status & 0xff);
 	login->tsih = 0;
 	login_respond(conn, login, false, 0, 0, (uint16_t)status, NULL);
@@ -79,10 +168,12 @@ static const struct iscsi_acl_entry *acl_lookup(const struct iscsi_target *t, co
 	return wildcard;
 }
 
-static bool auth_required(const struct iscsi_login *login)
+static bool auth_required(const struct iscsi_conn *conn, const struct iscsi_login *login)
 {
 	const struct iscsi_acl_entry *e = login->acl_entry;
 
+	if (login->neg.session_type == ISCSI_SESSION_DISCOVERY)
+		return conn->srv->discovery_chap.user != NULL;
 	if (e && e->chap.user)
 		return true;
 	return login->target && login->target->chap.user;
@@ -113,10 +204,10 @@ static enum iscsi_login_status login_first_pdu(struct iscsi_conn *conn, struct i
 }
 
 /* AuthMethod (RFC 7143 12.1): a list; we pick CHAP when credentials apply, None otherwise. */
-static enum iscsi_login_status negotiate_auth_method(struct iscsi_login *login, const char *value,
-						     struct iscsi_text *out)
+static enum iscsi_login_status negotiate_auth_method(const struct iscsi_conn *conn, struct iscsi_login *login,
+						     const char *value, struct iscsi_text *out)
 {
-	bool required = auth_required(login);
+	bool required = auth_required(conn, login);
 	bool offers_chap = false, offers_none = false;
 	char buf[256];
 	char *save = NULL;
@@ -199,6 +290,10 @@ void iscsi_login_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 		conn->cid = get_be16(bhs + ISCSI_LOGIN_CID);
 		conn->stat_sn = 1; /* RFC 7143 11.13.4: any value for the first response */
 		iscsi_negotiation_init(&login->neg, &conn->srv->params, true);
+		if (iscsi_login_throttled(conn)) {
+			login_fail(conn, login, ISCSI_LOGIN_STATUS_SERVICE_UNAVAILABLE);
+			return;
+		}
 		/* RFC 7143 11.12.4: we speak version 0x00 only. */
 		if (bhs[ISCSI_LOGIN_VERSION_MIN] != 0x00) {
 			login_fail(conn, login, ISCSI_LOGIN_STATUS_UNSUPPORTED_VERSION);
@@ -302,7 +397,7 @@ void iscsi_login_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 				status = ISCSI_LOGIN_STATUS_INITIATOR_ERROR;
 				goto fail;
 			}
-			status = negotiate_auth_method(login, kv[i].value, &out);
+			status = negotiate_auth_method(conn, login, kv[i].value, &out);
 			if (status != ISCSI_LOGIN_STATUS_SUCCESS)
 				goto fail;
 			continue;
@@ -343,7 +438,7 @@ void iscsi_login_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 			}
 		}
 		if (transit && !login->security_done) {
-			if (auth_required(login) && !login->auth_chap) {
+			if (auth_required(conn, login) && !login->auth_chap) {
 				/* RFC 7143 12.1: leaving security negotiation without authenticating. */
 				status = ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
 				goto fail;
@@ -354,7 +449,7 @@ void iscsi_login_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 				transit = false;             /* CHAP still running: stay (T = 0) */
 		}
 	} else {
-		if (auth_required(login) && !login->security_done) {
+		if (auth_required(conn, login) && !login->security_done) {
 			/* The initiator skipped the security stage of a target that requires CHAP. */
 			status = ISCSI_LOGIN_STATUS_AUTHENTICATION_FAILURE;
 			goto fail;

@@ -40,6 +40,53 @@ void iscsi_task_put(struct iscsi_task *task)
 	task_put_n(task, 1);
 }
 
+/* ---- the connection's tasks by ITT: a chained hash table, doubled as tasks grow ---- */
+
+static unsigned itt_bucket(uint32_t itt, unsigned nbuckets)
+{
+	/* Fibonacci hashing: initiators count ITTs up, often in the high bits too. */
+	return (unsigned)((itt * 2654435769u) >> 16) & (nbuckets - 1);
+}
+
+static bool itt_table_grow(struct iscsi_conn *conn)
+{
+	unsigned n = conn->itt_nbuckets ? conn->itt_nbuckets * 2 : 64;
+	struct iscsi_task **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return false;
+	for (struct iscsi_task *t = conn->tasks; t; t = t->next) {
+		unsigned i = itt_bucket(t->itt, n);
+
+		t->hnext = b[i];
+		b[i] = t;
+	}
+	free(conn->itt_buckets);
+	conn->itt_buckets = b;
+	conn->itt_nbuckets = n;
+	return true;
+}
+
+/* Puts the task on its connection's list (it holds a reference).  False when out of memory. */
+bool iscsi_task_link(struct iscsi_task *task)
+{
+	struct iscsi_conn *conn = task->conn;
+	unsigned i;
+
+	if (conn->ntasks >= 2 * conn->itt_nbuckets && !itt_table_grow(conn) && !conn->itt_nbuckets)
+		return false;
+	i = itt_bucket(task->itt, conn->itt_nbuckets);
+	task->hnext = conn->itt_buckets[i];
+	conn->itt_buckets[i] = task;
+	task->next = conn->tasks;
+	if (conn->tasks)
+		conn->tasks->prev = task;
+	conn->tasks = task;
+	task->on_list = true;
+	conn->ntasks++;
+	return true;
+}
+
 /* Takes the task off its connection's list; returns the list's reference for the caller to drop. */
 static unsigned task_unlink_keep_ref(struct iscsi_task *task)
 {
@@ -47,6 +94,15 @@ static unsigned task_unlink_keep_ref(struct iscsi_task *task)
 
 	if (!task->on_list)
 		return 0;
+	for (struct iscsi_task **pp = &conn->itt_buckets[itt_bucket(task->itt, conn->itt_nbuckets)]; *pp;
+	     pp = &(*pp)->hnext) {
+		if (*pp == task) {
+			*pp = task->hnext;
+			break;
+		}
+	}
+	task->hnext = NULL;
+	conn->ntasks--;
 	if (task->prev)
 		task->prev->next = task->next;
 	else
@@ -84,7 +140,9 @@ void iscsi_task_maybe_retire(struct iscsi_task *task)
 
 struct iscsi_task *iscsi_task_find(struct iscsi_conn *conn, uint32_t itt)
 {
-	for (struct iscsi_task *t = conn->tasks; t; t = t->next)
+	if (!conn->itt_nbuckets)
+		return NULL;
+	for (struct iscsi_task *t = conn->itt_buckets[itt_bucket(itt, conn->itt_nbuckets)]; t; t = t->hnext)
 		if (t->itt == itt)
 			return t;
 	return NULL;
@@ -114,6 +172,8 @@ static void task_finished(struct iscsi_task *task, bool send)
 		task->in_window = false;
 		s->cmds_in_window--;
 	}
+	if (task->immediate && task->submitted && s && s->immediate_active)
+		s->immediate_active--;
 	iscsi_conn_get(conn);
 	if (send && conn->state != ISCSI_CONN_STATE_CLOSED)
 		iscsi_data_send_result(task);
@@ -190,6 +250,8 @@ void iscsi_task_submit(struct iscsi_task *task)
 	if (!task->immediate) {
 		task->in_window = true;
 		s->cmds_in_window++;
+	} else {
+		s->immediate_active++;
 	}
 	iscsi_conn_get(conn);
 	scsi_cmd_submit(&task->cmd);
@@ -253,6 +315,18 @@ void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 
 	if (itt == ISCSI_RESERVED_TAG) {
 		iscsi_reject(conn, bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
+		return;
+	}
+	/*
+	 * RFC 7143 11.3.1: R and/or W must be set when the Expected Data Transfer
+	 * Length is not 0 (else the target could not tell which way the data goes).
+	 */
+	if (edtl && !(flags & (ISCSI_CMD_FLAG_READ | ISCSI_CMD_FLAG_WRITE))) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
+		return;
+	}
+	if (iscsi_bhs_immediate(bhs) && s->immediate_active >= ISCSI_MAX_IMMEDIATE_COMMANDS) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_IMMEDIATE_COMMAND_REJECT);
 		return;
 	}
 	if (iscsi_task_find(conn, itt)) {
@@ -331,11 +405,11 @@ void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 			memcpy(task->buf, pdu->data, pdu->data_len);
 	}
 
-	task->next = conn->tasks;
-	if (conn->tasks)
-		conn->tasks->prev = task;
-	conn->tasks = task;
-	task->on_list = true;
+	if (!iscsi_task_link(task)) {
+		iscsi_reject(conn, bhs, ISCSI_REJECT_LONG_OPERATION_REJECT);
+		iscsi_task_put(task);
+		return;
+	}
 
 	if (iscsi_bhs_immediate(bhs)) {
 		task->immediate = true;

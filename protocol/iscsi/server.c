@@ -2,6 +2,7 @@
  * The iSCSI server object: portals (listening sockets), targets, the flush
  * hook that writes queued PDUs before the loop sleeps, and shutdown.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -32,6 +33,10 @@ void iscsi_server_params_default(struct iscsi_server_params *p)
 	p->login_timeout = 30;
 	p->header_digest_crc32c_allowed = true;
 	p->data_digest_crc32c_allowed = true;
+	p->max_portal_connections = 1024;
+	p->max_address_connections = 64;
+	p->output_stall_timeout = 60;
+	p->login_failures_per_minute = 10;
 }
 
 void iscsi_log(const struct iscsi_server *srv, enum iscsi_log_kind kind, const char *fmt, ...)
@@ -39,7 +44,7 @@ void iscsi_log(const struct iscsi_server *srv, enum iscsi_log_kind kind, const c
 	char msg[512];
 	va_list ap;
 
-	if (!srv || !srv->log)
+	if (!srv || !srv->log || (kind == ISCSI_LOG_TRACE && !srv->trace))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -52,6 +57,34 @@ void iscsi_server_set_log(struct iscsi_server *srv,
 {
 	srv->log = log;
 	srv->log_arg = arg;
+}
+
+void iscsi_server_set_trace(struct iscsi_server *srv, bool trace)
+{
+	srv->trace = trace;
+}
+
+static void credentials_free(struct iscsi_chap_credentials *c)
+{
+	free((char *)c->user);
+	free((char *)c->secret);
+	c->user = c->secret = NULL;
+}
+
+static int credentials_copy(struct iscsi_chap_credentials *to, const struct iscsi_chap_credentials *from)
+{
+	credentials_free(to);
+	if (!from || !from->user)
+		return 0;
+	to->user = strdup(from->user);
+	to->secret = strdup(from->secret ? from->secret : "");
+	return to->user && to->secret ? 0 : -1;
+}
+
+int iscsi_server_set_discovery_auth(struct iscsi_server *srv, const struct iscsi_chap_credentials *chap,
+				    const struct iscsi_chap_credentials *mutual)
+{
+	return credentials_copy(&srv->discovery_chap, chap) | credentials_copy(&srv->discovery_mutual, mutual);
 }
 
 /* Writes every connection's queued output once per loop iteration (style principle 8). */
@@ -85,6 +118,7 @@ struct iscsi_server *iscsi_server_create(struct ev_loop *loop, const struct iscs
 	if (!srv)
 		return NULL;
 	srv->loop = loop;
+	srv->trace = true;
 	if (params)
 		srv->params = *params;
 	else
@@ -104,24 +138,98 @@ struct iscsi_server *iscsi_server_create(struct ev_loop *loop, const struct iscs
 	return srv;
 }
 
+/* Open connections from the address of peer (any portal). */
+static unsigned connections_from(const struct iscsi_server *srv, const struct sockaddr_storage *peer)
+{
+	uint8_t key[17], other[17];
+	size_t len = iscsi_addr_key(peer, key);
+	unsigned n = 0;
+
+	for (const struct iscsi_conn *c = srv->conns; c && len; c = c->next)
+		n += iscsi_addr_key(&c->peer_addr, other) == len && memcmp(key, other, len) == 0;
+	return n;
+}
+
+static void portal_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct iscsi_portal *portal = (struct iscsi_portal *)((char *)w - offsetof(struct iscsi_portal, resume));
+
+	(void)revents;
+	if (portal->fd >= 0)
+		ev_io_start(loop, &portal->io);
+}
+
+/*
+ * Out of descriptors (or memory): the pending connection cannot be taken
+ * and would wake the loop again at once.  The portal stops accepting for a
+ * second; the first time of an episode is logged (accept(2): EMFILE,
+ * ENFILE, ENOBUFS, ENOMEM).
+ */
+static void portal_pause(struct iscsi_portal *portal, int err)
+{
+	struct iscsi_server *srv = portal->srv;
+
+	if (!portal->exhausted)
+		iscsi_log(srv, ISCSI_LOG_WARNING, "portal: cannot accept connections: %s; retrying every second",
+			  strerror(err));
+	portal->exhausted = true;
+	ev_io_stop(srv->loop, &portal->io);
+	ev_timer_set(&portal->resume, 1., 0.);
+	ev_timer_start(srv->loop, &portal->resume);
+}
+
 static void portal_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct iscsi_portal *portal = (struct iscsi_portal *)((char *)w - offsetof(struct iscsi_portal, io));
+	struct iscsi_server *srv = portal->srv;
 	(void)loop;
 	(void)revents;
 
 	for (int i = 0; i < 16; i++) {
-		int fd = accept4(portal->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		int fd = accept4(portal->fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct iscsi_conn *conn;
+		char why[96] = "";
+
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				ISCSI_DEBUG(portal->srv, "accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				portal_pause(portal, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				ISCSI_DEBUG(srv, "accept: %s", strerror(errno));
 			return;
 		}
-		if (portal->srv->shutting_down) {
+		if (portal->exhausted) {
+			portal->exhausted = false;
+			iscsi_log(srv, ISCSI_LOG_WARNING, "portal: accepting connections again");
+		}
+		if (srv->shutting_down) {
 			close(fd);
 			continue;
 		}
-		iscsi_conn_accept(portal->srv, fd);
+		if (srv->params.max_portal_connections && portal->nconns >= srv->params.max_portal_connections)
+			snprintf(why, sizeof(why), "%u connections on this portal (iscsi.max_portal_connections)",
+				 portal->nconns);
+		else if (srv->params.max_address_connections &&
+			 connections_from(srv, &peer) >= srv->params.max_address_connections)
+			snprintf(why, sizeof(why), "%u connections from that address (iscsi.max_connections_per_address)",
+				 srv->params.max_address_connections);
+		if (why[0]) {
+			char host[INET6_ADDRSTRLEN] = "?";
+
+			if (peer.ss_family == AF_INET)
+				inet_ntop(AF_INET, &((struct sockaddr_in *)&peer)->sin_addr, host, sizeof(host));
+			else if (peer.ss_family == AF_INET6)
+				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&peer)->sin6_addr, host, sizeof(host));
+			iscsi_log(srv, ISCSI_LOG_WARNING, "connection from %s refused: %s", host, why);
+			close(fd);
+			continue;
+		}
+		conn = iscsi_conn_accept(srv, fd);
+		if (conn) {
+			conn->portal = portal;
+			portal->nconns++;
+		}
 	}
 }
 
@@ -200,6 +308,7 @@ int iscsi_server_add_portal(struct iscsi_server *srv, const char *addr, char *er
 	freeaddrinfo(res);
 	ev_io_init(&portal->io, portal_accept_cb, fd, EV_READ);
 	ev_io_start(srv->loop, &portal->io);
+	ev_init(&portal->resume, portal_resume_cb);
 	portal->next = srv->portals;
 	srv->portals = portal;
 	return 0;
@@ -319,6 +428,7 @@ void iscsi_server_shutdown(struct iscsi_server *srv, void (*done)(void *arg), vo
 	srv->shutdown_done = done;
 	srv->shutdown_arg = arg;
 	for (struct iscsi_portal *p = srv->portals; p; p = p->next) {
+		ev_timer_stop(srv->loop, &p->resume);
 		if (p->fd >= 0) {
 			ev_io_stop(srv->loop, &p->io);
 			close(p->fd);
@@ -345,6 +455,7 @@ void iscsi_server_destroy(struct iscsi_server *srv)
 	while (srv->portals) {
 		struct iscsi_portal *p = srv->portals;
 		srv->portals = p->next;
+		ev_timer_stop(srv->loop, &p->resume);
 		if (p->fd >= 0) {
 			ev_io_stop(srv->loop, &p->io);
 			close(p->fd);
@@ -357,5 +468,8 @@ void iscsi_server_destroy(struct iscsi_server *srv)
 		target_free(t);
 	}
 	ev_prepare_stop(srv->loop, &srv->prepare);
+	iscsi_login_failures_free(srv);
+	credentials_free(&srv->discovery_chap);
+	credentials_free(&srv->discovery_mutual);
 	free(srv);
 }

@@ -152,6 +152,33 @@ uint8_t *scsi_cmd_data_out_contig(struct scsi_cmd *cmd)
 	return cmd->data_out;
 }
 
+size_t scsi_cdb_length(const uint8_t *cdb, size_t max)
+{
+	size_t len;
+
+	switch (cdb[0] >> 5) {
+	case 0:
+		len = 6;
+		break;
+	case 1:
+	case 2:
+		len = 10;
+		break;
+	case 4:
+		len = 16;
+		break;
+	case 5:
+		len = 12;
+		break;
+	default:
+		len = cdb[0] == 0x7f && max > 7 ? 8 + (size_t)cdb[7] : 16;
+		break;
+	}
+	if (len > SCSI_MAX_CDB_LEN)
+		len = SCSI_MAX_CDB_LEN;
+	return len < max ? len : max;
+}
+
 struct scsi_sense_info scsi_sense_from_errno(int err, bool writing)
 {
 	if (err < 0)
@@ -219,12 +246,31 @@ struct scsi_executor scsi_executor_inline = { .submit = inline_submit };
 
 /* ---- completion ---- */
 
+/*
+ * RFC 7143 11.4.5.2, SAM-5 5.4.3: the residual of the transfer the command
+ * made (SPDTL) against the application client's buffer (EDTL).  A transport
+ * that announced one direction has no buffer in the other: a Data-In the
+ * initiator did not ask for is not sent, all of it an overflow; a Data-Out it
+ * did not announce was empty (the command was processed on nothing, FCP-4
+ * 9.4.2 a), all of it an overflow.
+ */
 static void compute_residual(struct scsi_cmd *cmd)
 {
 	uint32_t moved;
 
 	cmd->residual_kind = SCSI_RESIDUAL_NONE;
 	cmd->residual = 0;
+	if (cmd->dir == SCSI_DIR_TO_DEVICE && cmd->data_in_len) {
+		cmd->residual_kind = SCSI_RESIDUAL_OVERFLOW;
+		cmd->residual = cmd->data_in_len;
+		cmd->data_in_len = 0;
+		return;
+	}
+	if (cmd->dir == SCSI_DIR_FROM_DEVICE && cmd->op && (cmd->op->flags & OP_DATA_OUT) && cmd->data_length) {
+		cmd->residual_kind = SCSI_RESIDUAL_OVERFLOW;
+		cmd->residual = cmd->data_length;
+		return;
+	}
 	if (cmd->dir == SCSI_DIR_FROM_DEVICE || (cmd->data_in_len && cmd->dir != SCSI_DIR_TO_DEVICE)) {
 		moved = cmd->data_in_len;
 	} else if (cmd->op && (cmd->op->flags & OP_DATA_OUT)) {

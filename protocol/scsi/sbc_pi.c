@@ -3,6 +3,7 @@
  * and medium forms, and the LU's protection format (sbc_pi.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,13 +295,18 @@ int sbc_pi_save_format(struct scsi_lu *lu)
 {
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
 	FILE *f;
-	int rc = 0;
+	int fd, rc = 0;
 
 	format_state_path(lu, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
+	fd = be_state_open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
 	/* The configured format it replaces, then the current one. */
 	fprintf(f, "configured %u %u\ncurrent %u %u\n", lu->params.protection_type, lu->params.p_i_exponent,
 		lu->protection_type, lu->p_i_exponent);
@@ -318,6 +324,7 @@ int sbc_pi_init(struct scsi_lu *lu, char *err, size_t errlen)
 	char path[PATH_MAX + 16];
 	unsigned ct, ce, t, e;
 	FILE *f;
+	int fd;
 
 	lu->protection_type = lu->params.protection_type;
 	lu->p_i_exponent = lu->params.p_i_exponent;
@@ -331,9 +338,16 @@ int sbc_pi_init(struct scsi_lu *lu, char *err, size_t errlen)
 	}
 	/* A FORMAT UNIT's choice stands while the configuration asks for what it replaced. */
 	format_state_path(lu, path, sizeof(path));
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
+	fd = be_state_open(path, O_RDONLY);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd < 0 && errno == ENOENT)
+			return 0; /* never formatted here: the configured format stands */
+		snprintf(err, errlen, "cannot read %s: %s", path, be_state_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	if (fscanf(f, "configured %u %u current %u %u", &ct, &ce, &t, &e) == 4 && ct == lu->params.protection_type &&
 	    ce == lu->params.p_i_exponent && t <= 3 && (lu->block_size >> e) >= 512) {
 		lu->protection_type = (uint8_t)t;

@@ -31,6 +31,7 @@
  * short or otherwise corrupt file means default values (SPC-4: saved values
  * start as the defaults).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,13 +219,20 @@ int spc_mode_init(struct scsi_lu *lu)
 	struct spc_mode_state *m = calloc(1, sizeof(*m));
 	uint8_t *img;
 	size_t len;
+	int rc;
 
 	if (!m)
 		return -1;
 	for (size_t i = 0; i < spc_mode_pages_len; i++)
 		spc_mode_page_defaults(lu, i, m->saved[i]);
 	spc_persist_init(&m->file, lu, MODE_FILE_NAME);
-	if (spc_persist_load(&m->file, &img, &len, 4096) == 0) {
+	rc = spc_persist_load(&m->file, &img, &len, 4096);
+	if (rc == -ELOOP) { /* a symbolic link in its place: refused, not ignored */
+		spc_persist_fini(&m->file);
+		free(m);
+		return -1;
+	}
+	if (rc == 0) {
 		/* A corrupt file is ignored: the defaults stand (SPC-4 6.11: saved values start as defaults). */
 		(void)load_image(lu, m, img, len);
 		free(img);

@@ -5,7 +5,9 @@
  *
  * A file is replaced atomically: the image goes to "<name>.tmp", is
  * fsync'd, then renamed over the file, and the directory is fsync'd, so a
- * crash leaves either the old or the new image, never a torn one.
+ * crash leaves either the old or the new image, never a torn one.  Both
+ * files are opened with be_state_open(): never through a symbolic link
+ * (rename(2) replaces a link at the file's own name, it does not follow it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +33,7 @@ void spc_persist_fini(struct spc_persist_file *f)
 
 int spc_persist_load(const struct spc_persist_file *f, uint8_t **data, size_t *len, size_t max)
 {
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	int fd = be_state_open(f->path, O_RDONLY);
 	uint8_t *buf;
 	size_t n = 0;
 
@@ -103,7 +105,7 @@ static int write_file(const char *path, const uint8_t *image, size_t len)
 		return fsync_dir_of(path);
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = be_state_open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
 	if (fd < 0)
 		return -errno;
 	while (off < len) {

@@ -22,6 +22,7 @@
  * reservation and PERSISTENT RESERVE IN/OUT under an SPC-2 reservation are
  * decided by their own handlers.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -394,11 +395,18 @@ int spc_pr_init(struct scsi_lu *lu)
 	struct spc_pr_state *pr = calloc(1, sizeof(*pr));
 	uint8_t *img;
 	size_t len;
+	int rc;
 
 	if (!pr)
 		return -1;
 	spc_persist_init(&pr->file, lu, PR_FILE_NAME);
-	if (spc_persist_load(&pr->file, &img, &len, PR_FILE_MAX) == 0) {
+	rc = spc_persist_load(&pr->file, &img, &len, PR_FILE_MAX);
+	if (rc == -ELOOP) { /* a symbolic link in its place: refused, not ignored */
+		spc_persist_fini(&pr->file);
+		free(pr);
+		return -1;
+	}
+	if (rc == 0) {
 		/* A corrupt file is ignored (no reservations), as if APTPL had been 0. */
 		(void)pr_load(pr, img, len);
 		free(img);

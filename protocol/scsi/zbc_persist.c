@@ -356,9 +356,9 @@ int zbc_state_open(struct scsi_lu *lu, char *err, size_t errlen)
 	struct stat st;
 
 	snprintf(z->path, sizeof(z->path), "%s/%s", lu->state_dir, ZBC_STATE_FILE);
-	z->state_fd = open(z->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	z->state_fd = be_state_open(z->path, O_RDWR | O_CREAT);
 	if (z->state_fd < 0 || fstat(z->state_fd, &st) != 0) {
-		snprintf(err, errlen, "cannot open %s: %s", z->path, strerror(errno));
+		snprintf(err, errlen, "cannot open %s: %s", z->path, be_state_strerror(errno));
 		return -1;
 	}
 	if (st.st_size > 0 && load(lu, z, (uint64_t)st.st_size, err, errlen) != 0)

@@ -193,34 +193,6 @@ static const struct scsi_transport_ops tcmu_transport = {
 	.protocol_identifier = TCMU_PROTOCOL_IDENTIFIER,
 };
 
-/* SPC-4 4.2.5.1 (operation code group): the CDB length the opcode implies; 7Fh: 8 + ADDITIONAL CDB LENGTH. */
-static size_t cdb_length(const uint8_t *cdb, size_t max)
-{
-	size_t len;
-
-	switch (cdb[0] >> 5) {
-	case 0:
-		len = 6;
-		break;
-	case 1:
-	case 2:
-		len = 10;
-		break;
-	case 4:
-		len = 16;
-		break;
-	case 5:
-		len = 12;
-		break;
-	default:
-		len = cdb[0] == 0x7f && max > 7 ? 8 + (size_t)cdb[7] : 16;
-		break;
-	}
-	if (len > SCSI_MAX_CDB_LEN)
-		len = SCSI_MAX_CDB_LEN;
-	return len < max ? len : max;
-}
-
 static void submit_cmd(struct tcmu_dev *dev, const struct tcmu_ring_entry *e)
 {
 	struct tcmu_task *t = calloc(1, sizeof(*t) + (size_t)e->iovcnt * sizeof(struct iovec));
@@ -244,7 +216,7 @@ static void submit_cmd(struct tcmu_dev *dev, const struct tcmu_ring_entry *e)
 	dev->tasks = t;
 	dev->in_flight++;
 	scsi_cmd_init(&t->cmd, &tcmu_transport, dev->nexus);
-	t->cmd.cdb_len = (uint8_t)cdb_length(e->cdb, e->cdb_max);
+	t->cmd.cdb_len = (uint8_t)scsi_cdb_length(e->cdb, e->cdb_max);
 	memcpy(t->cmd.cdb, e->cdb, t->cmd.cdb_len);
 	t->cmd.tag = e->cmd_id;
 	t->cmd.lun = scsi_lun_encode(0);

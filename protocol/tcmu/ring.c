@@ -52,6 +52,11 @@ int tcmu_ring_init(struct tcmu_ring *r, void *map, size_t map_len, char *err, si
 	r->cmdr = (uint8_t *)map + mb->cmdr_off;
 	r->cmdr_size = mb->cmdr_size;
 	r->flags = mb->flags;
+	/* The kernel keeps both ends on entry boundaries (TCMU_OP_ALIGN_SIZE, target_core_user.h). */
+	if (load_tail(r) % TCMU_OP_ALIGN_SIZE) {
+		snprintf(err, errlen, "cmd_tail %u is not a multiple of %u", load_tail(r), (unsigned)TCMU_OP_ALIGN_SIZE);
+		return -1;
+	}
 	r->next = load_tail(r) % r->cmdr_size;
 	return 0;
 }
@@ -152,12 +157,17 @@ static int decode_tmr(struct tcmu_ring *r, uint32_t off, uint32_t len, struct tc
 
 int tcmu_ring_next(struct tcmu_ring *r, struct tcmu_ring_entry *e, char *err, size_t errlen)
 {
+	/* PAD entries skipped in this call: more than the ring holds means cmd_head is not where entries end. */
+	uint64_t skipped = 0;
+
 	for (;;) {
 		uint32_t head = load_head(r) % r->cmdr_size, off = r->next;
 		const struct tcmu_cmd_entry_hdr *h;
 		uint32_t len;
 		int rc;
 
+		if (head % TCMU_OP_ALIGN_SIZE)
+			return broken(err, errlen, "cmd_head is not on an entry boundary", off);
 		if (off == head)
 			return 0;
 		h = hdr_at(r, off);
@@ -166,6 +176,9 @@ int tcmu_ring_next(struct tcmu_ring *r, struct tcmu_ring_entry *e, char *err, si
 			return broken(err, errlen, "a length that does not fit the ring", off);
 		switch (tcmu_hdr_get_op(h->len_op)) {
 		case TCMU_OP_PAD:
+			skipped += len;
+			if (skipped > r->cmdr_size)
+				return broken(err, errlen, "padding all around the ring without reaching cmd_head", off);
 			r->next = (off + len) % r->cmdr_size;
 			continue;
 		case TCMU_OP_CMD:

@@ -64,6 +64,11 @@ struct iscsi_server_params {
 	uint32_t login_timeout;                /* seconds a connection may stay in login */
 	bool header_digest_crc32c_allowed;     /* offer CRC32C in HeaderDigest, default true */
 	bool data_digest_crc32c_allowed;       /* offer CRC32C in DataDigest, default true */
+	/* What one peer may hold (docs/security.md); 0 = no limit. */
+	uint32_t max_portal_connections;       /* open connections on one portal, default 1024 */
+	uint32_t max_address_connections;      /* open connections from one IP address, default 64 */
+	uint32_t output_stall_timeout;         /* seconds queued output may go unread before a drop, default 60 */
+	uint32_t login_failures_per_minute;    /* failed logins from one address before it waits, default 10 */
 };
 
 /* Fills p with the defaults listed above. */
@@ -91,7 +96,8 @@ void iscsi_server_shutdown(struct iscsi_server *srv, void (*done)(void *arg), vo
 /* What the server reports through its log callback. */
 enum iscsi_log_kind {
 	ISCSI_LOG_TRACE,      /* every PDU in and out, connections, sessions: a debug trace */
-	ISCSI_LOG_PEER_ERROR, /* what a peer did wrong (malformed PDU, protocol or digest error, bad login) */
+	ISCSI_LOG_PEER_ERROR, /* what a peer did wrong (malformed PDU, protocol or digest error) */
+	ISCSI_LOG_WARNING,    /* a limit hit, a failed login, descriptors exhausted: the operator should see it */
 };
 
 /*
@@ -102,6 +108,17 @@ enum iscsi_log_kind {
  */
 void iscsi_server_set_log(struct iscsi_server *srv,
 			  void (*log)(void *arg, enum iscsi_log_kind kind, const char *message), void *arg);
+/* Whether ISCSI_LOG_TRACE lines are made at all (default: yes); a peer can cause WARNING lines too. */
+void iscsi_server_set_trace(struct iscsi_server *srv, bool trace);
+
+/*
+ * CHAP for SendTargets discovery sessions (RFC 7143 12.1): with chap.user
+ * set, a discovery session must authenticate as it, and with mutual.user
+ * the target authenticates itself too.  Strings are copied.  0, or -1 when
+ * out of memory.
+ */
+int iscsi_server_set_discovery_auth(struct iscsi_server *srv, const struct iscsi_chap_credentials *chap,
+				    const struct iscsi_chap_credentials *mutual);
 
 /* Frees the server after shutdown completed. */
 void iscsi_server_destroy(struct iscsi_server *srv);

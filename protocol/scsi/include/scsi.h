@@ -43,6 +43,14 @@ struct scsi_sgl {
 };
 
 #define SCSI_MAX_CDB_LEN 32
+
+/*
+ * SPC-4 4.2.5.1 (operation code group): the length of the CDB at cdb that its
+ * operation code implies (7Fh: 8 + ADDITIONAL CDB LENGTH; reserved and vendor
+ * groups: 16), at most SCSI_MAX_CDB_LEN and max, the bytes there are.  For a
+ * transport that hands the core a CDB without its length (TCMU).
+ */
+size_t scsi_cdb_length(const uint8_t *cdb, size_t max);
 #define SCSI_SENSE_BUFFER_MAX 252
 #define SCSI_MAX_LUNS 256
 
@@ -478,7 +486,8 @@ void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err)
 
 /*
  * Adds a logical unit served by an open backend (the LU takes ownership of it).
- * Returns NULL and writes a message into err on failure.
+ * Returns NULL and writes a message into err on failure; the backend is then
+ * still the caller's to close.
  */
 struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_params *params,
 			       struct backend *backend, char *err, size_t errlen);

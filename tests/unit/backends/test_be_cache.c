@@ -1,14 +1,24 @@
 /*
  * be_cache.c: the volatile write-back cache, in front of be_file on a
- * temporary sparse file (be_cache_wrap needs write_atomic_ranges below,
- * which be_mem does not offer).  Cached writes read back and reach the
- * backend below only at a flush; FUA writes go through and update the
- * cached copy; a discard after a cached write reads zeros; and a read never
- * returns data older than a write acknowledged before it began, while
- * flushes and discards keep writing the cache back underneath it; nor does
- * a discard come back under cached writes beside it.
+ * temporary sparse file.  Cached writes read back and reach the backend
+ * below only at a flush; FUA writes go through and update the cached copy;
+ * a discard after a cached write reads zeros; and a read never returns data
+ * older than a write acknowledged before it began, while flushes and
+ * discards keep writing the cache back underneath it; nor does a discard
+ * come back under cached writes beside it.
+ *
+ * In front of a failing backend (struct failing: be_mem whose writes past an
+ * offset, or whose flushes, fail with a chosen errno, the way a full file
+ * system does), nothing acknowledged is lost: data a write-back cannot write
+ * stays cached and readable, every later flush fails again with the same
+ * errno (which the core turns into the sense: ENOSPC -> DATA PROTECT, SPACE
+ * ALLOCATION FAILED WRITE PROTECT) until the backend takes it, a cache full
+ * of it refuses new writes instead of dropping any, a failed flush below
+ * keeps the pages for a rewrite, discards still work (they are how space
+ * comes back), and be_cache_stats counts it all.
  */
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -162,7 +172,12 @@ START_TEST(fua_write_goes_through_and_updates_cached_copy)
 }
 END_TEST
 
-/* A discard writes the cache back first; the discarded range then reads zeros, the rest the cached data. */
+/*
+ * A discard drops the cached page it covers (no write-back: on a full disk
+ * that may be impossible, and a discard is how space comes back); the
+ * discarded range reads zeros, the rest the cached data, which reaches the
+ * backend below at the next flush.
+ */
 START_TEST(discard_after_cached_write_reads_zeros)
 {
 	struct backend *lower;
@@ -176,6 +191,9 @@ START_TEST(discard_after_cached_write_reads_zeros)
 	ck_assert_int_eq(be->ops->read(be, back, 2 * PAGE, 16 * PAGE), 0);
 	ck_assert(all_bytes(back, PAGE, 0));
 	ck_assert(all_bytes(back + PAGE, PAGE, 0x33));
+	ck_assert_int_eq(lower->ops->read(lower, back, 2 * PAGE, 16 * PAGE), 0);
+	ck_assert(all_bytes(back, 2 * PAGE, 0)); /* the second page is still only cached */
+	ck_assert_int_eq(be->ops->flush(be), 0);
 	ck_assert_int_eq(lower->ops->read(lower, back, 2 * PAGE, 16 * PAGE), 0);
 	ck_assert(all_bytes(back, PAGE, 0));
 	ck_assert(all_bytes(back + PAGE, PAGE, 0x33));
@@ -370,10 +388,497 @@ START_TEST(discard_beside_cached_writes_stays_discarded)
 }
 END_TEST
 
+/* ---- a failing backend below: full file systems and failing flushes ---- */
+
+#define CACHE_BYTES (64u * MIB) /* be_cache.c CACHE_MAX_PAGES pages of 4 KiB */
+
+/*
+ * be_mem with faults: writes (FUA or not) that reach past fail_from fail
+ * with -write_errno, as on a full file system where the blocks before
+ * fail_from are allocated already and the others cannot be; flushes fail
+ * with -flush_errno; extent reports holes only.  0 turns a fault off.
+ */
+struct failing {
+	struct backend be;
+	struct backend *mem;
+	int write_errno;
+	uint64_t fail_from;
+	int flush_errno;
+	unsigned writes, failed_writes, flushes;
+};
+
+static struct failing *failing_from(struct backend *be)
+{
+	return (struct failing *)be;
+}
+
+static void failing_close(struct backend *be)
+{
+	be_close(failing_from(be)->mem);
+	free(be);
+}
+
+static int failing_read(struct backend *be, void *buf, size_t len, uint64_t off)
+{
+	struct backend *mem = failing_from(be)->mem;
+
+	return mem->ops->read(mem, buf, len, off);
+}
+
+static int failing_write(struct backend *be, const void *buf, size_t len, uint64_t off, unsigned flags)
+{
+	struct failing *f = failing_from(be);
+
+	f->writes++;
+	if (f->write_errno && off + len > f->fail_from) {
+		f->failed_writes++;
+		return -f->write_errno;
+	}
+	return f->mem->ops->write(f->mem, buf, len, off, flags);
+}
+
+static int failing_flush(struct backend *be)
+{
+	struct failing *f = failing_from(be);
+
+	f->flushes++;
+	return f->flush_errno ? -f->flush_errno : 0;
+}
+
+static int failing_discard(struct backend *be, uint64_t off, uint64_t len)
+{
+	struct backend *mem = failing_from(be)->mem;
+
+	return mem->ops->discard(mem, off, len);
+}
+
+static int failing_write_zeroes(struct backend *be, uint64_t off, uint64_t len, unsigned flags)
+{
+	struct backend *mem = failing_from(be)->mem;
+
+	return mem->ops->write_zeroes(mem, off, len, flags);
+}
+
+static int failing_extent(struct backend *be, uint64_t off, uint64_t max_len, enum be_extent_kind *kind,
+			  uint64_t *len)
+{
+	(void)be;
+	(void)off;
+	*kind = BE_EXTENT_HOLE;
+	*len = max_len;
+	return 0;
+}
+
+static int failing_resize(struct backend *be, uint64_t size)
+{
+	struct failing *f = failing_from(be);
+	int rc = f->mem->ops->resize(f->mem, size);
+
+	if (!rc)
+		be->size = f->mem->size;
+	return rc;
+}
+
+static int failing_write_atomic_ranges(struct backend *be, const struct be_range *r, unsigned n, const void *buf)
+{
+	struct backend *mem = failing_from(be)->mem;
+
+	return mem->ops->write_atomic_ranges(mem, r, n, buf);
+}
+
+static const struct backend_ops failing_ops = {
+	.name = "failing",
+	.close = failing_close,
+	.read = failing_read,
+	.write = failing_write,
+	.flush = failing_flush,
+	.discard = failing_discard,
+	.write_zeroes = failing_write_zeroes,
+	.extent = failing_extent,
+	.resize = failing_resize,
+	.write_atomic_ranges = failing_write_atomic_ranges,
+};
+
+/* A cache over a failing backend of size bytes (no faults yet); *below is the failing backend. */
+static struct backend *open_failing_cache(uint64_t size, struct failing **below)
+{
+	struct failing *f = calloc(1, sizeof(*f));
+	struct backend *be;
+
+	ck_assert_ptr_nonnull(f);
+	f->mem = be_mem_open(size);
+	ck_assert_ptr_nonnull(f->mem);
+	f->be.ops = &failing_ops;
+	f->be.size = size;
+	be = be_cache_wrap(&f->be);
+	ck_assert_ptr_nonnull(be);
+	*below = f;
+	return be;
+}
+
+static struct be_cache_stats stats_of(const struct backend *be)
+{
+	struct be_cache_stats st;
+
+	memset(&st, 0xee, sizeof(st));
+	ck_assert(be_cache_stats(be, &st));
+	return st;
+}
+
+/* What the backend below holds (bypassing the cache). */
+static void read_below(struct failing *f, void *buf, size_t len, uint64_t off)
+{
+	ck_assert_int_eq(f->mem->ops->read(f->mem, buf, len, off), 0);
+}
+
+/* The errnos of a write-back that fails, and the counter each one goes to. */
+static const struct {
+	int err;
+	size_t counter; /* offset in struct be_cache_stats */
+} write_back_errors[] = {
+	{ ENOSPC, offsetof(struct be_cache_stats, below_enospc) },
+	{ EDQUOT, offsetof(struct be_cache_stats, below_enospc) },
+	{ EIO, offsetof(struct be_cache_stats, below_eio) },
+	{ EROFS, offsetof(struct be_cache_stats, below_other) },
+};
+
+static uint64_t counter_of(const struct be_cache_stats *st, size_t counter)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)st + counter, sizeof(v));
+	return v;
+}
+
+/*
+ * The defect this guards against: the write-back dropped the pages it could
+ * not write, so the first flush failed and later reads returned zeros and
+ * later flushes GOOD.  Now: data that cannot be written back stays cached
+ * and reads back; every flush tries it again and fails with the same errno
+ * (counted by kind, the other counters untouched); once the backend takes
+ * it, a flush succeeds and the backend below holds it all.
+ */
+START_TEST(write_back_failure_keeps_data_and_flushes_keep_failing)
+{
+	int err = write_back_errors[_i].err;
+	size_t counter = write_back_errors[_i].counter;
+	struct failing *f;
+	struct backend *be = open_failing_cache(MIB, &f);
+	struct be_cache_stats st;
+	uint8_t buf[3 * PAGE], back[3 * PAGE];
+
+	memset(buf, 0x5a, sizeof(buf));
+	ck_assert_int_eq(be->ops->write(be, buf, 3 * PAGE, 2 * PAGE, 0), 0);
+	memset(buf, 0x6b, 512);
+	ck_assert_int_eq(be->ops->write(be, buf, 512, 10 * PAGE + 100, 0), 0);
+	st = stats_of(be);
+	ck_assert_uint_eq(st.dirty_bytes, 4 * PAGE);
+	ck_assert_int_eq(st.error, 0);
+
+	f->write_errno = err;
+	for (unsigned pass = 1; pass <= 3; pass++) {
+		ck_assert_int_eq(be->ops->flush(be), -err);
+		/* Still readable, through the cache: reads return what was written. */
+		ck_assert_int_eq(be->ops->read(be, back, 3 * PAGE, 2 * PAGE), 0);
+		ck_assert(all_bytes(back, 3 * PAGE, 0x5a));
+		ck_assert_int_eq(be->ops->read(be, back, PAGE, 10 * PAGE), 0);
+		ck_assert(all_bytes(back, 100, 0));
+		ck_assert(all_bytes(back + 100, 512, 0x6b));
+		ck_assert(all_bytes(back + 612, PAGE - 612, 0));
+		read_below(f, back, 3 * PAGE, 2 * PAGE);
+		ck_assert(all_bytes(back, 3 * PAGE, 0));
+		st = stats_of(be);
+		ck_assert_uint_eq(st.dirty_bytes, 4 * PAGE);
+		ck_assert_int_eq(st.error, -err);
+		ck_assert_uint_eq(st.write_back_failures, pass);
+		ck_assert_uint_eq(counter_of(&st, counter), 4 * pass); /* each page's write, each flush */
+		ck_assert_uint_eq(st.below_enospc + st.below_eio + st.below_other, 4 * pass);
+		ck_assert_uint_eq(st.refused_writes, 0);
+	}
+
+	f->write_errno = 0; /* space was freed */
+	ck_assert_int_eq(be->ops->flush(be), 0);
+	read_below(f, back, 3 * PAGE, 2 * PAGE);
+	ck_assert(all_bytes(back, 3 * PAGE, 0x5a));
+	read_below(f, back, PAGE, 10 * PAGE);
+	ck_assert(all_bytes(back + 100, 512, 0x6b));
+	st = stats_of(be);
+	ck_assert_uint_eq(st.dirty_bytes, 0);
+	ck_assert_int_eq(st.error, 0);
+	ck_assert_uint_eq(st.write_back_failures, 3);
+	ck_assert_uint_eq(counter_of(&st, counter), 12);
+	ck_assert_int_eq(be->ops->flush(be), 0);
+	be_close(be);
+}
+END_TEST
+
+/*
+ * A flush below that fails (fdatasync: EIO) keeps every page cached even
+ * though its write went through: the file system may have dropped what it
+ * held (emulated by zeroing the bytes below behind the cache's back), and
+ * the next flush writes the pages again.
+ */
+START_TEST(failed_flush_below_keeps_pages_for_a_rewrite)
+{
+	struct failing *f;
+	struct backend *be = open_failing_cache(MIB, &f);
+	struct be_cache_stats st;
+	uint8_t buf[2 * PAGE], back[2 * PAGE];
+
+	memset(buf, 0x3c, sizeof(buf));
+	ck_assert_int_eq(be->ops->write(be, buf, sizeof(buf), 7 * PAGE, 0), 0);
+	f->flush_errno = EIO;
+	ck_assert_int_eq(be->ops->flush(be), -EIO);
+	st = stats_of(be);
+	ck_assert_uint_eq(st.dirty_bytes, 2 * PAGE);
+	ck_assert_int_eq(st.error, -EIO);
+	ck_assert_uint_eq(st.below_eio, 1);
+	ck_assert_uint_eq(st.write_back_failures, 1);
+
+	ck_assert_int_eq(f->mem->ops->write_zeroes(f->mem, 7 * PAGE, 2 * PAGE, 0), 0); /* lost below */
+	ck_assert_int_eq(be->ops->read(be, back, sizeof(back), 7 * PAGE), 0);
+	ck_assert(all_bytes(back, sizeof(back), 0x3c));
+	ck_assert_int_eq(be->ops->flush(be), -EIO);
+
+	f->flush_errno = 0;
+	f->writes = 0;
+	ck_assert_int_eq(be->ops->flush(be), 0);
+	ck_assert_uint_eq(f->writes, 2); /* written again */
+	read_below(f, back, sizeof(back), 7 * PAGE);
+	ck_assert(all_bytes(back, sizeof(back), 0x3c));
+	st = stats_of(be);
+	ck_assert_uint_eq(st.dirty_bytes, 0);
+	ck_assert_int_eq(st.error, 0);
+	be_close(be);
+}
+END_TEST
+
+/* The pattern of 1 MiB chunk n (never all zeros). */
+static void chunk_pattern(uint8_t *buf, unsigned n)
+{
+	for (size_t i = 0; i < MIB; i += sizeof(uint32_t)) {
+		uint32_t v = (n + 1) * 0x9e3779b1u ^ (uint32_t)i;
+
+		memcpy(buf + i, &v, sizeof(v));
+	}
+}
+
+/*
+ * Cached writes of 1 MiB fill the cache (64 MiB) over a backend that can
+ * take only its first 4 MiB.  Past the cache's size a write-back writes
+ * those 4 MiB and makes room for 4 more chunks; then the cache is full of
+ * data it cannot write back, and the next write fails with ENOSPC (DATA
+ * PROTECT, SPACE ALLOCATION FAILED WRITE PROTECT) instead of evicting any of
+ * it.  Every acknowledged chunk reads back, the refused one changed nothing,
+ * and once the backend takes data again the refused write succeeds and a
+ * flush puts everything below.
+ */
+START_TEST(full_cache_of_unwritable_data_refuses_writes)
+{
+	const unsigned max_chunks = 128;
+	struct failing *f;
+	struct backend *be = open_failing_cache((uint64_t)max_chunks * MIB, &f);
+	uint8_t *buf = malloc(MIB), *back = malloc(MIB);
+	struct be_cache_stats st;
+	unsigned acked;
+	int rc = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_ptr_nonnull(back);
+	f->write_errno = ENOSPC;
+	f->fail_from = 4 * MIB;
+	for (acked = 0; acked < max_chunks; acked++) {
+		chunk_pattern(buf, acked);
+		rc = be->ops->write(be, buf, MIB, (uint64_t)acked * MIB, 0);
+		if (rc)
+			break;
+	}
+	ck_assert_int_eq(rc, -ENOSPC);
+	ck_assert_uint_eq(acked, CACHE_BYTES / MIB + 4);
+	st = stats_of(be);
+	ck_assert_uint_eq(st.refused_writes, 1);
+	ck_assert_uint_eq(st.dirty_bytes, CACHE_BYTES);
+	ck_assert_int_eq(st.error, -ENOSPC);
+	ck_assert_uint_eq(st.write_back_failures, 2); /* the write-back that made room for 4 chunks, and this one */
+
+	for (unsigned n = 0; n < acked; n++) {
+		chunk_pattern(buf, n);
+		ck_assert_int_eq(be->ops->read(be, back, MIB, (uint64_t)n * MIB), 0);
+		ck_assert_msg(memcmp(buf, back, MIB) == 0, "acknowledged chunk %u does not read back", n);
+	}
+	ck_assert_int_eq(be->ops->read(be, back, MIB, (uint64_t)acked * MIB), 0);
+	ck_assert(all_bytes(back, MIB, 0)); /* the refused write left nothing */
+
+	chunk_pattern(buf, acked);
+	ck_assert_int_eq(be->ops->write(be, buf, MIB, (uint64_t)acked * MIB, 0), -ENOSPC);
+	ck_assert_int_eq(be->ops->flush(be), -ENOSPC);
+	st = stats_of(be);
+	ck_assert_uint_eq(st.refused_writes, 2);
+	ck_assert_uint_eq(st.dirty_bytes, CACHE_BYTES);
+
+	f->write_errno = 0;
+	ck_assert_int_eq(be->ops->write(be, buf, MIB, (uint64_t)acked * MIB, 0), 0);
+	ck_assert_int_eq(be->ops->flush(be), 0);
+	for (unsigned n = 0; n <= acked; n++) {
+		chunk_pattern(buf, n);
+		read_below(f, back, MIB, (uint64_t)n * MIB);
+		ck_assert_msg(memcmp(buf, back, MIB) == 0, "chunk %u is not below after the flush", n);
+	}
+	st = stats_of(be);
+	ck_assert_uint_eq(st.dirty_bytes, 0);
+	ck_assert_int_eq(st.error, 0);
+	free(buf);
+	free(back);
+	be_close(be);
+}
+END_TEST
+
+/*
+ * Discard and write_zeroes need no write-back (on a full disk they are how
+ * space comes back): they drop the cached pages they cover whole and zero
+ * the bytes they touch in the others, while the rest stays cached,
+ * unwritable, and keeps the flushes failing until the backend takes it.
+ */
+START_TEST(discard_works_while_the_cache_cannot_be_written_back)
+{
+	struct failing *f;
+	struct backend *be = open_failing_cache(MIB, &f);
+	uint8_t buf[4 * PAGE], back[4 * PAGE];
+
+	f->write_errno = ENOSPC;
+	memset(buf, 0x44, sizeof(buf));
+	ck_assert_int_eq(be->ops->write(be, buf, 4 * PAGE, 0, 0), 0);
+	memset(buf, 0x55, PAGE / 2);
+	ck_assert_int_eq(be->ops->write(be, buf, PAGE / 2, 5 * PAGE, 0), 0);
+	ck_assert_int_eq(be->ops->flush(be), -ENOSPC);
+	ck_assert_uint_eq(stats_of(be).dirty_bytes, 5 * PAGE);
+
+	ck_assert_int_eq(be->ops->discard(be, PAGE, 2 * PAGE), 0);               /* pages 1, 2 whole */
+	ck_assert_int_eq(be->ops->write_zeroes(be, 3 * PAGE, PAGE, 0), 0);       /* page 3 whole */
+	ck_assert_int_eq(be->ops->discard(be, 5 * PAGE + 1024, 512), 0);         /* inside page 5 */
+	ck_assert_uint_eq(stats_of(be).dirty_bytes, 2 * PAGE);
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			ck_assert_int_eq(be->ops->flush(be), -ENOSPC);
+			f->write_errno = 0;
+			ck_assert_int_eq(be->ops->flush(be), 0);
+			ck_assert_uint_eq(stats_of(be).dirty_bytes, 0);
+		}
+		/* Through the cache before, below after the successful flush: the same bytes. */
+		if (pass)
+			read_below(f, back, 4 * PAGE, 0);
+		else
+			ck_assert_int_eq(be->ops->read(be, back, 4 * PAGE, 0), 0);
+		ck_assert(all_bytes(back, PAGE, 0x44));
+		ck_assert(all_bytes(back + PAGE, 3 * PAGE, 0));
+		if (pass)
+			read_below(f, back, PAGE, 5 * PAGE);
+		else
+			ck_assert_int_eq(be->ops->read(be, back, PAGE, 5 * PAGE), 0);
+		ck_assert(all_bytes(back, 1024, 0x55));
+		ck_assert(all_bytes(back + 1024, 512, 0));
+		ck_assert(all_bytes(back + 1536, PAGE / 2 - 1536, 0x55));
+		ck_assert(all_bytes(back + PAGE / 2, PAGE / 2, 0));
+	}
+	be_close(be);
+}
+END_TEST
+
+/*
+ * extent needs no write-back either: holes below are reported allocated
+ * where cached pages (allocated once written back) lie, and cut short
+ * before them.
+ */
+START_TEST(extent_counts_cached_pages_as_allocated)
+{
+	struct failing *f;
+	struct backend *be = open_failing_cache(32 * MIB, &f);
+	uint8_t buf[2 * PAGE];
+	enum be_extent_kind kind;
+	uint64_t len;
+	static const struct {
+		uint64_t off, max_len;
+		enum be_extent_kind kind;
+		uint64_t len;
+	} cases[] = {
+		{ 0, 16 * PAGE, BE_EXTENT_HOLE, 4 * PAGE },
+		{ 4 * PAGE, 16 * PAGE, BE_EXTENT_ALLOCATED, 2 * PAGE },
+		{ 5 * PAGE + 512, PAGE, BE_EXTENT_ALLOCATED, PAGE - 512 },
+		{ 6 * PAGE, 16 * PAGE, BE_EXTENT_HOLE, 3 * PAGE },
+		{ 9 * PAGE + 512, 16 * PAGE, BE_EXTENT_ALLOCATED, PAGE - 512 },
+		{ 10 * PAGE, 6 * PAGE, BE_EXTENT_HOLE, 6 * PAGE },
+		{ 0, 32 * MIB, BE_EXTENT_HOLE, 4 * PAGE }, /* more pages than buckets: the walk over the cache */
+		{ 4 * PAGE, 32 * MIB - 4 * PAGE, BE_EXTENT_ALLOCATED, 2 * PAGE },
+	};
+
+	f->write_errno = ENOSPC;
+	memset(buf, 0x21, sizeof(buf));
+	ck_assert_int_eq(be->ops->write(be, buf, 2 * PAGE, 4 * PAGE, 0), 0);
+	ck_assert_int_eq(be->ops->write(be, buf, 512, 9 * PAGE + 1024, 0), 0);
+	ck_assert_int_eq(be->ops->flush(be), -ENOSPC);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(be->ops->extent(be, cases[i].off, cases[i].max_len, &kind, &len), 0);
+		ck_assert_msg(kind == cases[i].kind && len == cases[i].len,
+			      "extent at %llu: kind %d len %llu, want kind %d len %llu",
+			      (unsigned long long)cases[i].off, kind, (unsigned long long)len, cases[i].kind,
+			      (unsigned long long)cases[i].len);
+	}
+	ck_assert_uint_eq(stats_of(be).dirty_bytes, 3 * PAGE);
+	ck_assert_int_eq(stats_of(be).error, -ENOSPC);
+	/* Zeroing the whole LU (FORMAT UNIT, SANITIZE) drops every page, and with them the error. */
+	ck_assert_int_eq(be->ops->write_zeroes(be, 0, 32 * MIB, BE_ZERO_MAY_DISCARD), 0);
+	ck_assert_uint_eq(stats_of(be).dirty_bytes, 0);
+	ck_assert_int_eq(stats_of(be).error, 0);
+	ck_assert_int_eq(be->ops->flush(be), 0);
+	be_close(be);
+}
+END_TEST
+
+/* A resize starts from an empty cache: with a write-back that fails it fails, and the data stays. */
+START_TEST(resize_fails_while_the_cache_cannot_be_written_back)
+{
+	struct failing *f;
+	struct backend *be = open_failing_cache(MIB, &f);
+	uint8_t buf[PAGE], back[PAGE];
+
+	memset(buf, 0x71, sizeof(buf));
+	ck_assert_int_eq(be->ops->write(be, buf, PAGE, 3 * PAGE, 0), 0);
+	f->write_errno = EIO;
+	ck_assert_int_eq(be->ops->resize(be, 2 * MIB), -EIO);
+	ck_assert_uint_eq(be->size, MIB);
+	ck_assert_int_eq(be->ops->read(be, back, PAGE, 3 * PAGE), 0);
+	ck_assert(all_bytes(back, PAGE, 0x71));
+	f->write_errno = 0;
+	ck_assert_int_eq(be->ops->resize(be, 2 * MIB), 0);
+	ck_assert_uint_eq(be->size, 2 * MIB);
+	read_below(f, back, PAGE, 3 * PAGE);
+	ck_assert(all_bytes(back, PAGE, 0x71));
+	be_close(be);
+}
+END_TEST
+
+/* be_cache_stats answers for a be_cache only. */
+START_TEST(stats_only_for_a_cache)
+{
+	struct backend *mem = be_mem_open(MIB), *be;
+	struct be_cache_stats st = { .refused_writes = 42 };
+
+	ck_assert(!be_cache_stats(mem, &st));
+	ck_assert(!be_cache_stats(NULL, &st));
+	ck_assert_uint_eq(st.refused_writes, 42);
+	be = be_cache_wrap(mem);
+	ck_assert(be_cache_stats(be, &st));
+	ck_assert_uint_eq(st.refused_writes, 0);
+	be_close(be);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("be_cache");
 	TCase *tc = tcase_create("cache");
+	TCase *failing = tcase_create("failing below");
 	TCase *race = tcase_create("race");
 	SRunner *sr;
 	int failed;
@@ -384,6 +889,16 @@ int main(void)
 	tcase_add_test(tc, fua_write_goes_through_and_updates_cached_copy);
 	tcase_add_test(tc, discard_after_cached_write_reads_zeros);
 	suite_add_tcase(s, tc);
+	tcase_add_loop_test(failing, write_back_failure_keeps_data_and_flushes_keep_failing, 0,
+			    (int)(sizeof(write_back_errors) / sizeof(write_back_errors[0])));
+	tcase_add_test(failing, failed_flush_below_keeps_pages_for_a_rewrite);
+	tcase_add_test(failing, full_cache_of_unwritable_data_refuses_writes);
+	tcase_add_test(failing, discard_works_while_the_cache_cannot_be_written_back);
+	tcase_add_test(failing, extent_counts_cached_pages_as_allocated);
+	tcase_add_test(failing, resize_fails_while_the_cache_cannot_be_written_back);
+	tcase_add_test(failing, stats_only_for_a_cache);
+	tcase_set_timeout(failing, 60);
+	suite_add_tcase(s, failing);
 	tcase_add_checked_fixture(race, setup, teardown);
 	tcase_set_timeout(race, 30);
 	tcase_add_test(race, read_never_older_than_acknowledged_write);

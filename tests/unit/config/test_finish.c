@@ -108,6 +108,30 @@ START_TEST(chap_pairs)
 			"[acl \"" T "\" \"iqn.1993-08.org.debian:01:x\"]\nmutual_user = t\n"
 			"mutual_secret = mutual-secret\n",
 			true, "");
+	/* RFC 7143 12.1.3: the two directions need different secrets, also when the ACL's rests on the target's. */
+	cfg_test_expect(CFG_TEST_MINIMAL "[target \"" T "\"]\nchap_user = a\nchap_secret = same-secret-1\n"
+			"mutual_user = t\nmutual_secret = same-secret-1\n",
+			true,
+			"t.ini:9: target \"" T "\".mutual_secret: equal to the one-way CHAP secret; the two directions "
+			"need different secrets (RFC 7143 12.1.3)\n");
+	cfg_test_expect(CFG_TEST_MINIMAL "[target \"" T "\"]\nchap_user = a\nchap_secret = same-secret-1\n"
+			"[acl \"" T "\" \"iqn.1993-08.org.debian:01:x\"]\nmutual_user = t\n"
+			"mutual_secret = same-secret-1\n",
+			true,
+			"t.ini:10: acl \"" T "\" \"iqn.1993-08.org.debian:01:x\".mutual_secret: equal to the one-way CHAP "
+			"secret; the two directions need different secrets (RFC 7143 12.1.3)\n");
+	/* Discovery CHAP ([iscsi] discovery_*): the same rules. */
+	cfg_test_expect(CFG_TEST_MINIMAL "[iscsi]\ndiscovery_mutual_user = t\ndiscovery_mutual_secret = mutual-secret\n",
+			true,
+			"t.ini:6: iscsi.discovery_mutual_user: mutual CHAP needs one-way CHAP too "
+			"(discovery_chap_user and discovery_chap_secret)\n");
+	cfg_test_expect(CFG_TEST_MINIMAL "[iscsi]\ndiscovery_chap_user = a\ndiscovery_chap_secret = same-secret-1\n"
+			"discovery_mutual_user = t\ndiscovery_mutual_secret = same-secret-1\n",
+			true,
+			"t.ini:9: iscsi.discovery_mutual_secret: equal to the one-way CHAP secret; the two directions "
+			"need different secrets (RFC 7143 12.1.3)\n");
+	cfg_test_expect(CFG_TEST_MINIMAL "[iscsi]\ndiscovery_chap_secret = one-way-secret\n", true,
+			"t.ini:6: iscsi.discovery_chap_user: required when discovery_chap_secret is set\n");
 }
 END_TEST
 
