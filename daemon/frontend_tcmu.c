@@ -96,6 +96,7 @@ static struct scsi_device *open_device(void *arg, const struct tcmu_device_info 
 		return NULL;
 	}
 	t->fe = fe;
+	sbce_observe_backing_errors(d, t->dev);
 	if (cfg_lun_from_cfgstring(d->cfg, info->name, info->cfgstring, info->dev_size, &l, &diag)) {
 		first_message(&diag, reason, len);
 	} else if ((user = path_in_use(fe, l.path))) {

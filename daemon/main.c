@@ -388,7 +388,12 @@ static void stop(struct sbce_daemon *d)
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
-	struct sbce_daemon d = { .state = DAEMON_RUNNING, .exit_code = EXIT_SUCCESS, .state_lock_fd = -1 };
+	struct sbce_daemon d = {
+		.state = DAEMON_RUNNING,
+		.exit_code = EXIT_SUCCESS,
+		.state_lock_fd = -1,
+		.backing_error_limit = SBCE_RATELIMIT_INIT(5, 20),
+	};
 	int rc = parse_options(argc, argv, &o);
 
 	if (rc >= 0) {

@@ -46,7 +46,15 @@ struct sbce_daemon {
 	ev_timer shutdown_timer;
 	int exit_code;
 	int state_lock_fd;                   /* sbce_state_dir_lock(); -1 until taken */
+	struct sbce_ratelimit backing_error_limit; /* sbce_observe_backing_errors */
 };
+
+/*
+ * Logs every command of dev that fails because its backing store did (an
+ * error naming the device, LUN, errno and the LU's counts so far), with a
+ * rate limit: an initiator can cause them at will.
+ */
+void sbce_observe_backing_errors(struct sbce_daemon *d, struct scsi_device *dev);
 
 /* mkdir -p: creates path and its missing parents (mode 0700).  Returns 0 or -errno. */
 int sbce_make_dirs(const char *path);

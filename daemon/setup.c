@@ -203,6 +203,23 @@ static void cache_report(const char *who, const struct be_cache_stats *st)
 		sbce_warn("%s: the volatile write cache wrote back all it held; flushes succeed again", who);
 }
 
+static void backing_error(void *arg, const char *device, uint32_t lun, int err,
+			  const struct scsi_backing_errors *counts)
+{
+	struct sbce_daemon *d = arg;
+
+	sbce_log_ratelimited(&d->backing_error_limit, SBCE_LOG_ERROR,
+			     "%s LUN %u: a command failed because the backing store did: %s (so far on this LU: "
+			     "%llu no space, %llu EIO, %llu other)",
+			     device, lun, strerror(err), (unsigned long long)counts->no_space,
+			     (unsigned long long)counts->io, (unsigned long long)counts->other);
+}
+
+void sbce_observe_backing_errors(struct sbce_daemon *d, struct scsi_device *dev)
+{
+	scsi_device_observe_backing_errors(dev, backing_error, d);
+}
+
 static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
 {
 	switch (kind) {
@@ -443,6 +460,7 @@ int sbce_devices_create(struct sbce_daemon *d)
 			return -1;
 		}
 		d->devices[d->device_count++] = dev;
+		sbce_observe_backing_errors(d, dev);
 		for (size_t k = 0; k < t->lun_count; k++) {
 			const struct cfg_lun *l = t->luns[k];
 			char who[CFG_NAME_MAX + 32], state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], err[512];

@@ -37,6 +37,35 @@ enum scsi_result scsi_cmd_fail(struct scsi_cmd *cmd, struct scsi_sense_info s)
 	return SCSI_FAILED;
 }
 
+enum scsi_result scsi_cmd_fail_errno(struct scsi_cmd *cmd, int err, bool writing)
+{
+	cmd->backing_errno = err < 0 ? -err : err;
+	return scsi_cmd_fail(cmd, scsi_sense_from_errno(err, writing));
+}
+
+/* At completion, on the loop thread: a command the backing store failed is counted and reported. */
+static void count_backing_error(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	struct scsi_device *dev = lu->dev;
+
+	switch (cmd->backing_errno) {
+	case ENOSPC:
+	case EDQUOT:
+		lu->backing_errors.no_space++;
+		break;
+	case EIO:
+		lu->backing_errors.io++;
+		break;
+	default:
+		lu->backing_errors.other++;
+		break;
+	}
+	if (dev->backing_error_observer)
+		dev->backing_error_observer(dev->backing_error_arg, dev->name, lu->lun, cmd->backing_errno,
+					    &lu->backing_errors);
+}
+
 enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status status)
 {
 	cmd->status = (uint8_t)status;
@@ -328,6 +357,8 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 		} else if (cmd->status != SCSI_STATUS_GOOD && cmd->status != SCSI_STATUS_CONDITION_MET) {
 			cmd->data_in_len = 0;
 		}
+		if (cmd->backing_errno && lu && cmd->status == SCSI_STATUS_CHECK_CONDITION)
+			count_backing_error(cmd);
 		compute_residual(cmd);
 		copy_data_in_to_transport(cmd);
 		cmd->transport->complete(cmd);

@@ -355,7 +355,7 @@ static inline void sbc_zoned_persist(struct scsi_cmd *cmd, unsigned flags)
 		return;
 	rc = zbc_persist_range(cmd->lu, cmd->lba, cmd->nblocks, flags);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 #endif

@@ -45,7 +45,7 @@ static void synchronize_cache_work(struct scsi_cmd *cmd)
 	if (rc == 0 && lu->zbc)
 		rc = zbc_flush(lu);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 /*

@@ -86,12 +86,12 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		rc = sbc_write_data_prepare(cmd, cmd->data_out + (size_t)cmd->nblocks * sbc_wire_block_len(cmd),
 					    cmd->lba, cmd->nblocks, 0, &write, &s);
 	if (rc != 0) {
-		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, false));
+		(rc > 0 ? scsi_cmd_fail(cmd, s) : scsi_cmd_fail_errno(cmd, rc, false));
 		goto out;
 	}
 	rc = be->ops->read(be, medium, len, offset);
 	if (rc < 0) {
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+		scsi_cmd_fail_errno(cmd, rc, false);
 	} else if (!sbc_compare(medium, verify.data, len, &first)) {
 		/*
 		 * SBC-4 5.3: MISCOMPARE DURING VERIFY OPERATION, INFORMATION = the
@@ -104,7 +104,7 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		if (rc >= 0 && write.tuples)
 			rc = sbc_pi_store(lu, write.tuples, cmd->lba, cmd->nblocks, sbc_write_flags(cmd));
 		if (rc < 0)
-			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+			scsi_cmd_fail_errno(cmd, rc, true);
 		sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 	}
 out:

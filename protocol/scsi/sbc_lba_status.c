@@ -117,7 +117,7 @@ static void get_lba_status_work(struct scsi_cmd *cmd)
 		lba += nblocks;
 	}
 	if (rc < 0) {
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+		scsi_cmd_fail_errno(cmd, rc, false);
 		return;
 	}
 	total_len = LBA_STATUS_HEADER_LEN + l.count * LBA_STATUS_DESCRIPTOR_LEN;

@@ -100,7 +100,7 @@ static void read_pi_work(struct scsi_cmd *cmd)
 	sbc_pi_checks_init(cmd, cmd->protect, &c);
 	rc = sbc_medium_read_checked(lu, &c, cmd->lba, cmd->nblocks, 0, data, buf + (joined ? data_len : 0), &s);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+		scsi_cmd_fail_errno(cmd, rc, false);
 	else if (rc > 0)
 		scsi_cmd_fail(cmd, s);
 	else if (joined)
@@ -118,7 +118,7 @@ static void read_work(struct scsi_cmd *cmd)
 	}
 	rc = medium_io_sgl(cmd->lu, &cmd->io_sgl, cmd->lba, cmd->data_in_len, false, 0);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+		scsi_cmd_fail_errno(cmd, rc, false);
 }
 
 enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
@@ -190,7 +190,7 @@ static bool write_blocks(struct scsi_cmd *cmd, unsigned flags, struct sbc_write_
 	if (rc == 0)
 		rc = sbc_medium_write_pi(cmd->lu, w->data, w->tuples, cmd->lba, cmd->nblocks, flags);
 	if (rc < 0) {
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 		return false;
 	}
 	sbc_zoned_persist(cmd, flags);
@@ -207,7 +207,7 @@ static void write_work(struct scsi_cmd *cmd)
 		rc = medium_io_sgl(cmd->lu, &cmd->data_out_sgl, cmd->lba, (uint64_t)cmd->nblocks * cmd->lu->block_size,
 				   true, sbc_write_flags(cmd));
 		if (rc < 0)
-			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+			scsi_cmd_fail_errno(cmd, rc, true);
 		else
 			sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 		return;
@@ -290,7 +290,7 @@ static void write_and_verify_work(struct scsi_cmd *cmd)
 	}
 	rc = sbc_medium_read(lu, medium, cmd->lba, len);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+		scsi_cmd_fail_errno(cmd, rc, false);
 	else if (sbc_cdb_bytchk(cmd->cdb) == 1 && !sbc_compare(medium, w.data, len, &first))
 		scsi_cmd_fail(cmd, sbc_sense_miscompare(first));
 	free(medium);
@@ -337,12 +337,12 @@ static void orwrite_work(struct scsi_cmd *cmd)
 	}
 	rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, &w, &s);
 	if (rc != 0) {
-		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, true));
+		(rc > 0 ? scsi_cmd_fail(cmd, s) : scsi_cmd_fail_errno(cmd, rc, true));
 		goto out;
 	}
 	rc = be->ops->read(be, buf, len, offset);
 	if (rc < 0) {
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+		scsi_cmd_fail_errno(cmd, rc, false);
 		goto out;
 	}
 	for (size_t i = 0; i < len; i++)
@@ -356,7 +356,7 @@ static void orwrite_work(struct scsi_cmd *cmd)
 		rc = sbc_pi_store(lu, w.tuples, cmd->lba, cmd->nblocks, sbc_write_flags(cmd));
 	}
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 	sbc_zoned_persist(cmd, sbc_write_flags(cmd));
 out:
 	sbc_write_data_free(&w);

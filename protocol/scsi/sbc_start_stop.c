@@ -46,7 +46,7 @@ static void flush_work(struct scsi_cmd *cmd)
 
 	rc = lu->backend->ops->flush(lu->backend);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 /* The largest POWER CONDITION MODIFIER for power_condition, or -1 if the value is not accepted. */

@@ -88,7 +88,7 @@ static void unmap_work(struct scsi_cmd *cmd)
 			rc = sbc_pi_discard(lu, lba, nblocks);
 	}
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 enum scsi_result sbc_unmap_exec(struct scsi_cmd *cmd)

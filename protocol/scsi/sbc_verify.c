@@ -114,7 +114,7 @@ static void verify_work(struct scsi_cmd *cmd)
 			    : sbc_medium_read(lu, medium, lba, len);
 
 		if (rc < 0) {
-			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, false));
+			scsi_cmd_fail_errno(cmd, rc, false);
 			break;
 		}
 		if (rc > 0) {

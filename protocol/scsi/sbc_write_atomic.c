@@ -172,7 +172,7 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 
 	rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, &w, &s);
 	if (rc != 0) {
-		scsi_cmd_fail(cmd, rc > 0 ? s : scsi_sense_from_errno(rc, true));
+		(rc > 0 ? scsi_cmd_fail(cmd, s) : scsi_cmd_fail_errno(cmd, rc, true));
 		sbc_write_data_free(&w);
 		return;
 	}
@@ -187,7 +187,7 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 					   scsi_lu_offset(lu, cmd->lba));
 	sbc_write_data_free(&w);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 enum scsi_result sbc_write_atomic_exec(struct scsi_cmd *cmd)

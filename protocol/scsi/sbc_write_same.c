@@ -173,7 +173,8 @@ static void ws_work(struct scsi_cmd *cmd)
 		rc = sbc_pi_store(lu, tuples, st->lba, (uint32_t)nblocks, 0);
 	free(tuples);
 	if (rc < 0) {
-		scsi_cmd_fail(cmd, sense_with_information(scsi_sense_from_errno(rc, true), st->lba));
+		scsi_cmd_fail_errno(cmd, rc, true);
+		cmd->sense_info = sense_with_information(cmd->sense_info, st->lba);
 		return;
 	}
 	st->lba += nblocks;

@@ -279,7 +279,7 @@ static void write_scattered_atomic_work(struct scsi_cmd *cmd)
 	free(buf);
 	free(r);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 static void write_scattered_work(struct scsi_cmd *cmd)
@@ -304,7 +304,7 @@ static void write_scattered_work(struct scsi_cmd *cmd)
 			rc = sbc_medium_write_pi(cmd->lu, w.data, w.tuples, get_be64(d), n, sbc_write_flags(cmd));
 		sbc_write_data_free(&w);
 		if (rc < 0) {
-			scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+			scsi_cmd_fail_errno(cmd, rc, true);
 			return;
 		}
 		data += (size_t)n * bs;

@@ -125,7 +125,7 @@ static void piece_work(struct scsi_cmd *cmd)
 		scsi_cmd_set_status(cmd, SCSI_STATUS_BUSY);
 	} else if (rc < 0) {
 		st->stream_open = false; /* a failed append ended the stream */
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 	}
 }
 
@@ -143,7 +143,7 @@ static void commit_work(struct scsi_cmd *cmd)
 	}
 	st->stream_open = false;
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 static enum scsi_result next_piece(struct scsi_cmd *cmd);

@@ -170,6 +170,7 @@ struct scsi_lu {
 	enum scsi_lu_kind kind;
 	uint32_t block_size;
 	uint64_t num_blocks;
+	struct scsi_backing_errors backing_errors; /* loop thread only */
 
 	/* state */
 	bool stopped;                  /* START STOP UNIT START = 0 */
@@ -199,6 +200,8 @@ struct scsi_device {
 	struct scsi_device *res_next;       /* res->devices */
 	struct scsi_lu *lus[SCSI_MAX_LUNS];
 	struct scsi_nexus *nexuses;
+	scsi_backing_error_fn backing_error_observer; /* scsi_device_observe_backing_errors */
+	void *backing_error_arg;
 };
 
 /* What the devices of one daemon hold (resources.c). */
@@ -229,6 +232,8 @@ struct scsi_nexus {
 
 /* Stores CHECK CONDITION with s; returns SCSI_FAILED. */
 enum scsi_result scsi_cmd_fail(struct scsi_cmd *cmd, struct scsi_sense_info s);
+/* Fails cmd because the backing store returned err (negative or positive errno): counted, observed. */
+enum scsi_result scsi_cmd_fail_errno(struct scsi_cmd *cmd, int err, bool writing);
 /* Stores a status other than GOOD or CHECK CONDITION; returns SCSI_FAILED (or SCSI_OK for CONDITION MET). */
 enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status status);
 /*

@@ -171,7 +171,7 @@ static void persist_work(struct scsi_cmd *cmd)
 	int rc = write_generation(job->file, job->gen, job->image, job->len);
 
 	if (rc != 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 enum scsi_result spc_persist_cmd(struct scsi_cmd *cmd, struct spc_persist_file *f, uint8_t *image, size_t len,

@@ -416,7 +416,7 @@ static void activate_work(struct scsi_cmd *cmd)
 	if (rc == 0)
 		rc = zbc_persist_all(lu, BE_WRITE_FUA);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 enum scsi_result zbc_zone_activate_exec(struct scsi_cmd *cmd)

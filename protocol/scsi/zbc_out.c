@@ -181,7 +181,7 @@ static void persist_work(struct scsi_cmd *cmd)
 	else
 		rc = zbc_persist_range(cmd->lu, cmd->lba, range_blocks(cmd, z), BE_WRITE_FUA);
 	if (rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(rc, true));
+		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
 static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool all)
@@ -270,7 +270,7 @@ static void reset_work(struct scsi_cmd *cmd)
 	if (rc < 0 && st->rc == 0)
 		st->rc = rc;
 	if (st->rc < 0)
-		scsi_cmd_fail(cmd, scsi_sense_from_errno(st->rc, true));
+		scsi_cmd_fail_errno(cmd, st->rc, true);
 }
 
 /*

@@ -21,6 +21,8 @@
  * then succeeds; what was not unmapped reads back, survives SIGTERM (exit
  * 0) and a restart.
  *
+ * Phase 3 (phase3()): the same full file system without the cache.
+ *
  * Rules: SBC-4 5.26 SYNCHRONIZE CACHE(10) (the cached data must be on the
  * medium when it returns GOOD; an error ends it with CHECK CONDITION); SBC-3
  * 4.7.3.6 / SBC-4 4.7.3 logical block provisioning resource exhaustion (a
@@ -171,13 +173,18 @@ static void unmap_chunks(struct iscsi_context *s, unsigned from, unsigned to, co
 	itest_expect_cmd(s, 0, name, cdb, 10, ITEST_OUT, p, sizeof(p), 0, EXPECT_GOOD, NULL);
 }
 
-/* Whether the daemon logged a line at level (" error: ", " warning: ") holding both what and err. */
+/* Where in the log the current phase's lines start (log_has looks from there). */
+static long log_from;
+
+/* Whether the daemon logged a line at level (" error: ", " warn: ") holding both what and err. */
 static bool log_has(const char *level, const char *what, const char *err)
 {
 	FILE *f = fopen(d.log, "r");
 	char line[2048];
 	bool found = false;
 
+	if (f)
+		fseek(f, log_from, SEEK_SET);
 	while (f && !found && fgets(line, sizeof(line), f))
 		found = strstr(line, level) && strstr(line, what) && strstr(line, err);
 	if (f)
@@ -309,6 +316,54 @@ static void phase2(uint8_t *buf)
 	itest_close(s);
 }
 
+/*
+ * Phase 3, without the cache: a WRITE past the free space fails at once
+ * with 07/27/07 (nothing is acknowledged that is not written), and the
+ * daemon logs it as a backing-store error with the LU's count.  Before
+ * (4264db2) the sense was the same but nothing was logged.
+ */
+static void phase3(uint8_t *buf)
+{
+	static const char uncached[] = "[target \"" ITEST_TARGET "\"]\n"
+				       "[lun \"" ITEST_TARGET "\" 0]\n"
+				       "path = @DIR@/small/lun0.img\n"
+				       "size = 128M\n"
+				       "logical_block_size = 512\n"
+				       "thin_provisioning = true\n";
+	struct itest_result r = { 0 };
+	struct iscsi_context *s;
+	unsigned acked;
+	struct stat st;
+
+	if (d.pid > 0)
+		itest_daemon_stop(&d, SIGTERM);
+	log_from = stat(d.log, &st) == 0 ? (long)st.st_size : 0;
+	empty_small();
+	if (itest_daemon_write_config(&d, uncached) != 0 || itest_daemon_start(&d) != 0) {
+		itest_ok(false, "phase 3: sbcemud starts without the write cache", "see the log above (%s)", d.log);
+		return;
+	}
+	s = session();
+	if (!s)
+		return;
+	for (acked = 0; acked < 2 * FS_MIB; acked++) {
+		write_chunk(s, acked, buf, &r);
+		if (!r.transport_ok || r.status != 0)
+			break;
+		itest_result_free(&r);
+	}
+	itest_ok(acked <= FS_MIB && itest_result_matches(&r, space_allocation_failed),
+		 "phase 3, no write cache: the WRITE(16) that finds the file system full -> 07/27/07 (SBC-4 4.7.3)",
+		 "%u MiB acknowledged, then %s", acked, itest_result_str(&r));
+	itest_result_free(&r);
+	itest_close(s);
+	itest_ok(log_has(" error: ", "a command failed because the backing store did: No space left on device",
+			 "1 no space"),
+		 "phase 3: the failure is logged as an error naming the LUN, ENOSPC and the LU's count",
+		 "no such line in %s", d.log);
+	itest_daemon_stop(&d, SIGTERM);
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t *buf;
@@ -340,6 +395,7 @@ int main(int argc, char **argv)
 		return 1;
 	phase1(buf);
 	phase2(buf);
+	phase3(buf);
 	free(buf);
 	if (d.pid > 0)
 		itest_daemon_stop(&d, SIGTERM);

@@ -321,6 +321,7 @@ struct scsi_cmd {
 	struct iovec data_in_core_iov; /* data_in_core as a one-piece list */
 	struct scsi_sgl io_sgl;        /* the Data-In buffers the READ data path fills (scsi_cmd_data_in_buffers) */
 	uint8_t status;                /* enum scsi_status */
+	int backing_errno;             /* the backing store's error that failed it (scsi_cmd_fail_errno), 0: none */
 	struct scsi_sense_info sense_info;
 	uint8_t sense[SCSI_SENSE_BUFFER_MAX];
 	uint32_t sense_len;
@@ -495,6 +496,27 @@ struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t lun);
 
 /* Zoned LUs: the number of zones (0 for other kinds). */
 uint32_t scsi_lu_zone_count(const struct scsi_lu *lu);
+
+/*
+ * Commands of an LU that failed because its backing store did (ENOSPC or
+ * EDQUOT: no space; EIO; anything else), counted when they complete, on the
+ * loop thread; they reach the initiator as scsi_sense_from_errno() says.
+ */
+struct scsi_backing_errors {
+	uint64_t no_space;
+	uint64_t io;
+	uint64_t other;
+};
+void scsi_lu_backing_errors(const struct scsi_lu *lu, struct scsi_backing_errors *out);
+/*
+ * observe(arg, device, lun, err, counts) is called on the loop thread for
+ * every command of dev's LUs that fails so (device: dev's name; err: the
+ * positive errno; counts: the LU's so far), for the daemon to log; NULL
+ * stops it.
+ */
+typedef void (*scsi_backing_error_fn)(void *arg, const char *device, uint32_t lun, int err,
+				      const struct scsi_backing_errors *counts);
+void scsi_device_observe_backing_errors(struct scsi_device *dev, scsi_backing_error_fn observe, void *arg);
 
 /*
  * I_T nexus, reached through transport (whose protocol identifier and
