@@ -130,7 +130,7 @@ static void t_need_data_out(struct scsi_cmd *cmd)
 static int t_alloc_data_in(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl)
 {
 	struct fuzz_task *t = (struct fuzz_task *)cmd;
-	uint32_t cut[PIECES + 1] = { 0, len / 2, len / 2 + (len > 8 ? 7 : 0), len };
+	uint32_t cut[PIECES + 1] = { 0, len / 2, len / 2 + (len >= 14 ? 7 : 0), len }; /* ascending for any len */
 
 	if (!t->split_in || len > 16u << 20)
 		return -1;
