@@ -174,6 +174,9 @@ int tcmu_ring_next(struct tcmu_ring *r, struct tcmu_ring_entry *e, char *err, si
 		len = tcmu_hdr_get_len(h->len_op);
 		if (!entry_fits(r, off, len))
 			return broken(err, errlen, "a length that does not fit the ring", off);
+		/* The kernel's entries end exactly at cmd_head: one that runs past it is not one of them. */
+		if (len > (head + r->cmdr_size - off) % r->cmdr_size)
+			return broken(err, errlen, "an entry running past cmd_head", off);
 		switch (tcmu_hdr_get_op(h->len_op)) {
 		case TCMU_OP_PAD:
 			skipped += len;
