@@ -205,11 +205,6 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	return lu;
 }
 
-void scsi_lu_backing_errors(const struct scsi_lu *lu, struct scsi_backing_errors *out)
-{
-	*out = lu->backing_errors;
-}
-
 void scsi_device_observe_backing_errors(struct scsi_device *dev, scsi_backing_error_fn observe, void *arg)
 {
 	dev->backing_error_observer = observe;

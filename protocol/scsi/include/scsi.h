@@ -507,7 +507,6 @@ struct scsi_backing_errors {
 	uint64_t io;
 	uint64_t other;
 };
-void scsi_lu_backing_errors(const struct scsi_lu *lu, struct scsi_backing_errors *out);
 /*
  * observe(arg, device, lun, err, counts) is called on the loop thread for
  * every command of dev's LUs that fails so (device: dev's name; err: the
