@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "config_internal.h"
@@ -517,6 +518,11 @@ int cfg_finish(struct cfg *cfg, struct cfg_diag *diag)
 			fail(&f, line_of(&d->lines, CFG_SECTION_DAEMON, "state_dir"), "daemon", "state_dir",
 			     "cannot make %s absolute", d->state_dir);
 	}
+	if (d->control_socket[0] && resolve_path(d->state_dir, d->control_socket, sizeof(d->control_socket)) == 0 &&
+	    strlen(d->control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		fail(&f, line_of(&d->lines, CFG_SECTION_DAEMON, "control_socket"), "daemon", "control_socket",
+		     "%s is longer than a Unix socket path may be (%zu bytes)", d->control_socket,
+		     sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	/* With the TCMU front end on, LIO may bring every logical unit: no target is needed. */
 	if (cfg->target_count == 0 && cfg->tcmu.enabled == CFG_TCMU_NO)
 		fail(&f, 0, NULL, NULL, "no target is configured (add [target \"iqn...\"] and [lun \"iqn...\" 0] "

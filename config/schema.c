@@ -90,6 +90,9 @@ const struct cfg_key cfg_schema[] = {
 	       "`$XDG_STATE_HOME/sbcemu` or `~/.local/state/sbcemu`."),
 	DAEMON(log_level, CFG_TYPE_ENUM, "info", 0, 0, log_levels, cfg_set_enum,
 	       "Least severe message written to stderr."),
+	DAEMON(control_socket, CFG_TYPE_PATH, "control.sock", 0, 107, NULL, cfg_set_path,
+	       "Unix socket of the runtime control (`sbcemuctl`, docs/control.md), mode 0600; a relative "
+	       "path is taken from state_dir; empty: no control socket."),
 	DAEMON(workers, CFG_TYPE_U32, "4", 1, 64, NULL, cfg_set_u32,
 	       "Worker threads that run backend I/O (the event loop never blocks on it)."),
 	DAEMON(max_commands, CFG_TYPE_U32, "4096", 0, UINT32_MAX, NULL, cfg_set_u32,

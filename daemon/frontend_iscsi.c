@@ -179,3 +179,15 @@ const struct sbce_frontend_ops sbce_frontend_iscsi = {
 	.drain = iscsi_drain,
 	.destroy = iscsi_destroy,
 };
+
+void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
+				void *arg)
+{
+	for (size_t i = 0; i < d->frontend_count; i++) {
+		if (d->frontends[i].ops == &sbce_frontend_iscsi && d->frontends[i].state) {
+			struct frontend_iscsi *fe = d->frontends[i].state;
+
+			iscsi_server_foreach_session(fe->server, fn, arg);
+		}
+	}
+}

@@ -258,6 +258,8 @@ static void shutdown_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void begin_shutdown(struct sbce_daemon *d)
 {
 	d->state = DAEMON_DRAINING;
+	sbce_control_stop(d);
+	sbce_faults_stop(d); /* commands a rule holds run, so they can drain */
 	ev_timer_init(&d->shutdown_timer, shutdown_timeout_cb, SHUTDOWN_TIMEOUT, 0.);
 	d->shutdown_timer.data = d;
 	ev_timer_start(d->loop.loop, &d->shutdown_timer);
@@ -342,7 +344,7 @@ static int start(struct sbce_daemon *d)
 		sbce_error("out of memory");
 		return -1;
 	}
-	if (sbce_devices_create(d) != 0)
+	if (sbce_devices_create(d) != 0 || sbce_faults_start(d) != 0)
 		return -1;
 	_Static_assert(sizeof(frontends) / sizeof(frontends[0]) <= sizeof(d->frontends) / sizeof(d->frontends[0]),
 		       "room for every front end");
@@ -360,7 +362,8 @@ static int start(struct sbce_daemon *d)
 		else
 			fe->ops->destroy(fe->state);
 	}
-	return 0;
+	d->started = ev_now(d->loop.loop);
+	return sbce_control_start(d);
 }
 
 static void stop(struct sbce_daemon *d)
@@ -368,12 +371,16 @@ static void stop(struct sbce_daemon *d)
 	/* After a drain timeout commands may still reference devices: leave them to the exit. */
 	bool drained = d->drained || d->state == DAEMON_RUNNING;
 
+	sbce_control_stop(d);
+	if (d->state == DAEMON_RUNNING || drained)
+		sbce_faults_stop(d);
 	for (size_t i = 0; i < d->frontend_count && drained; i++)
 		d->frontends[i].ops->destroy(d->frontends[i].state);
 	sbce_workers_destroy(d->workers);
 	for (size_t i = 0; i < d->device_count && drained; i++)
 		scsi_device_destroy(d->devices[i]);
 	free(d->devices);
+	free(d->alarms);
 	if (drained)
 		scsi_resources_destroy(d->resources);
 	if (d->loop.loop) {

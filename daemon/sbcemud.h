@@ -47,7 +47,24 @@ struct sbce_daemon {
 	int exit_code;
 	int state_lock_fd;                   /* sbce_state_dir_lock(); -1 until taken */
 	struct sbce_ratelimit backing_error_limit; /* sbce_observe_backing_errors */
+	/* the runtime control (control.h, docs/control.md) */
+	struct sbce_control *control;        /* NULL: no control socket */
+	ev_tstamp started;                   /* for status's uptime */
+	uint32_t next_fault_id;              /* the id the next fault rule gets */
+	struct sbce_alarm *alarms;           /* one per device: delayed commands (control_faults.c) */
 };
+
+/* control.c: listens on daemon.control_socket (nothing when it is empty).  0, or -1 after logging why. */
+int sbce_control_start(struct sbce_daemon *d);
+void sbce_control_stop(struct sbce_daemon *d);
+/* control_faults.c: gives every device its alarm.  0, or -1 after logging why. */
+int sbce_faults_start(struct sbce_daemon *d);
+/* Removes every fault rule (held commands run, so that a shutdown can drain) and stops the alarms. */
+void sbce_faults_stop(struct sbce_daemon *d);
+
+/* frontend_iscsi.c: every logged-in iSCSI session (none when the iSCSI front end is not running). */
+void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
+				void *arg);
 
 /*
  * Logs every command of dev that fails because its backing store did (an

@@ -10,6 +10,8 @@ PACKAGES=(
 	# build
 	build-essential cmake pkg-config git
 	libev-dev zlib1g-dev libinih-dev libisal-dev libssl-dev libiscsi-dev
+	# the control socket's JSON (daemon/control.c, sbcemuctl)
+	libjansson-dev
 	# the TCMU front end: generic netlink (TCM-USER events) and sd-bus (targetcli's
 	# org.kernel.TCMUService1); targetcli, rtslib, tcmu-runner and dbus run in the
 	# kernel test guests (they see the host's root over 9p)

@@ -218,3 +218,29 @@ void iscsi_session_run_ordered(struct iscsi_session *s)
 	}
 	iscsi_session_put(s);
 }
+
+void iscsi_server_foreach_session(struct iscsi_server *srv,
+				  void (*fn)(void *arg, const struct iscsi_session_info *info), void *arg)
+{
+	for (struct iscsi_session *s = srv->sessions; s; s = s->next) {
+		struct iscsi_conn *c = s->conn;
+		struct iscsi_session_info info = {
+			.target = s->target ? s->target->name : NULL,
+			.initiator = s->initiator_name,
+			.tsih = s->tsih,
+			.connections = c ? 1 : 0,
+			.peer = c ? c->peer : "",
+			.commands = s->cmds_in_window + s->immediate_active,
+			.header_digest = c && c->params.header_digest == ISCSI_DIGEST_CRC32C,
+			.data_digest = c && c->params.data_digest == ISCSI_DIGEST_CRC32C,
+			.immediate_data = s->params.immediate_data,
+			.initial_r2t = s->params.initial_r2t,
+			.max_burst_length = s->params.max_burst_length,
+			.first_burst_length = s->params.first_burst_length,
+			.max_recv_data_segment_length = c ? c->params.max_recv_data_segment_length : 0,
+		};
+
+		memcpy(info.isid, s->isid, sizeof(info.isid));
+		fn(arg, &info);
+	}
+}

@@ -66,6 +66,44 @@ static void count_backing_error(struct scsi_cmd *cmd)
 					    &lu->backing_errors);
 }
 
+/* The LU's counters (scsi_lu_describe), for a command about to be answered. */
+static void count_completion(struct scsi_lu *lu, const struct scsi_cmd *cmd)
+{
+	struct scsi_lu_counters *c = &lu->counters;
+	uint64_t us = (now_ns() - cmd->start_ns) / 1000;
+	unsigned bucket = 0;
+
+	c->commands++;
+	switch (cmd->status) {
+	case SCSI_STATUS_GOOD:
+	case SCSI_STATUS_CONDITION_MET:
+		c->good++;
+		break;
+	case SCSI_STATUS_CHECK_CONDITION:
+		c->check_condition++;
+		c->sense_keys[cmd->sense_info.key & 0xf]++;
+		break;
+	case SCSI_STATUS_BUSY:
+		c->busy++;
+		break;
+	case SCSI_STATUS_TASK_SET_FULL:
+		c->task_set_full++;
+		break;
+	case SCSI_STATUS_RESERVATION_CONFLICT:
+		c->reservation_conflict++;
+		break;
+	default:
+		c->other_status++;
+		break;
+	}
+	c->read_bytes += cmd->data_in_len;
+	if (cmd->op && (cmd->op->flags & OP_DATA_OUT))
+		c->write_bytes += cmd->data_out_offset + cmd->data_out_len;
+	for (uint64_t limit = 100; bucket < 5 && us > limit; limit *= 10)
+		bucket++;
+	c->latency[bucket]++;
+}
+
 enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status status)
 {
 	cmd->status = (uint8_t)status;
@@ -340,10 +378,16 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 	struct scsi_tmf_wait *tmf;
 
+	if (lu)
+		scsi_fault_cmd_done(cmd);
 	leave_task_set(cmd);
 	cmd->state = SCSI_CMD_STATE_DONE;
 	tmf = cmd->tmf_wait;
 	if (cmd->aborted) {
+		if (lu) {
+			lu->counters.commands++;
+			lu->counters.aborted++;
+		}
 		cmd->transport->aborted(cmd);
 	} else {
 		if (cmd->status == SCSI_STATUS_CHECK_CONDITION) {
@@ -361,6 +405,8 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 			count_backing_error(cmd);
 		compute_residual(cmd);
 		copy_data_in_to_transport(cmd);
+		if (lu)
+			count_completion(lu, cmd);
 		cmd->transport->complete(cmd);
 	}
 	if (tmf)
@@ -444,6 +490,10 @@ static bool gates_pass(struct scsi_cmd *cmd)
 	}
 	if (lu->sanitize_failed && (op->flags & OP_MEDIUM_ACCESS)) {
 		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_MEDIUM_ERROR, ASC_SANITIZE_COMMAND_FAILED));
+		return false;
+	}
+	if (lu->readiness != SCSI_LU_READY && (op->flags & OP_MEDIUM_ACCESS)) {
+		scsi_cmd_fail(cmd, scsi_lu_not_ready_sense(lu));
 		return false;
 	}
 	if (lu->stopped && (op->flags & OP_MEDIUM_ACCESS)) {
@@ -686,5 +736,22 @@ void scsi_cmd_start(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 		return;
 	}
-	execute(cmd);
+	switch (scsi_fault_check(cmd)) {
+	case SCSI_FAULT_PASS:
+		execute(cmd);
+		break;
+	case SCSI_FAULT_DONE:
+		scsi_cmd_complete(cmd);
+		break;
+	case SCSI_FAULT_HELD:
+		break;
+	}
+}
+
+void scsi_cmd_resume(struct scsi_cmd *cmd)
+{
+	if (cmd->aborted)
+		scsi_cmd_complete(cmd);
+	else
+		execute(cmd);
 }

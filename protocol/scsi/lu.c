@@ -52,6 +52,7 @@ struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *e
 
 static void lu_destroy(struct scsi_lu *lu)
 {
+	scsi_fault_lu_fini(lu);
 	zbc_fini(lu);
 	spc_pr_fini(lu);
 	spc_mode_fini(lu);

@@ -85,6 +85,27 @@ enum scsi_pr_class {
 /* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
 #define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
 
+/* The NOT READY sense of an LU whose readiness is not SCSI_LU_READY (lu.c). */
+struct scsi_sense_info scsi_lu_not_ready_sense(const struct scsi_lu *lu);
+
+/* ---- fault rules (fault_rules.c) ---- */
+
+struct scsi_fault_rule;
+
+enum scsi_fault_verdict {
+	SCSI_FAULT_PASS, /* execute the command */
+	SCSI_FAULT_DONE, /* a rule set its status: complete it */
+	SCSI_FAULT_HELD, /* a rule holds it: scsi_cmd_resume() or an abort ends that */
+};
+
+/* Before exec, when the command starts: what the LU's rules do to it. */
+enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd);
+/* At completion: off the held list; a write repairs the medium-error blocks it covered. */
+void scsi_fault_cmd_done(struct scsi_cmd *cmd);
+void scsi_fault_lu_fini(struct scsi_lu *lu);
+/* A held command goes on: executes (or completes, when aborted meanwhile). */
+void scsi_cmd_resume(struct scsi_cmd *cmd);
+
 struct scsi_op {
 	const char *name;               /* as the standard writes it: "WRITE SAME(16)" */
 	uint8_t opcode;
@@ -171,6 +192,10 @@ struct scsi_lu {
 	uint32_t block_size;
 	uint64_t num_blocks;
 	struct scsi_backing_errors backing_errors; /* loop thread only */
+	struct scsi_lu_counters counters;          /* loop thread only */
+	enum scsi_lu_readiness readiness;          /* the runtime control's lu-state */
+	struct scsi_fault_rule *fault_rules;       /* fault_rules.c, oldest first */
+	struct scsi_cmd *fault_held;               /* commands a hold or delay rule holds */
 
 	/* state */
 	bool stopped;                  /* START STOP UNIT START = 0 */
@@ -201,6 +226,8 @@ struct scsi_device {
 	struct scsi_lu *lus[SCSI_MAX_LUNS];
 	struct scsi_nexus *nexuses;
 	scsi_backing_error_fn backing_error_observer; /* scsi_device_observe_backing_errors */
+	void (*alarm_arm)(void *arg, uint64_t when_ns); /* scsi_device_set_alarm */
+	void *alarm_arg;
 	void *backing_error_arg;
 };
 

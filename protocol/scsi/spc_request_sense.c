@@ -36,6 +36,8 @@ enum scsi_result spc_request_sense_exec(struct scsi_cmd *cmd)
 		; /* s holds the unit attention, now cleared */
 	else if (lu->progress.active)
 		s = sense_not_ready_in_progress(lu->progress.asc_ascq, lu->progress.fraction);
+	else if (lu->readiness != SCSI_LU_READY)
+		s = scsi_lu_not_ready_sense(lu);
 	else if (lu->stopped)
 		s = sense_make(SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_INITIALIZING_COMMAND_REQUIRED);
 	n = scsi_sense_encode(&s, desc, buf, sizeof(buf));

@@ -42,7 +42,9 @@ void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd
 	while (again) {
 		again = false;
 		for (cmd = lu->ts.head; cmd; cmd = cmd->ts_next) {
-			if (cmd->aborted && (!cmd->started || cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT)) {
+			/* A command a fault rule holds has no I/O to wait for either (fault_rules.c). */
+			if (cmd->aborted &&
+			    (!cmd->started || cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT || cmd->fault_held)) {
 				scsi_cmd_complete(cmd);
 				again = true;
 				break;

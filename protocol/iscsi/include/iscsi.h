@@ -120,6 +120,24 @@ void iscsi_server_set_trace(struct iscsi_server *srv, bool trace);
 int iscsi_server_set_discovery_auth(struct iscsi_server *srv, const struct iscsi_chap_credentials *chap,
 				    const struct iscsi_chap_credentials *mutual);
 
+/* What the runtime control shows of a session (docs/control.md, "sessions"). */
+struct iscsi_session_info {
+	const char *target;            /* NULL: a discovery session */
+	const char *initiator;
+	uint8_t isid[6];
+	uint16_t tsih;
+	unsigned connections;
+	const char *peer;              /* "address:port" of its connection, or "" */
+	unsigned commands;             /* SCSI commands delivered and not yet answered */
+	bool header_digest, data_digest; /* CRC32C negotiated */
+	bool immediate_data, initial_r2t;
+	uint32_t max_burst_length, first_burst_length, max_recv_data_segment_length;
+};
+
+/* Calls fn for every logged-in session. */
+void iscsi_server_foreach_session(struct iscsi_server *srv,
+				  void (*fn)(void *arg, const struct iscsi_session_info *info), void *arg);
+
 /* Frees the server after shutdown completed. */
 void iscsi_server_destroy(struct iscsi_server *srv);
 

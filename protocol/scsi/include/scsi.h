@@ -130,6 +130,7 @@ enum scsi_ua {
 	SCSI_UA_REPORTED_LUNS_DATA_CHANGED, /* 3F/0E */
 	SCSI_UA_INQUIRY_DATA_CHANGED,       /* 3F/03 */
 	SCSI_UA_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, /* 2F/00 */
+	SCSI_UA_NOT_READY_TO_READY_CHANGE,  /* 28/00 */
 	SCSI_UA_COUNT
 };
 
@@ -340,6 +341,10 @@ struct scsi_cmd {
 	uint64_t buffer_held;          /* ... reserved so far, returned by scsi_cmd_release */
 	uint32_t lu_generation;        /* the LU's format generation its parse saw */
 	uint32_t faults;               /* injected faults that hit this command (SCSI_FAULT_*, scsi_internal.h) */
+	bool fault_held;               /* waits on its LU's held list (a hold or delay fault rule, fault_rules.c) */
+	uint32_t fault_held_rule;      /* ... for this rule */
+	uint64_t fault_held_until_ns;  /* ... until then (CLOCK_MONOTONIC); 0: until aborted or the rule goes */
+	struct scsi_cmd *fault_held_next;
 	struct scsi_io_job io_job;
 	void (*io_work)(struct scsi_cmd *cmd);
 	enum scsi_result (*io_after)(struct scsi_cmd *cmd);
@@ -516,6 +521,69 @@ struct scsi_backing_errors {
 typedef void (*scsi_backing_error_fn)(void *arg, const char *device, uint32_t lun, int err,
 				      const struct scsi_backing_errors *counts);
 void scsi_device_observe_backing_errors(struct scsi_device *dev, scsi_backing_error_fn observe, void *arg);
+
+/*
+ * Delayed commands (a delay fault rule, scsi_faults.h) need a clock: the core
+ * calls arm(arg, when_ns) when it wants scsi_device_alarm(dev) called at
+ * CLOCK_MONOTONIC time when_ns (a later arm replaces an earlier one; a call
+ * that comes early does no harm).  Without it delay rules do not delay.
+ */
+void scsi_device_set_alarm(struct scsi_device *dev, void (*arm)(void *arg, uint64_t when_ns), void *arg);
+void scsi_device_alarm(struct scsi_device *dev);
+
+/* ---- what the runtime control reads and changes (docs/control.md) ---- */
+
+/*
+ * Readiness of an LU as TEST UNIT READY and every medium-access command see
+ * it (SPC-4 4.5.1 table 51 / SBC-4 4.10): the sense each not-ready state
+ * gives is in lu.c.
+ */
+enum scsi_lu_readiness {
+	SCSI_LU_READY,
+	SCSI_LU_BECOMING_READY, /* 02/04/01 */
+	SCSI_LU_NOT_READY,      /* 02/04/02 */
+	SCSI_LU_OFFLINE,        /* 02/04/03 */
+	SCSI_LU_NO_MEDIUM,      /* 02/3A/00 */
+};
+
+/* Finished commands of an LU since start, counted on the loop thread. */
+struct scsi_lu_counters {
+	uint64_t commands;
+	uint64_t good, check_condition, busy, task_set_full, reservation_conflict, other_status, aborted;
+	uint64_t read_bytes, write_bytes;      /* Data-In sent, Data-Out received */
+	uint64_t sense_keys[16];               /* CHECK CONDITIONs by sense key */
+	uint64_t latency[6];                   /* submission to completion: <=100 us, 1 ms, 10 ms, 100 ms, 1 s, more */
+};
+
+struct scsi_lu_info {
+	uint32_t lun;
+	enum scsi_lu_kind kind;
+	uint32_t block_size;
+	uint64_t num_blocks;
+	uint8_t protection_type;
+	enum scsi_lu_readiness readiness;
+	bool write_protect;
+	unsigned commands;                     /* in its task set now */
+	struct scsi_lu_counters counters;
+	struct scsi_backing_errors backing_errors;
+};
+
+void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info);
+/*
+ * Sets the readiness; back to ready from another state establishes NOT READY
+ * TO READY CHANGE, MEDIUM MAY HAVE CHANGED (06/28/00) for every I_T nexus.
+ */
+void scsi_lu_set_readiness(struct scsi_lu *lu, enum scsi_lu_readiness readiness);
+/* Write-protects the medium (07/27/00 for writes, WP in MODE SENSE) or lifts it. */
+void scsi_lu_set_write_protect(struct scsi_lu *lu, bool on);
+/*
+ * Changes the capacity to num_blocks (the backend resized with it) and
+ * establishes CAPACITY DATA HAS CHANGED (06/2A/09) for every I_T nexus.
+ * Conventional LUs without protection information, with an empty task set,
+ * only; shrinking needs allow_shrink.  Blocking (the backend's resize runs on
+ * the caller's thread).  0, or -1 with the reason in err and nothing changed.
+ */
+int scsi_lu_resize(struct scsi_lu *lu, uint64_t num_blocks, bool allow_shrink, char *err, size_t errlen);
 
 /*
  * I_T nexus, reached through transport (whose protocol identifier and

@@ -511,8 +511,35 @@ def dictionaries():
         f.write(dict_line("#NEXT#"))
 
 
+def control_seeds():
+    """Request lines of docs/control.md, one session per seed."""
+    seeds = {
+        "introspection": ['{"command":"status"}', '{"command":"targets"}', '{"command":"lus"}',
+                          '{"command":"sessions"}', '{"command":"fault-list"}'],
+        "lu_changes": ['{"command":"lu-state","lun":0,"state":"offline"}',
+                       '{"command":"lu-state","lun":0,"state":"ready"}',
+                       '{"command":"lu-write-protect","lun":0,"enable":true}',
+                       '{"command":"lu-resize","lun":0,"bytes":131072}',
+                       '{"command":"lu-resize","lun":0,"blocks":100,"force":true}'],
+        "fault_rules": ['{"command":"fault-add","lun":0,"action":"sense","opcodes":[40,136],"lba_first":10,'
+                        '"lba_last":19,"sense_key":3,"asc":17,"ascq":0,"count":1}',
+                        '{"command":"fault-add","lun":0,"action":"medium-error","lba_first":5,"lba_last":8}',
+                        '{"command":"fault-add","lun":0,"action":"delay","delay_ms":10,"every":2,'
+                        '"probability":0.5,"seed":7}',
+                        '{"command":"fault-add","lun":0,"action":"hold","initiator":"iqn","service_action":16}',
+                        '{"command":"fault-add","lun":0,"action":"status","status":8}',
+                        '{"command":"fault-list"}', '{"command":"fault-remove","id":2}',
+                        '{"command":"fault-remove","all":true}'],
+        "refused": ['{"command":"lu-state","lun":7,"state":"ready"}', '{"command":"bogus"}', '{"command":1}',
+                    '[1,2]', '{"command":"status","x":1}', '{"command":"lu-resize","lun":0,"bytes":100}',
+                    '{"command":"fault-add","lun":0,"action":"sense","sense_key":0,"asc":0,"ascq":0}', '{'],
+    }
+    for name, lines in seeds.items():
+        write("fuzz_control", name, "\n".join(lines).encode())
+
+
 def main():
-    for h in ("fuzz_scsi_cdb", "fuzz_iscsi_pdu", "fuzz_iscsi_text", "fuzz_config", "fuzz_tcmu_ring"):
+    for h in ("fuzz_scsi_cdb", "fuzz_iscsi_pdu", "fuzz_iscsi_text", "fuzz_config", "fuzz_tcmu_ring", "fuzz_control"):
         d = os.path.join(HERE, h)
         if os.path.isdir(d):
             for f in os.listdir(d):
@@ -522,6 +549,7 @@ def main():
     iscsi_text_seeds()
     config_seeds()
     tcmu_seeds()
+    control_seeds()
     dictionaries()
     return 0
 

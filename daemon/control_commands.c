@@ -1,0 +1,398 @@
+/*
+ * The control socket's commands (docs/control.md): introspection (status,
+ * targets, lus, sessions) and changes to a running LU (lu-state,
+ * lu-write-protect, lu-resize); the fault rules are in control_faults.c.
+ * Each command checks every member before it changes anything.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+
+/* ---- request members ---- */
+
+int sbce_control_uint(const json_t *req, const char *name, uint64_t max, bool required, uint64_t *out, char *err,
+		      size_t errlen)
+{
+	const json_t *v = json_object_get(req, name);
+
+	if (!v) {
+		if (required)
+			snprintf(err, errlen, "\"%s\" is missing", name);
+		return required ? -1 : 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max) {
+		snprintf(err, errlen, "\"%s\" must be an integer from 0 to %llu", name, (unsigned long long)max);
+		return -1;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return 1;
+}
+
+int sbce_control_bool(const json_t *req, const char *name, bool required, bool *out, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(req, name);
+
+	if (!v) {
+		if (required)
+			snprintf(err, errlen, "\"%s\" is missing", name);
+		return required ? -1 : 0;
+	}
+	if (!json_is_boolean(v)) {
+		snprintf(err, errlen, "\"%s\" must be true or false", name);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 1;
+}
+
+int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **lu, const char **target, char *err,
+		    size_t errlen)
+{
+	const json_t *t = json_object_get(req, "target");
+	uint64_t lun;
+	size_t i;
+
+	if (t && !json_is_string(t)) {
+		snprintf(err, errlen, "\"target\" must be a string");
+		return -1;
+	}
+	if (!t && d->device_count != 1) {
+		snprintf(err, errlen, "\"target\" is missing (the daemon has %zu targets)", d->device_count);
+		return -1;
+	}
+	for (i = 0; t && i < d->device_count && strcmp(d->cfg->targets[i]->name, json_string_value(t)) != 0; i++)
+		;
+	if (t && i == d->device_count) {
+		snprintf(err, errlen, "no target \"%.224s\"", json_string_value(t));
+		return -1;
+	}
+	if (!t)
+		i = 0;
+	if (sbce_control_uint(req, "lun", SCSI_MAX_LUNS - 1, true, &lun, err, errlen) < 0)
+		return -1;
+	*lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode((uint32_t)lun));
+	if (!*lu) {
+		snprintf(err, errlen, "target %s has no LUN %llu", d->cfg->targets[i]->name, (unsigned long long)lun);
+		return -1;
+	}
+	*target = d->cfg->targets[i]->name;
+	return 0;
+}
+
+/* ---- names ---- */
+
+static const char *const readiness_names[] = {
+	[SCSI_LU_READY] = "ready",
+	[SCSI_LU_BECOMING_READY] = "becoming-ready",
+	[SCSI_LU_NOT_READY] = "not-ready",
+	[SCSI_LU_OFFLINE] = "offline",
+	[SCSI_LU_NO_MEDIUM] = "no-medium",
+};
+
+/* SPC-4 4.5.6 table 28 (sense key descriptions). */
+static const char *const sense_key_names[16] = {
+	"NO SENSE", "RECOVERED ERROR", "NOT READY", "MEDIUM ERROR", "HARDWARE ERROR", "ILLEGAL REQUEST",
+	"UNIT ATTENTION", "DATA PROTECT", "BLANK CHECK", "VENDOR SPECIFIC", "COPY ABORTED", "ABORTED COMMAND",
+	"RESERVED (Ch)", "VOLUME OVERFLOW", "MISCOMPARE", "COMPLETED",
+};
+
+static const char *kind_name(enum scsi_lu_kind kind)
+{
+	switch (kind) {
+	case SCSI_LU_ZBC_HM:
+		return "zbc-hm";
+	case SCSI_LU_ZBC_HA:
+		return "zbc-ha";
+	case SCSI_LU_ADMIN:
+		return "admin";
+	case SCSI_LU_CONVENTIONAL:
+	default:
+		return "conventional";
+	}
+}
+
+/* ---- introspection ---- */
+
+static unsigned lu_count(const struct sbce_daemon *d)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < d->device_count; i++)
+		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++)
+			n += scsi_device_find_lu(d->devices[i], scsi_lun_encode(l)) != NULL;
+	return n;
+}
+
+static void count_session(void *arg, const struct iscsi_session_info *info)
+{
+	(void)info;
+	(*(unsigned *)arg)++;
+}
+
+static unsigned fault_rule_count(struct sbce_daemon *d)
+{
+	json_t *result = json_object();
+	unsigned n = 0;
+	char err[8];
+
+	if (result && sbce_control_fault_list(d, NULL, result, err, sizeof(err)) == 0)
+		n = (unsigned)json_array_size(json_object_get(result, "rules"));
+	json_decref(result);
+	return n;
+}
+
+static int cmd_status(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	uint32_t commands = 0;
+	uint64_t buffer_bytes = 0;
+	unsigned sessions = 0;
+
+	(void)req;
+	(void)err;
+	(void)errlen;
+	scsi_resources_usage(d->resources, &commands, &buffer_bytes);
+	sbce_iscsi_foreach_session(d, count_session, &sessions);
+	json_object_set_new(result, "version", json_string(SBCEMU_VERSION));
+	json_object_set_new(result, "pid", json_integer(getpid()));
+	json_object_set_new(result, "uptime_seconds", json_real(ev_now(d->loop.loop) - d->started));
+	json_object_set_new(result, "state_dir", json_string(d->cfg->daemon.state_dir));
+	json_object_set_new(result, "control_socket", json_string(d->cfg->daemon.control_socket));
+	json_object_set_new(result, "targets", json_integer((json_int_t)d->device_count));
+	json_object_set_new(result, "lus", json_integer(lu_count(d)));
+	json_object_set_new(result, "sessions", json_integer(sessions));
+	json_object_set_new(result, "commands", json_integer(commands));
+	json_object_set_new(result, "buffer_bytes", json_integer((json_int_t)buffer_bytes));
+	json_object_set_new(result, "fault_rules", json_integer(fault_rule_count(d)));
+	return 0;
+}
+
+struct target_sessions {
+	const char *target;
+	unsigned n;
+};
+
+static void count_target_session(void *arg, const struct iscsi_session_info *info)
+{
+	struct target_sessions *ts = arg;
+
+	ts->n += info->target && strcmp(info->target, ts->target) == 0;
+}
+
+static int cmd_targets(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	json_t *targets = json_array();
+
+	(void)req;
+	(void)err;
+	(void)errlen;
+	for (size_t i = 0; i < d->device_count; i++) {
+		struct target_sessions ts = { .target = d->cfg->targets[i]->name };
+		json_t *portals = json_array(), *luns = json_array();
+
+		for (unsigned p = 0; p < d->cfg->daemon.listen_count; p++)
+			json_array_append_new(portals, json_string(d->cfg->daemon.listen[p]));
+		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++)
+			if (scsi_device_find_lu(d->devices[i], scsi_lun_encode(l)))
+				json_array_append_new(luns, json_integer(l));
+		sbce_iscsi_foreach_session(d, count_target_session, &ts);
+		json_array_append_new(targets, json_pack("{s:s, s:o, s:o, s:I}", "name", ts.target, "portals", portals,
+							 "luns", luns, "sessions", (json_int_t)ts.n));
+	}
+	json_object_set_new(result, "targets", targets);
+	return 0;
+}
+
+static json_t *counters_json(const struct scsi_lu_counters *c)
+{
+	static const char *const buckets[6] = { "100", "1000", "10000", "100000", "1000000", "inf" };
+	json_t *keys = json_object(), *latency = json_object();
+
+	for (unsigned k = 0; k < 16; k++)
+		if (c->sense_keys[k])
+			json_object_set_new(keys, sense_key_names[k], json_integer((json_int_t)c->sense_keys[k]));
+	for (unsigned b = 0; b < 6; b++)
+		json_object_set_new(latency, buckets[b], json_integer((json_int_t)c->latency[b]));
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "commands",
+			 (json_int_t)c->commands, "good", (json_int_t)c->good, "check_condition",
+			 (json_int_t)c->check_condition, "busy", (json_int_t)c->busy, "task_set_full",
+			 (json_int_t)c->task_set_full, "reservation_conflict", (json_int_t)c->reservation_conflict,
+			 "other_status", (json_int_t)c->other_status, "aborted", (json_int_t)c->aborted,
+			 "read_bytes", (json_int_t)c->read_bytes, "write_bytes", (json_int_t)c->write_bytes,
+			 "sense_keys", keys, "latency_us", latency);
+}
+
+static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	json_t *lus = json_array();
+
+	(void)req;
+	(void)err;
+	(void)errlen;
+	for (size_t i = 0; i < d->device_count; i++) {
+		const struct cfg_target *t = d->cfg->targets[i];
+
+		for (size_t k = 0; k < t->lun_count; k++) {
+			const struct cfg_lun *l = t->luns[k];
+			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(l->lun));
+			struct scsi_lu_info info;
+
+			if (!lu)
+				continue;
+			scsi_lu_describe(lu, &info);
+			json_array_append_new(
+				lus, json_pack("{s:s, s:i, s:s, s:i, s:I, s:i, s:s, s:s, s:b, s:i, s:o, s:{s:I, s:I, s:I}}",
+					       "target", t->name, "lun", (int)info.lun, "kind", kind_name(info.kind),
+					       "block_size", (int)info.block_size, "blocks", (json_int_t)info.num_blocks,
+					       "protection_type", (int)info.protection_type, "backing", l->path,
+					       "state", readiness_names[info.readiness], "write_protect",
+					       info.write_protect, "queued", (int)info.commands, "counters",
+					       counters_json(&info.counters), "backing_errors", "no_space",
+					       (json_int_t)info.backing_errors.no_space, "io",
+					       (json_int_t)info.backing_errors.io, "other",
+					       (json_int_t)info.backing_errors.other));
+		}
+	}
+	json_object_set_new(result, "lus", lus);
+	return 0;
+}
+
+static void session_json(void *arg, const struct iscsi_session_info *s)
+{
+	char isid[13];
+
+	snprintf(isid, sizeof(isid), "%02x%02x%02x%02x%02x%02x", s->isid[0], s->isid[1], s->isid[2], s->isid[3],
+		 s->isid[4], s->isid[5]);
+	json_array_append_new(
+		arg, json_pack("{s:s?, s:s, s:s, s:i, s:s, s:i, s:s, s:i, s:s, s:s, s:b, s:b, s:I, s:I, s:I}", "target",
+			       s->target, "initiator", s->initiator, "isid", isid, "tsih", (int)s->tsih, "type",
+			       s->target ? "normal" : "discovery", "connections", (int)s->connections, "peer", s->peer,
+			       "commands", (int)s->commands, "header_digest", s->header_digest ? "CRC32C" : "None",
+			       "data_digest", s->data_digest ? "CRC32C" : "None", "immediate_data", s->immediate_data,
+			       "initial_r2t", s->initial_r2t, "max_burst_length", (json_int_t)s->max_burst_length,
+			       "first_burst_length", (json_int_t)s->first_burst_length, "max_recv_data_segment_length",
+			       (json_int_t)s->max_recv_data_segment_length));
+}
+
+static int cmd_sessions(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	json_t *sessions = json_array();
+
+	(void)req;
+	(void)err;
+	(void)errlen;
+	sbce_iscsi_foreach_session(d, session_json, sessions);
+	json_object_set_new(result, "sessions", sessions);
+	return 0;
+}
+
+/* ---- changes ---- */
+
+static int cmd_lu_state(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	const json_t *state = json_object_get(req, "state");
+	struct scsi_lu *lu;
+	struct scsi_lu_info info;
+	const char *target;
+	unsigned r;
+
+	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0)
+		return -1;
+	for (r = 0; json_is_string(state) && r < sizeof(readiness_names) / sizeof(readiness_names[0]); r++)
+		if (strcmp(readiness_names[r], json_string_value(state)) == 0)
+			break;
+	if (!json_is_string(state) || r == sizeof(readiness_names) / sizeof(readiness_names[0])) {
+		snprintf(err, errlen, "\"state\" must be ready, becoming-ready, not-ready, offline or no-medium");
+		return -1;
+	}
+	scsi_lu_describe(lu, &info);
+	scsi_lu_set_readiness(lu, (enum scsi_lu_readiness)r);
+	sbce_info("control: target %s LUN %u: state %s (was %s)", target, info.lun, readiness_names[r],
+		  readiness_names[info.readiness]);
+	json_object_set_new(result, "state", json_string(readiness_names[r]));
+	json_object_set_new(result, "previous", json_string(readiness_names[info.readiness]));
+	return 0;
+}
+
+static int cmd_lu_write_protect(struct sbce_daemon *d, const json_t *req, json_t *result, char *err,
+				size_t errlen)
+{
+	struct scsi_lu *lu;
+	struct scsi_lu_info info;
+	const char *target;
+	bool on;
+
+	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0 ||
+	    sbce_control_bool(req, "enable", true, &on, err, errlen) < 0)
+		return -1;
+	scsi_lu_describe(lu, &info);
+	scsi_lu_set_write_protect(lu, on);
+	sbce_info("control: target %s LUN %u: write protection %s", target, info.lun, on ? "on" : "off");
+	json_object_set_new(result, "write_protect", json_boolean(on));
+	json_object_set_new(result, "previous", json_boolean(info.write_protect));
+	return 0;
+}
+
+static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	struct scsi_lu *lu;
+	struct scsi_lu_info info;
+	const char *target;
+	uint64_t bytes = 0, blocks = 0;
+	bool force = false;
+	int has_bytes, has_blocks;
+
+	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0)
+		return -1;
+	scsi_lu_describe(lu, &info);
+	has_bytes = sbce_control_uint(req, "bytes", INT64_MAX, false, &bytes, err, errlen);
+	has_blocks = sbce_control_uint(req, "blocks", INT64_MAX / info.block_size, false, &blocks, err, errlen);
+	if (has_bytes < 0 || has_blocks < 0 || sbce_control_bool(req, "force", false, &force, err, errlen) < 0)
+		return -1;
+	if (has_bytes + has_blocks != 1) {
+		snprintf(err, errlen, "give one of \"bytes\" and \"blocks\"");
+		return -1;
+	}
+	if (has_bytes) {
+		if (bytes % info.block_size) {
+			snprintf(err, errlen, "%llu bytes is not a multiple of the block size %u",
+				 (unsigned long long)bytes, info.block_size);
+			return -1;
+		}
+		blocks = bytes / info.block_size;
+	}
+	if (scsi_lu_resize(lu, blocks, force, err, errlen) != 0)
+		return -1;
+	sbce_info("control: target %s LUN %u: resized from %llu to %llu blocks", target, info.lun,
+		  (unsigned long long)info.num_blocks, (unsigned long long)blocks);
+	json_object_set_new(result, "blocks", json_integer((json_int_t)blocks));
+	json_object_set_new(result, "previous", json_integer((json_int_t)info.num_blocks));
+	return 0;
+}
+
+/* ---- the table ---- */
+
+static const char *const no_members[] = { NULL };
+static const char *const lu_state_members[] = { "target", "lun", "state", NULL };
+static const char *const lu_wp_members[] = { "target", "lun", "enable", NULL };
+static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
+static const char *const fault_add_members[] = {
+	"target", "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
+	"probability", "seed", "count", "sense_key", "asc", "ascq", "status", "delay_ms", NULL,
+};
+static const char *const fault_remove_members[] = { "id", "all", NULL };
+
+const struct sbce_control_command sbce_control_commands[] = {
+	{ "status", no_members, cmd_status },
+	{ "targets", no_members, cmd_targets },
+	{ "lus", no_members, cmd_lus },
+	{ "sessions", no_members, cmd_sessions },
+	{ "lu-state", lu_state_members, cmd_lu_state },
+	{ "lu-write-protect", lu_wp_members, cmd_lu_write_protect },
+	{ "lu-resize", lu_resize_members, cmd_lu_resize },
+	{ "fault-add", fault_add_members, sbce_control_fault_add },
+	{ "fault-list", no_members, sbce_control_fault_list },
+	{ "fault-remove", fault_remove_members, sbce_control_fault_remove },
+	{ NULL, NULL, NULL },
+};

@@ -1,0 +1,394 @@
+/*
+ * Fault rules through the control socket (docs/control.md, fault-add,
+ * fault-list, fault-remove) on the SCSI core's rules (scsi_faults.h), and
+ * the alarm each device's delayed commands wait on (one ev_timer per
+ * device, scsi_device_set_alarm).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "control.h"
+
+static const char *const action_names[] = {
+	[SCSI_FAULT_ACTION_SENSE] = "sense",
+	[SCSI_FAULT_ACTION_STATUS] = "status",
+	[SCSI_FAULT_ACTION_DELAY] = "delay",
+	[SCSI_FAULT_ACTION_HOLD] = "hold",
+	[SCSI_FAULT_ACTION_MEDIUM_ERROR] = "medium-error",
+};
+#define ACTION_COUNT (sizeof(action_names) / sizeof(action_names[0]))
+
+/* ---- fault-add ---- */
+
+static int parse_action(const json_t *req, struct scsi_fault_rule_params *p, char *err, size_t errlen)
+{
+	const json_t *a = json_object_get(req, "action");
+	unsigned i;
+
+	for (i = 0; json_is_string(a) && i < ACTION_COUNT; i++)
+		if (strcmp(action_names[i], json_string_value(a)) == 0)
+			break;
+	if (!json_is_string(a) || i == ACTION_COUNT) {
+		snprintf(err, errlen, "\"action\" must be sense, status, delay, hold or medium-error");
+		return -1;
+	}
+	p->action = (enum scsi_fault_action)i;
+	return 0;
+}
+
+static int parse_match(const json_t *req, struct scsi_fault_rule_params *p, char *err, size_t errlen)
+{
+	const json_t *ops = json_object_get(req, "opcodes"), *ini = json_object_get(req, "initiator");
+	uint64_t v;
+	int has_first, has_last;
+	size_t i;
+	json_t *op;
+
+	if (ops) {
+		if (!json_is_array(ops) || json_array_size(ops) == 0 || json_array_size(ops) > SCSI_FAULT_OPCODES_MAX) {
+			snprintf(err, errlen, "\"opcodes\" must be an array of 1 to %d operation codes",
+				 SCSI_FAULT_OPCODES_MAX);
+			return -1;
+		}
+		json_array_foreach(ops, i, op) {
+			if (!json_is_integer(op) || json_integer_value(op) < 0 || json_integer_value(op) > 255) {
+				snprintf(err, errlen, "\"opcodes\" must hold integers from 0 to 255");
+				return -1;
+			}
+			p->opcodes[p->opcode_count++] = (uint8_t)json_integer_value(op);
+		}
+	}
+	switch (sbce_control_uint(req, "service_action", 0xffff, false, &v, err, errlen)) {
+	case -1:
+		return -1;
+	case 1:
+		p->has_service_action = true;
+		p->service_action = (uint16_t)v;
+		break;
+	}
+	has_first = sbce_control_uint(req, "lba_first", INT64_MAX, false, &p->lba_first, err, errlen);
+	has_last = sbce_control_uint(req, "lba_last", INT64_MAX, false, &p->lba_last, err, errlen);
+	if (has_first < 0 || has_last < 0)
+		return -1;
+	if (has_first != has_last) {
+		snprintf(err, errlen, "give both \"lba_first\" and \"lba_last\", or neither");
+		return -1;
+	}
+	p->has_lba = has_first;
+	if (ini && (!json_is_string(ini) || json_string_length(ini) >= sizeof(p->initiator))) {
+		snprintf(err, errlen, "\"initiator\" must be a string of at most %zu bytes", sizeof(p->initiator) - 1);
+		return -1;
+	}
+	if (ini)
+		snprintf(p->initiator, sizeof(p->initiator), "%s", json_string_value(ini));
+	return 0;
+}
+
+static int parse_trigger(const json_t *req, uint32_t id, struct scsi_fault_rule_params *p, char *err,
+			 size_t errlen)
+{
+	const json_t *prob = json_object_get(req, "probability");
+	uint64_t every = 1;
+
+	if (sbce_control_uint(req, "every", UINT32_MAX, false, &every, err, errlen) < 0 ||
+	    sbce_control_uint(req, "count", INT64_MAX, false, &p->count, err, errlen) < 0)
+		return -1;
+	if (every == 0) {
+		snprintf(err, errlen, "\"every\" must be at least 1");
+		return -1;
+	}
+	p->every = (uint32_t)every;
+	p->seed = id;
+	if (sbce_control_uint(req, "seed", INT64_MAX, false, &p->seed, err, errlen) < 0)
+		return -1;
+	p->probability = 1.0;
+	if (prob && (!json_is_number(prob) || !(json_number_value(prob) >= 0.0 && json_number_value(prob) <= 1.0))) {
+		snprintf(err, errlen, "\"probability\" must be a number from 0 to 1");
+		return -1;
+	}
+	if (prob)
+		p->probability = json_number_value(prob);
+	return 0;
+}
+
+/* The members an action needs (and only those: a member another action takes is refused). */
+static int parse_action_members(const json_t *req, struct scsi_fault_rule_params *p, char *err, size_t errlen)
+{
+	bool sense = p->action == SCSI_FAULT_ACTION_SENSE;
+	bool status = p->action == SCSI_FAULT_ACTION_STATUS;
+	bool delay = p->action == SCSI_FAULT_ACTION_DELAY;
+	static const char *const members[] = { "sense_key", "asc", "ascq", "status", "delay_ms" };
+	uint64_t key = 0, asc = 0, ascq = 0, st = 0, ms = 0;
+
+	for (unsigned i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		bool wanted = i < 3 ? sense : i == 3 ? status : delay;
+
+		if (!wanted && json_object_get(req, members[i])) {
+			snprintf(err, errlen, "\"%s\" does not go with action %s", members[i], action_names[p->action]);
+			return -1;
+		}
+	}
+	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR &&
+	    (json_object_get(req, "every") || json_object_get(req, "probability") || json_object_get(req, "count") ||
+	     json_object_get(req, "opcodes") || json_object_get(req, "initiator"))) {
+		snprintf(err, errlen, "a medium-error rule takes only lba_first and lba_last");
+		return -1;
+	}
+	if ((sense && (sbce_control_uint(req, "sense_key", 15, true, &key, err, errlen) < 0 ||
+		       sbce_control_uint(req, "asc", 255, true, &asc, err, errlen) < 0 ||
+		       sbce_control_uint(req, "ascq", 255, true, &ascq, err, errlen) < 0)) ||
+	    (status && sbce_control_uint(req, "status", 255, true, &st, err, errlen) < 0) ||
+	    (delay && sbce_control_uint(req, "delay_ms", SCSI_FAULT_DELAY_MS_MAX, true, &ms, err, errlen) < 0))
+		return -1;
+	p->sense_key = (uint8_t)key;
+	p->asc = (uint8_t)asc;
+	p->ascq = (uint8_t)ascq;
+	p->status = (uint8_t)st;
+	p->delay_ms = (uint32_t)ms;
+	return 0;
+}
+
+int sbce_control_fault_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	struct scsi_fault_rule_params p;
+	struct scsi_lu *lu;
+	const char *target;
+	uint32_t id = d->next_fault_id + 1;
+
+	memset(&p, 0, sizeof(p));
+	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0 || parse_action(req, &p, err, errlen) != 0 ||
+	    parse_match(req, &p, err, errlen) != 0 || parse_trigger(req, id, &p, err, errlen) != 0 ||
+	    parse_action_members(req, &p, err, errlen) != 0 || scsi_lu_fault_add(lu, id, &p, err, errlen) != 0)
+		return -1;
+	d->next_fault_id = id;
+	sbce_info("control: target %s: fault rule %u (%s) added", target, id, action_names[p.action]);
+	json_object_set_new(result, "id", json_integer(id));
+	return 0;
+}
+
+/* ---- fault-list ---- */
+
+struct list_ctx {
+	json_t *rules;
+	const char *target;
+	uint32_t lun;
+};
+
+static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_params *p,
+		      const struct scsi_fault_rule_stats *st)
+{
+	struct list_ctx *ctx = arg;
+	json_t *r = json_pack("{s:i, s:s, s:i, s:s, s:i, s:f, s:I, s:I, s:I, s:I, s:i}", "id", (int)id, "target",
+			      ctx->target, "lun", (int)ctx->lun, "action", action_names[p->action], "every",
+			      (int)p->every, "probability", p->probability, "seed", (json_int_t)p->seed, "count",
+			      (json_int_t)p->count, "matched", (json_int_t)st->matched, "fired", (json_int_t)st->fired,
+			      "held", (int)st->held);
+
+	if (!r)
+		return;
+	if (p->opcode_count) {
+		json_t *ops = json_array();
+
+		for (unsigned i = 0; i < p->opcode_count; i++)
+			json_array_append_new(ops, json_integer(p->opcodes[i]));
+		json_object_set_new(r, "opcodes", ops);
+	}
+	if (p->has_service_action)
+		json_object_set_new(r, "service_action", json_integer(p->service_action));
+	if (p->has_lba) {
+		json_object_set_new(r, "lba_first", json_integer((json_int_t)p->lba_first));
+		json_object_set_new(r, "lba_last", json_integer((json_int_t)p->lba_last));
+	}
+	if (p->initiator[0])
+		json_object_set_new(r, "initiator", json_string(p->initiator));
+	switch (p->action) {
+	case SCSI_FAULT_ACTION_SENSE:
+		json_object_set_new(r, "sense_key", json_integer(p->sense_key));
+		json_object_set_new(r, "asc", json_integer(p->asc));
+		json_object_set_new(r, "ascq", json_integer(p->ascq));
+		break;
+	case SCSI_FAULT_ACTION_STATUS:
+		json_object_set_new(r, "status", json_integer(p->status));
+		break;
+	case SCSI_FAULT_ACTION_DELAY:
+		json_object_set_new(r, "delay_ms", json_integer(p->delay_ms));
+		break;
+	case SCSI_FAULT_ACTION_MEDIUM_ERROR:
+		json_object_set_new(r, "bad_blocks", json_integer((json_int_t)st->bad_blocks));
+		break;
+	case SCSI_FAULT_ACTION_HOLD:
+		break;
+	}
+	json_array_append_new(ctx->rules, r);
+}
+
+/* Calls fn for every LU of every target. */
+static void foreach_lu(struct sbce_daemon *d, void (*fn)(void *arg, const char *target, struct scsi_lu *lu),
+		       void *arg)
+{
+	for (size_t i = 0; i < d->device_count; i++) {
+		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++) {
+			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(l));
+
+			if (lu)
+				fn(arg, d->cfg->targets[i]->name, lu);
+		}
+	}
+}
+
+static void list_lu(void *arg, const char *target, struct scsi_lu *lu)
+{
+	struct list_ctx *ctx = arg;
+	struct scsi_lu_info info;
+
+	scsi_lu_describe(lu, &info);
+	ctx->target = target;
+	ctx->lun = info.lun;
+	scsi_lu_fault_foreach(lu, list_rule, ctx);
+}
+
+int sbce_control_fault_list(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	struct list_ctx ctx = { .rules = json_array() };
+
+	(void)req;
+	(void)err;
+	(void)errlen;
+	foreach_lu(d, list_lu, &ctx);
+	json_object_set_new(result, "rules", ctx.rules);
+	return 0;
+}
+
+/* ---- fault-remove ---- */
+
+struct remove_ctx {
+	bool all;
+	uint32_t id;
+	unsigned removed;
+	uint32_t *ids;     /* all: the LU's rule ids, gathered before removing */
+	size_t nids, cap;
+};
+
+static void gather_id(void *arg, uint32_t id, const struct scsi_fault_rule_params *p,
+		      const struct scsi_fault_rule_stats *st)
+{
+	struct remove_ctx *ctx = arg;
+
+	(void)p;
+	(void)st;
+	if (ctx->nids == ctx->cap) {
+		size_t cap = ctx->cap ? 2 * ctx->cap : 16;
+		uint32_t *ids = realloc(ctx->ids, cap * sizeof(*ids));
+
+		if (!ids)
+			return;
+		ctx->ids = ids;
+		ctx->cap = cap;
+	}
+	ctx->ids[ctx->nids++] = id;
+}
+
+static void remove_lu(void *arg, const char *target, struct scsi_lu *lu)
+{
+	struct remove_ctx *ctx = arg;
+
+	(void)target;
+	if (!ctx->all) {
+		ctx->removed += scsi_lu_fault_remove(lu, ctx->id) == 0;
+		return;
+	}
+	ctx->nids = 0;
+	scsi_lu_fault_foreach(lu, gather_id, ctx);
+	for (size_t i = 0; i < ctx->nids; i++)
+		ctx->removed += scsi_lu_fault_remove(lu, ctx->ids[i]) == 0;
+}
+
+int sbce_control_fault_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	struct remove_ctx ctx = { 0 };
+	uint64_t id = 0;
+	int has_id = sbce_control_uint(req, "id", UINT32_MAX, false, &id, err, errlen);
+	int has_all = sbce_control_bool(req, "all", false, &ctx.all, err, errlen);
+
+	if (has_id < 0 || has_all < 0)
+		return -1;
+	if (has_id + (has_all && ctx.all) != 1) {
+		snprintf(err, errlen, "give \"id\" or \"all\": true");
+		return -1;
+	}
+	ctx.id = (uint32_t)id;
+	foreach_lu(d, remove_lu, &ctx);
+	free(ctx.ids);
+	if (has_id && !ctx.removed) {
+		snprintf(err, errlen, "no fault rule %llu", (unsigned long long)id);
+		return -1;
+	}
+	sbce_info("control: %u fault rule%s removed", ctx.removed, ctx.removed == 1 ? "" : "s");
+	json_object_set_new(result, "removed", json_integer(ctx.removed));
+	return 0;
+}
+
+/* ---- alarms ---- */
+
+struct sbce_alarm {
+	ev_timer timer;
+	struct scsi_device *dev;
+};
+
+static void alarm_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	scsi_device_alarm(((struct sbce_alarm *)w)->dev);
+}
+
+/* The core wants scsi_device_alarm() at CLOCK_MONOTONIC time when_ns: a relative libev timer. */
+static void alarm_arm(void *arg, uint64_t when_ns)
+{
+	struct sbce_alarm *a = arg;
+	struct ev_loop *loop = a->timer.data;
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ev_timer_stop(loop, &a->timer);
+	ev_timer_set(&a->timer, when_ns > now ? (double)(when_ns - now) / 1e9 : 0., 0.);
+	ev_timer_start(loop, &a->timer);
+}
+
+int sbce_faults_start(struct sbce_daemon *d)
+{
+	struct sbce_alarm *alarms = calloc(d->device_count ? d->device_count : 1, sizeof(*alarms));
+
+	if (!alarms) {
+		sbce_error("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < d->device_count; i++) {
+		ev_timer_init(&alarms[i].timer, alarm_cb, 0., 0.);
+		alarms[i].timer.data = d->loop.loop;
+		alarms[i].dev = d->devices[i];
+		scsi_device_set_alarm(d->devices[i], alarm_arm, &alarms[i]);
+	}
+	d->alarms = alarms;
+	return 0;
+}
+
+void sbce_faults_stop(struct sbce_daemon *d)
+{
+	struct remove_ctx ctx = { .all = true };
+	struct sbce_alarm *alarms = d->alarms;
+
+	if (!alarms)
+		return;
+	foreach_lu(d, remove_lu, &ctx);
+	free(ctx.ids);
+	for (size_t i = 0; i < d->device_count; i++) {
+		ev_timer_stop(d->loop.loop, &alarms[i].timer);
+		scsi_device_set_alarm(d->devices[i], NULL, NULL);
+	}
+}

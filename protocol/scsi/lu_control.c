@@ -1,0 +1,93 @@
+/*
+ * What the runtime control reads and changes on a logical unit (scsi.h,
+ * docs/control.md): its description and counters, its readiness, write
+ * protection and capacity, each with the unit attention the standards tie to
+ * the change.
+ */
+#include <stdio.h>
+
+#include "scsi_internal.h"
+
+void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
+{
+	info->lun = lu->lun;
+	info->kind = lu->kind;
+	info->block_size = lu->block_size;
+	info->num_blocks = lu->num_blocks;
+	info->protection_type = lu->protection_type;
+	info->readiness = lu->readiness;
+	info->write_protect = lu->params.write_protect;
+	info->commands = lu->ts.count;
+	info->counters = lu->counters;
+	info->backing_errors = lu->backing_errors;
+}
+
+/* SPC-4 4.5.1 (table 51) and the ASC list (SPC-4 annex D). */
+struct scsi_sense_info scsi_lu_not_ready_sense(const struct scsi_lu *lu)
+{
+	switch (lu->readiness) {
+	case SCSI_LU_BECOMING_READY:
+		return sense_make(SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_IS_IN_PROCESS_OF_BECOMING_READY);
+	case SCSI_LU_OFFLINE:
+		return sense_make(SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION_REQUIRED);
+	case SCSI_LU_NO_MEDIUM:
+		return sense_make(SENSE_KEY_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
+	case SCSI_LU_NOT_READY:
+	case SCSI_LU_READY:
+	default:
+		return sense_make(SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_INITIALIZING_COMMAND_REQUIRED);
+	}
+}
+
+void scsi_lu_set_readiness(struct scsi_lu *lu, enum scsi_lu_readiness readiness)
+{
+	enum scsi_lu_readiness was = lu->readiness;
+
+	lu->readiness = readiness;
+	/* SPC-4 table 51 / SBC-4 4.10: a logical unit that becomes ready tells every initiator once. */
+	if (was != SCSI_LU_READY && readiness == SCSI_LU_READY)
+		scsi_ua_establish_all(lu, SCSI_UA_NOT_READY_TO_READY_CHANGE, NULL);
+}
+
+void scsi_lu_set_write_protect(struct scsi_lu *lu, bool on)
+{
+	lu->params.write_protect = on;
+}
+
+int scsi_lu_resize(struct scsi_lu *lu, uint64_t num_blocks, bool allow_shrink, char *err, size_t errlen)
+{
+	int r;
+
+	if (lu->kind != SCSI_LU_CONVENTIONAL || lu->params.protection_type) {
+		snprintf(err, errlen, "only conventional LUs without protection information can be resized "
+			 "(zones and PI tuples are laid out by the capacity)");
+		return -1;
+	}
+	if (num_blocks == 0) {
+		snprintf(err, errlen, "the capacity must be at least one block");
+		return -1;
+	}
+	if (num_blocks < lu->num_blocks && !allow_shrink) {
+		snprintf(err, errlen, "shrinking from %llu to %llu blocks loses the data past the new end (force it)",
+			 (unsigned long long)lu->num_blocks, (unsigned long long)num_blocks);
+		return -1;
+	}
+	if (lu->ts.count) {
+		snprintf(err, errlen, "%u commands are in the LU's task set", lu->ts.count);
+		return -1;
+	}
+	if (!lu->backend->ops->resize) {
+		snprintf(err, errlen, "the backing store cannot be resized");
+		return -1;
+	}
+	r = lu->backend->ops->resize(lu->backend, num_blocks * lu->block_size);
+	if (r < 0) {
+		snprintf(err, errlen, "resizing the backing store: %s", be_state_strerror(-r));
+		return -1;
+	}
+	lu->num_blocks = num_blocks;
+	lu->params.num_blocks = num_blocks;
+	/* SBC-4 4.6 (READ CAPACITY): a changed capacity is reported with a unit attention. */
+	scsi_ua_establish_all(lu, SCSI_UA_CAPACITY_DATA_HAS_CHANGED, NULL);
+	return 0;
+}

@@ -1,0 +1,154 @@
+/*
+ * fuzz_control: the control socket's requests (daemon/control.c,
+ * control_commands.c, control_faults.c; docs/control.md) on a daemon with
+ * the embedded default configuration's target and one LU (LUN 0, memory
+ * backed), as sbcemud would run them between two commands.
+ *
+ * Input: request lines separated by newlines, run one after the other (so
+ * that a fault-add can be followed by a fault-list or a fault-remove).
+ *
+ * Checks beyond the sanitizers: every reply is {"ok": true, "result": {...}}
+ * or {"ok": false, "error": "..."}, and a refused request changes nothing
+ * (the LUs and the fault rules read the same before and after it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+#include "fuzz_lu.h"
+
+/* The iSCSI front end is not part of this harness: no sessions. */
+void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
+				void *arg)
+{
+	(void)d;
+	(void)fn;
+	(void)arg;
+}
+
+static struct sbce_daemon daemon_state;
+static struct scsi_device *device;
+static const struct backend_ops *mem_ops;
+static struct backend_ops capped_ops;
+
+/* lu-resize may ask for any size: the memory backend gets at most 1 MiB. */
+static int capped_resize(struct backend *be, uint64_t size)
+{
+	return size > (1u << 20) ? -27 /* EFBIG */ : mem_ops->resize(be, size);
+}
+
+static void setup(void)
+{
+	struct cfg_diag diag = { 0 };
+
+	sbce_log_set_level(SBCE_LOG_ERROR);
+	daemon_state.cfg = cfg_load_default(&diag);
+	if (!daemon_state.cfg)
+		abort();
+	daemon_state.loop.loop = ev_default_loop(0);
+	daemon_state.resources = scsi_resources_create(&(struct scsi_limits){ 0 });
+	struct scsi_lu_params params = {
+		.kind = SCSI_LU_CONVENTIONAL,
+		.logical_block_size = 512,
+		.num_blocks = 192,
+		.vendor = "SBCEMU",
+		.product = "FUZZ",
+		.revision = "0001",
+		.serial = "fuzz0",
+		.thin_provisioning = true,
+		.state_dir = fuzz_state_dir(),
+	};
+	struct backend *be = be_mem_open(192 * 512);
+	char err[256];
+
+	device = scsi_device_create("fuzz", NULL, daemon_state.resources);
+	if (!be)
+		abort();
+	mem_ops = be->ops;
+	capped_ops = *mem_ops;
+	capped_ops.resize = capped_resize;
+	be->ops = &capped_ops;
+	if (!scsi_lu_create(device, &params, be, err, sizeof(err))) {
+		fprintf(stderr, "fuzz_control: %s\n", err);
+		abort();
+	}
+	daemon_state.devices = &device;
+	daemon_state.device_count = 1;
+	if (sbce_faults_start(&daemon_state) != 0)
+		abort();
+}
+
+/* What a refused request must leave alone. */
+static char *snapshot(void)
+{
+	static const char *const reads[] = { "{\"command\":\"lus\"}", "{\"command\":\"fault-list\"}" };
+	json_t *both = json_array();
+	char *text;
+
+	for (unsigned i = 0; i < 2; i++)
+		json_array_append_new(both, sbce_control_run(&daemon_state, reads[i], strlen(reads[i])));
+	text = json_dumps(both, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(both);
+	if (!text)
+		abort();
+	return text;
+}
+
+static void check_reply(const json_t *reply, const char *line, size_t len)
+{
+	const json_t *ok = json_object_get(reply, "ok");
+
+	if (!json_is_boolean(ok) ||
+	    (json_is_true(ok) ? !json_is_object(json_object_get(reply, "result"))
+			      : !json_is_string(json_object_get(reply, "error")))) {
+		fprintf(stderr, "fuzz_control: malformed reply to %.*s\n", (int)len, line);
+		abort();
+	}
+}
+
+/* Puts the LU back as setup() made it: no rules, ready, writable, 192 blocks. */
+static void reset(void)
+{
+	static const char *const lines[] = {
+		"{\"command\":\"fault-remove\",\"all\":true}",
+		"{\"command\":\"lu-state\",\"lun\":0,\"state\":\"ready\"}",
+		"{\"command\":\"lu-write-protect\",\"lun\":0,\"enable\":false}",
+		"{\"command\":\"lu-resize\",\"lun\":0,\"blocks\":192,\"force\":true}",
+	};
+
+	for (unsigned i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		json_decref(sbce_control_run(&daemon_state, lines[i], strlen(lines[i])));
+	daemon_state.next_fault_id = 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *p = (const char *)data, *end = p + size;
+
+	if (!device)
+		setup();
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = (size_t)((nl ? nl : end) - p);
+		char *before = snapshot(), *after;
+		json_t *reply = sbce_control_run(&daemon_state, p, len);
+
+		if (!reply)
+			abort();
+		check_reply(reply, p, len);
+		if (json_is_false(json_object_get(reply, "ok"))) {
+			after = snapshot();
+			if (strcmp(before, after) != 0) {
+				fprintf(stderr, "fuzz_control: a refused request changed something: %.*s\n", (int)len, p);
+				abort();
+			}
+			free(after);
+		}
+		free(before);
+		json_decref(reply);
+		p += len + (nl ? 1 : 0);
+	}
+	reset();
+	return 0;
+}
