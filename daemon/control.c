@@ -147,13 +147,16 @@ static void client_reply(struct control_client *c, json_t *reply)
 		return;
 	}
 	c->out_len = strlen(text) + 1;
-	c->out = realloc(text, c->out_len + 1);
+	c->out = malloc(c->out_len);
+	if (c->out) {
+		memcpy(c->out, text, c->out_len - 1);
+		c->out[c->out_len - 1] = '\n';
+	}
+	free(text);
 	if (!c->out) {
-		free(text);
 		client_close(c);
 		return;
 	}
-	c->out[c->out_len - 1] = '\n';
 	ev_io_set(&c->io, c->fd, EV_WRITE);
 	ev_io_start(loop, &c->io);
 	client_write(c);

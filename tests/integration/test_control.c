@@ -515,6 +515,64 @@ static void test_socket_mode(void)
 		 ok ? (unsigned)(st.st_mode & 07777) : 0);
 }
 
+/*
+ * As another user (nobody), in a child: returns 0 when connect() was refused
+ * with EACCES, 1 when connected and the daemon closed without a reply, 2 when
+ * it answered, 3 on any other outcome.
+ */
+static int other_user_try(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		char buf[256];
+		int fd;
+		ssize_t n;
+
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(3);
+		fd = sock_connect();
+		if (fd < 0)
+			_exit(errno == EACCES ? 0 : 3);
+		if (write(fd, "{\"command\":\"status\"}\n", 21) < 0)
+			_exit(1); /* already closed */
+		n = read(fd, buf, sizeof(buf));
+		/* Closed unread: EOF, or a reset since the request was never read. */
+		_exit(n > 0 ? 2 : n == 0 || errno == ECONNRESET ? 1 : 3);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return 3;
+	return WEXITSTATUS(st);
+}
+
+/* Another local user cannot use the socket: the file mode stops it, and SO_PEERCRED would. */
+static void test_other_user(void)
+{
+	struct stat sd, ss;
+	int rc;
+
+	if (geteuid() != 0) {
+		itest_note("not root: the other-user checks need setuid (skipped)");
+		return;
+	}
+	rc = other_user_try();
+	itest_ok(rc == 0, "another user (nobody): connect() to the 0600 socket is refused (EACCES)", "outcome %d", rc);
+	/* Open the file modes up (scratch and state directories, socket): the daemon's own check must still refuse. */
+	if (stat(d.dir, &sd) != 0 || stat(d.state, &ss) != 0 || chmod(d.dir, 0711) != 0 || chmod(d.state, 0711) != 0 ||
+	    chmod(sock_path, 0666) != 0) {
+		itest_ok(false, "chmod the directories and socket for the SO_PEERCRED check", "%s", strerror(errno));
+		return;
+	}
+	rc = other_user_try();
+	chmod(sock_path, 0600);
+	chmod(d.state, ss.st_mode & 07777);
+	chmod(d.dir, sd.st_mode & 07777);
+	itest_ok(rc == 1, "another user (nobody) on a 0666 socket: the daemon closes without answering (SO_PEERCRED)",
+		 "outcome %d", rc);
+	itest_ok(itest_daemon_alive(&d), "... and sbcemud keeps serving", NULL);
+}
+
 /* ---- 4. fault sense ---- */
 
 static void test_fault_sense(void)
@@ -921,11 +979,14 @@ static void test_counters(void)
 static void test_shutdown_releases_held(void)
 {
 	struct async_done a;
+	struct scsi_task *task;
 	uint64_t t0;
 	int st;
 
-	if (!ctl_ok(run_ctl("fault add 0 hold --opcode 0x28"), 0, "sbcemuctl fault add 0 hold --opcode 0x28 -> exit 0") ||
-	    !start_held_read(&a, 500, "SIGTERM case"))
+	if (!ctl_ok(run_ctl("fault add 0 hold --opcode 0x28"), 0, "sbcemuctl fault add 0 hold --opcode 0x28 -> exit 0"))
+		return;
+	task = start_held_read(&a, 500, "SIGTERM case");
+	if (!task)
 		return;
 	t0 = itest_now_ms();
 	kill(d.pid, SIGTERM);
@@ -933,7 +994,9 @@ static void test_shutdown_releases_held(void)
 	itest_ok(a.done && a.status == SCSI_STATUS_GOOD,
 		 "SIGTERM with a READ(10) held by a fault rule: the rule goes, the READ(10) is answered GOOD",
 		 "done %d status 0x%x", a.done, a.status);
-	st = itest_daemon_stop(&d, SIGTERM);
+	if (a.done)
+		scsi_free_scsi_task(task);
+	st = itest_daemon_stop(&d, 0); /* waits for the exit the first SIGTERM began */
 	itest_ok(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && itest_now_ms() - t0 < 10000,
 		 "... and sbcemud exits 0 without waiting for the 60 s drain timeout", "wait status 0x%x after %llu ms",
 		 st, (unsigned long long)(itest_now_ms() - t0));
@@ -964,6 +1027,7 @@ int main(int argc, char **argv)
 	test_ctl_basics();
 	test_raw_socket();
 	test_socket_mode();
+	test_other_user();
 	test_fault_sense();
 	test_fault_medium_error();
 	test_fault_delay();

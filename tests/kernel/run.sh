@@ -202,6 +202,7 @@ run_suite() { # KERNEL MODULES SUITE
 	SUITE_HOST_ROOT=0
 	SUITE_MODULES=""
 	SUITE_MEMORY=1024
+	unset -f suite_after_start
 	# shellcheck disable=SC1090
 	. "$HERE/suites/$suite.sh"
 	SUITE_CONFIG_FILE="$HERE/suites/$SUITE_CONFIG"
@@ -239,6 +240,11 @@ run_suite() { # KERNEL MODULES SUITE
 		DAEMON_LOG=""
 	elif ! target_start; then
 		for c in $checks; do report fail "$label/$suite/$c" "target" "$TARGET_ERROR"; done
+		target_stop
+		return
+	elif [ -z "$STANDIN" ] && declare -F suite_after_start >/dev/null && ! suite_after_start; then
+		# The suite's set-up through the control socket (suites/faults.sh).
+		for c in $checks; do report fail "$label/$suite/$c" "target" "the suite's set-up after start failed"; done
 		target_stop
 		return
 	fi

@@ -1,0 +1,27 @@
+# shellcheck shell=bash
+# Kernel test suite "faults": fault rules of the runtime control
+# (docs/control.md) seen through Linux's SCSI error handling over iSCSI.
+# Before the guest boots, sbcemuctl makes LBAs 10000-10007 of LUN 0
+# unrecoverable (MEDIUM ERROR, UNRECOVERED READ ERROR until written) and holds
+# the first READ of LBA 20000 (never answered): the guest sees EIO with the
+# LBA in dmesg, then a repair by writing; and the command timeout, the error
+# handler's abort, and the read succeeding on retry.  Sourced by
+# tests/kernel/run.sh.
+SUITE_TARGET=iqn.2026-12.org.sbcemu:kvm
+SUITE_CONFIG=faults.ini         # sbcemud configuration, next to this file
+SUITE_LUNS="0"
+SUITE_CHECKS="faults"
+SUITE_ENV=(SBCE_FAULTS_LUN=0 SBCE_FAULTS_MEDIUM_LBA=10000 SBCE_FAULTS_HOLD_LBA=20000)
+
+# Runs once the daemon listens, before the guest boots (tests/kernel/run.sh).
+suite_after_start() {
+	local ctl=("$BUILDDIR/daemon/sbcemuctl" -s "$STATE_DIR/control.sock")
+	"${ctl[@]}" fault add 0 medium-error --lba 10000-10007 >/dev/null &&
+		"${ctl[@]}" fault add 0 hold --opcode 0x28,0x88 --lba 20000 --count 1 >/dev/null
+}
+
+# tgt has no fault rules: the suite does not run against the stand-in.
+STANDIN_LUNS=""
+STANDIN_SIZES=()
+STANDIN_THIN=()
+STANDIN_ENV=()
