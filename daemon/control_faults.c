@@ -18,6 +18,11 @@ static const char *const action_names[] = {
 	[SCSI_FAULT_ACTION_DELAY] = "delay",
 	[SCSI_FAULT_ACTION_HOLD] = "hold",
 	[SCSI_FAULT_ACTION_MEDIUM_ERROR] = "medium-error",
+	[SCSI_FAULT_ACTION_CORRUPT_READ] = "corrupt-read",
+	[SCSI_FAULT_ACTION_SHORT_READ] = "short-read",
+	[SCSI_FAULT_ACTION_TEAR_ATOMIC] = "tear-atomic",
+	[SCSI_FAULT_ACTION_ZONE_OFFLINE] = "zone-offline",
+	[SCSI_FAULT_ACTION_ZONE_READ_ONLY] = "zone-read-only",
 };
 #define ACTION_COUNT (sizeof(action_names) / sizeof(action_names[0]))
 
@@ -32,7 +37,8 @@ static int parse_action(const json_t *req, struct scsi_fault_rule_params *p, cha
 		if (strcmp(action_names[i], json_string_value(a)) == 0)
 			break;
 	if (!json_is_string(a) || i == ACTION_COUNT) {
-		snprintf(err, errlen, "\"action\" must be sense, status, delay, hold or medium-error");
+		snprintf(err, errlen, "\"action\" must be sense, status, delay, hold, medium-error, corrupt-read, "
+			 "short-read, tear-atomic, zone-offline or zone-read-only");
 		return -1;
 	}
 	p->action = (enum scsi_fault_action)i;
@@ -114,40 +120,78 @@ static int parse_trigger(const json_t *req, uint32_t id, struct scsi_fault_rule_
 	return 0;
 }
 
-/* The members an action needs (and only those: a member another action takes is refused). */
+/*
+ * The members each action takes: its own (sense_key ... zone: required) and
+ * whether it matches commands at all (medium-error and zone rules stand on
+ * their own: no opcodes, initiator or trigger).
+ */
+enum { M_SENSE_KEY, M_ASC, M_ASCQ, M_STATUS, M_DELAY_MS, M_BLOCKS, M_ZONE, M_COUNT };
+static const char *const action_members[M_COUNT] = { "sense_key", "asc", "ascq", "status", "delay_ms", "blocks",
+						     "zone" };
+static const uint64_t action_member_max[M_COUNT] = { 15, 255, 255, 255, SCSI_FAULT_DELAY_MS_MAX, UINT32_MAX,
+						     UINT32_MAX };
+
+static unsigned members_of(enum scsi_fault_action a)
+{
+	switch (a) {
+	case SCSI_FAULT_ACTION_SENSE:
+		return 1u << M_SENSE_KEY | 1u << M_ASC | 1u << M_ASCQ;
+	case SCSI_FAULT_ACTION_STATUS:
+		return 1u << M_STATUS;
+	case SCSI_FAULT_ACTION_DELAY:
+		return 1u << M_DELAY_MS;
+	case SCSI_FAULT_ACTION_TEAR_ATOMIC:
+		return 1u << M_BLOCKS;
+	case SCSI_FAULT_ACTION_ZONE_OFFLINE:
+	case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
+		return 1u << M_ZONE;
+	case SCSI_FAULT_ACTION_HOLD:
+	case SCSI_FAULT_ACTION_MEDIUM_ERROR:
+	case SCSI_FAULT_ACTION_CORRUPT_READ:
+	case SCSI_FAULT_ACTION_SHORT_READ:
+		break;
+	}
+	return 0;
+}
+
 static int parse_action_members(const json_t *req, struct scsi_fault_rule_params *p, char *err, size_t errlen)
 {
-	bool sense = p->action == SCSI_FAULT_ACTION_SENSE;
-	bool status = p->action == SCSI_FAULT_ACTION_STATUS;
-	bool delay = p->action == SCSI_FAULT_ACTION_DELAY;
-	static const char *const members[] = { "sense_key", "asc", "ascq", "status", "delay_ms" };
-	uint64_t key = 0, asc = 0, ascq = 0, st = 0, ms = 0;
+	static const char *const matching[] = { "every", "probability", "count", "seed", "opcodes", "service_action",
+						"initiator" };
+	bool zone = p->action == SCSI_FAULT_ACTION_ZONE_OFFLINE || p->action == SCSI_FAULT_ACTION_ZONE_READ_ONLY;
+	unsigned wanted = members_of(p->action);
+	uint64_t v[M_COUNT] = { 0 };
 
-	for (unsigned i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
-		bool wanted = i < 3 ? sense : i == 3 ? status : delay;
-
-		if (!wanted && json_object_get(req, members[i])) {
-			snprintf(err, errlen, "\"%s\" does not go with action %s", members[i], action_names[p->action]);
+	for (unsigned i = 0; i < M_COUNT; i++) {
+		if (!(wanted & (1u << i)) && json_object_get(req, action_members[i])) {
+			snprintf(err, errlen, "\"%s\" does not go with action %s", action_members[i],
+				 action_names[p->action]);
 			return -1;
 		}
+		if ((wanted & (1u << i)) &&
+		    sbce_control_uint(req, action_members[i], action_member_max[i], true, &v[i], err, errlen) < 0)
+			return -1;
 	}
-	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR &&
-	    (json_object_get(req, "every") || json_object_get(req, "probability") || json_object_get(req, "count") ||
-	     json_object_get(req, "opcodes") || json_object_get(req, "initiator"))) {
-		snprintf(err, errlen, "a medium-error rule takes only lba_first and lba_last");
+	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || zone) {
+		for (unsigned i = 0; i < sizeof(matching) / sizeof(matching[0]); i++) {
+			if (json_object_get(req, matching[i])) {
+				snprintf(err, errlen, "a %s rule matches no commands: \"%s\" does not go with it",
+					 action_names[p->action], matching[i]);
+				return -1;
+			}
+		}
+	}
+	if (zone && p->has_lba) {
+		snprintf(err, errlen, "a %s rule names its zone with \"zone\", not an LBA range", action_names[p->action]);
 		return -1;
 	}
-	if ((sense && (sbce_control_uint(req, "sense_key", 15, true, &key, err, errlen) < 0 ||
-		       sbce_control_uint(req, "asc", 255, true, &asc, err, errlen) < 0 ||
-		       sbce_control_uint(req, "ascq", 255, true, &ascq, err, errlen) < 0)) ||
-	    (status && sbce_control_uint(req, "status", 255, true, &st, err, errlen) < 0) ||
-	    (delay && sbce_control_uint(req, "delay_ms", SCSI_FAULT_DELAY_MS_MAX, true, &ms, err, errlen) < 0))
-		return -1;
-	p->sense_key = (uint8_t)key;
-	p->asc = (uint8_t)asc;
-	p->ascq = (uint8_t)ascq;
-	p->status = (uint8_t)st;
-	p->delay_ms = (uint32_t)ms;
+	p->sense_key = (uint8_t)v[M_SENSE_KEY];
+	p->asc = (uint8_t)v[M_ASC];
+	p->ascq = (uint8_t)v[M_ASCQ];
+	p->status = (uint8_t)v[M_STATUS];
+	p->delay_ms = (uint32_t)v[M_DELAY_MS];
+	p->blocks = (uint32_t)v[M_BLOCKS];
+	p->zone = (uint32_t)v[M_ZONE];
 	return 0;
 }
 
@@ -219,7 +263,16 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	case SCSI_FAULT_ACTION_MEDIUM_ERROR:
 		json_object_set_new(r, "bad_blocks", json_integer((json_int_t)st->bad_blocks));
 		break;
+	case SCSI_FAULT_ACTION_TEAR_ATOMIC:
+		json_object_set_new(r, "blocks", json_integer(p->blocks));
+		break;
+	case SCSI_FAULT_ACTION_ZONE_OFFLINE:
+	case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
+		json_object_set_new(r, "zone", json_integer(p->zone));
+		break;
 	case SCSI_FAULT_ACTION_HOLD:
+	case SCSI_FAULT_ACTION_CORRUPT_READ:
+	case SCSI_FAULT_ACTION_SHORT_READ:
 		break;
 	}
 	json_array_append_new(ctx->rules, r);

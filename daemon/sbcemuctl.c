@@ -47,7 +47,7 @@ static const char usage_text[] =
 	"  fault add LUN ACTION [--target IQN] [--opcode OP[,OP...]] [--service-action SA]\n"
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
 	"                       [--probability P] [--seed N] [--sense KEY/ASC/ASCQ] [--status S]\n"
-	"                       [--delay MS]\n"
+	"                       [--delay MS] [--blocks N] [--zone N]\n"
 	"  fault list\n"
 	"  fault remove ID|all\n"
 	"\n"
@@ -200,6 +200,8 @@ static const struct opt fault_opts[] = {
 	{ .name = "sense", .kind = OPT_SENSE },
 	{ .name = "status", .kind = OPT_UINT, .member = "status", .max = 255 },
 	{ .name = "delay", .kind = OPT_UINT, .member = "delay_ms", .min = 1, .max = 3600000 },
+	{ .name = "blocks", .kind = OPT_UINT, .member = "blocks", .min = 1, .max = UINT32_MAX },
+	{ .name = "zone", .kind = OPT_UINT, .member = "zone", .max = UINT32_MAX },
 	{ .name = NULL },
 };
 

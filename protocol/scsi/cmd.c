@@ -403,6 +403,8 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 		}
 		if (cmd->backing_errno && lu && cmd->status == SCSI_STATUS_CHECK_CONDITION)
 			count_backing_error(cmd);
+		if (cmd->faults & (SCSI_FAULT_CORRUPT_READ | SCSI_FAULT_SHORT_READ))
+			scsi_fault_data_in(cmd);
 		compute_residual(cmd);
 		copy_data_in_to_transport(cmd);
 		if (lu)

@@ -104,11 +104,34 @@ static int check_params(const struct scsi_fault_rule_params *p, char *err, size_
 			return -1;
 		}
 		break;
+	case SCSI_FAULT_ACTION_CORRUPT_READ:
+	case SCSI_FAULT_ACTION_SHORT_READ:
+		break;
+	case SCSI_FAULT_ACTION_TEAR_ATOMIC:
+		if (p->blocks == 0) {
+			snprintf(err, errlen, "tear-atomic needs blocks, at least 1");
+			return -1;
+		}
+		break;
+	case SCSI_FAULT_ACTION_ZONE_OFFLINE:
+	case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
+		break;
 	default:
 		snprintf(err, errlen, "unknown action");
 		return -1;
 	}
 	return 0;
+}
+
+static bool zone_rule(const struct scsi_fault_rule_params *p)
+{
+	return p->action == SCSI_FAULT_ACTION_ZONE_OFFLINE || p->action == SCSI_FAULT_ACTION_ZONE_READ_ONLY;
+}
+
+/* A rule that acts on its own, not on the commands it matches. */
+static bool standing_rule(const struct scsi_fault_rule_params *p)
+{
+	return p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || zone_rule(p);
 }
 
 int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_rule_params *p, char *err,
@@ -123,9 +146,26 @@ int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_r
 			 (unsigned long long)(lu->num_blocks - 1));
 		return -1;
 	}
+	if (zone_rule(p) && lu->ts.count) {
+		snprintf(err, errlen, "%u commands are in the LU's task set (a zone changes only between commands)",
+			 lu->ts.count);
+		return -1;
+	}
+	if (zone_rule(p) && scsi_lu_zone_count(lu) == 0) {
+		snprintf(err, errlen, "LUN %u is not zoned", lu->lun);
+		return -1;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (zone_rule(p) &&
+	    scsi_lu_set_zone_fault(lu, p->zone,
+				   p->action == SCSI_FAULT_ACTION_ZONE_OFFLINE ? SCSI_ZONE_FAULT_OFFLINE
+									       : SCSI_ZONE_FAULT_READ_ONLY,
+				   err, errlen) != 0) {
+		free(r);
 		return -1;
 	}
 	r->id = id;
@@ -184,6 +224,12 @@ int scsi_lu_fault_remove(struct scsi_lu *lu, uint32_t id)
 	if (!r)
 		return -1;
 	*pp = r->next;
+	if (zone_rule(&r->p)) {
+		char err[128];
+
+		/* Back to EMPTY (NOT WRITE POINTER for a conventional zone); a failure to save is the zone state's to log. */
+		(void)scsi_lu_set_zone_fault(lu, r->p.zone, SCSI_ZONE_FAULT_NONE, err, sizeof(err));
+	}
 	free(r->bad);
 	free(r);
 	/* Its held commands run now (each may complete others: walk from the head again). */
@@ -248,6 +294,11 @@ static bool rule_matches(const struct scsi_fault_rule *r, const struct scsi_cmd 
 	if (p->has_lba && !overlaps(cmd, p->lba_first, p->lba_last))
 		return false;
 	if (p->initiator[0] && !strstr(cmd->nexus->initiator_port_name, p->initiator))
+		return false;
+	if ((p->action == SCSI_FAULT_ACTION_CORRUPT_READ || p->action == SCSI_FAULT_ACTION_SHORT_READ) &&
+	    !(reads_blocks(cmd) && (cmd->op->flags & OP_DATA_IN)))
+		return false;
+	if (p->action == SCSI_FAULT_ACTION_TEAR_ATOMIC && strncmp(cmd->op->name, "WRITE ATOMIC", 12) != 0)
 		return false;
 	return true;
 }
@@ -315,7 +366,7 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 		return SCSI_FAULT_DONE;
 	}
 	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
-		if (r->p.action == SCSI_FAULT_ACTION_MEDIUM_ERROR || !rule_matches(r, cmd) || !rule_fires(r))
+		if (standing_rule(&r->p) || !rule_matches(r, cmd) || !rule_fires(r))
 			continue;
 		switch (r->p.action) {
 		case SCSI_FAULT_ACTION_SENSE: {
@@ -339,11 +390,38 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 			r->st.held++;
 			hold(cmd, r, 0);
 			return SCSI_FAULT_HELD;
+		case SCSI_FAULT_ACTION_CORRUPT_READ:
+			cmd->faults |= SCSI_FAULT_CORRUPT_READ;
+			return SCSI_FAULT_PASS;
+		case SCSI_FAULT_ACTION_SHORT_READ:
+			cmd->faults |= SCSI_FAULT_SHORT_READ;
+			return SCSI_FAULT_PASS;
+		case SCSI_FAULT_ACTION_TEAR_ATOMIC:
+			/* sbc_write_atomic.c writes the first atomic_tear_block blocks only. */
+			cmd->faults |= SCSI_FAULT_TEAR_ATOMIC;
+			lu->faults.atomic_tear_block = r->p.blocks;
+			return SCSI_FAULT_PASS;
 		case SCSI_FAULT_ACTION_MEDIUM_ERROR:
+		case SCSI_FAULT_ACTION_ZONE_OFFLINE:
+		case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
 			break;
 		}
 	}
 	return SCSI_FAULT_PASS;
+}
+
+void scsi_fault_data_in(struct scsi_cmd *cmd)
+{
+	uint8_t *first = cmd->data_in ? cmd->data_in
+				      : cmd->data_in_sgl.iovcnt ? (uint8_t *)cmd->data_in_sgl.iov[0].iov_base : NULL;
+
+	if (cmd->status != SCSI_STATUS_GOOD || cmd->data_in_len == 0)
+		return;
+	if ((cmd->faults & SCSI_FAULT_CORRUPT_READ) && first)
+		first[0] ^= 0xff;
+	/* Whole blocks, at least one fewer than asked for: the residual says the rest never came. */
+	if (cmd->faults & SCSI_FAULT_SHORT_READ)
+		cmd->data_in_len = cmd->data_in_len / 2 / cmd->lu->block_size * cmd->lu->block_size;
 }
 
 void scsi_fault_cmd_done(struct scsi_cmd *cmd)

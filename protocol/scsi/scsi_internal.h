@@ -84,6 +84,8 @@ enum scsi_pr_class {
 
 /* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
 #define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
+#define SCSI_FAULT_CORRUPT_READ (1u << 1) /* a fault rule: invert the first byte of the Data-In */
+#define SCSI_FAULT_SHORT_READ (1u << 2)   /* a fault rule: send half the Data-In */
 
 /* The NOT READY sense of an LU whose readiness is not SCSI_LU_READY (lu.c). */
 struct scsi_sense_info scsi_lu_not_ready_sense(const struct scsi_lu *lu);
@@ -100,6 +102,8 @@ enum scsi_fault_verdict {
 
 /* Before exec, when the command starts: what the LU's rules do to it. */
 enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd);
+/* At completion of a GOOD command, before its residual: what corrupt-read / short-read rules do to its Data-In. */
+void scsi_fault_data_in(struct scsi_cmd *cmd);
 /* At completion: off the held list; a write repairs the medium-error blocks it covered. */
 void scsi_fault_cmd_done(struct scsi_cmd *cmd);
 void scsi_fault_lu_fini(struct scsi_lu *lu);

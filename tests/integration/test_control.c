@@ -44,7 +44,17 @@ static const char config[] =
 	"path = @DIR@/lun0.img\n"
 	"size = 64M\n"
 	"logical_block_size = 512\n"
-	"thin_provisioning = true\n";
+	"thin_provisioning = true\n"
+	/* LUN 1: WRITE ATOMIC up to 64 blocks (tear-atomic); LUN 2: host-managed, 8 zones of 8 MiB (zone rules). */
+	"[lun \"" ITEST_TARGET "\" 1]\n"
+	"path = @DIR@/lun1.img\n"
+	"size = 16M\n"
+	"max_atomic_transfer_length = 64\n"
+	"[lun \"" ITEST_TARGET "\" 2]\n"
+	"kind = zbc-hm\n"
+	"path = @DIR@/lun2.img\n"
+	"size = 64M\n"
+	"zone_size = 8M\n";
 
 static struct itest_daemon d;
 static struct iscsi_context *s;
@@ -974,6 +984,95 @@ static void test_counters(void)
 	itest_ok(json_has(ctl_out, "blocks", "65536"), "lus: \"blocks\": 65536 after the resize", "%.500s", ctl_out);
 }
 
+/* ---- 12. corrupt-read, short-read, tear-atomic, zone rules ---- */
+
+static void cmd16(int lun, uint8_t op, uint64_t lba, uint32_t n, enum itest_dir dir, const void *out,
+		  struct itest_result *r)
+{
+	uint8_t cdb[16] = { op };
+
+	itest_put_be64(cdb + 2, lba);
+	itest_put_be32(cdb + 10, n);
+	itest_cmd(s, lun, cdb, 16, dir, out, dir == ITEST_OUT ? (size_t)n * 512 : 0,
+		  dir == ITEST_IN ? (size_t)n * 512 : 0, r);
+}
+
+static void test_more_actions(void)
+{
+	static uint8_t data[8 * 512], zeros[8 * 512];
+	struct itest_result r;
+	bool same;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	itest_clear_ua(s, 1);
+	itest_clear_ua(s, 2);
+
+	/* corrupt-read: GOOD, first byte inverted, medium unchanged. */
+	cmd16(1, 0x8a, 100, 8, ITEST_OUT, data, &r);
+	expect_r(&r, EXPECT_GOOD, "LUN 1: WRITE(16) of 8 blocks at LBA 100");
+	ctl_ok(run_ctl("fault add 0 corrupt-read --target " ITEST_TARGET " --count 1"), 0,
+	       "fault add corrupt-read on LUN 0 (--target given) -> exit 0");
+	ctl_ok(run_ctl("fault remove all"), 0, "fault remove all");
+	ctl_ok(run_ctl("fault add 1 corrupt-read --count 1"), 0, "fault add 1 corrupt-read --count 1 -> exit 0");
+	cmd16(1, 0x88, 100, 8, ITEST_IN, NULL, &r);
+	itest_ok(r.status == 0 && r.data_len == (int)sizeof(data) && (r.data[0] ^ data[0]) == 0xff &&
+			 memcmp(r.data + 1, data + 1, sizeof(data) - 1) == 0,
+		 "corrupt-read: READ(16) is GOOD with only the first byte inverted", "%s, %d bytes, byte 0 %02x",
+		 itest_result_str(&r), r.data_len, r.data_len ? r.data[0] : 0);
+	itest_result_free(&r);
+	cmd16(1, 0x88, 100, 8, ITEST_IN, NULL, &r);
+	same = r.status == 0 && r.data_len == (int)sizeof(data) && memcmp(r.data, data, sizeof(data)) == 0;
+	itest_ok(same, "corrupt-read --count 1: the next READ(16) returns the data as written (medium unchanged)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+
+	/* short-read: GOOD, half the blocks, residual underflow for the rest. */
+	ctl_ok(run_ctl("fault add 1 short-read --count 1"), 0, "fault add 1 short-read --count 1 -> exit 0");
+	cmd16(1, 0x88, 100, 8, ITEST_IN, NULL, &r);
+	itest_ok(r.status == 0 && r.data_len == 4 * 512 && r.residual_kind == 1 && r.residual == 4 * 512 &&
+			 memcmp(r.data, data, 4 * 512) == 0,
+		 "short-read: READ(16) of 8 blocks is GOOD with 4 blocks and an underflow residual of 2048 (RFC 7143 11.4.5.2)",
+		 "%s, %d bytes, residual kind %d, %zu", itest_result_str(&r), r.data_len, r.residual_kind, r.residual);
+	itest_result_free(&r);
+
+	/* tear-atomic: WRITE ATOMIC(16) GOOD, only the first 2 blocks written. */
+	ctl_ok(run_ctl("fault add 1 tear-atomic --blocks 2 --count 1"), 0,
+	       "fault add 1 tear-atomic --blocks 2 --count 1 -> exit 0");
+	cmd16(1, 0x8a, 200, 8, ITEST_OUT, zeros, &r);
+	itest_result_free(&r);
+	{
+		uint8_t cdb[16] = { 0x9c };
+
+		itest_put_be64(cdb + 2, 200);
+		itest_put_be16(cdb + 12, 8);
+		itest_expect_cmd(s, 1, "tear-atomic: WRITE ATOMIC(16) of 8 blocks returns GOOD", cdb, 16, ITEST_OUT, data,
+				 sizeof(data), 0, EXPECT_GOOD, NULL);
+	}
+	cmd16(1, 0x88, 200, 8, ITEST_IN, NULL, &r);
+	itest_ok(r.status == 0 && r.data_len == (int)sizeof(data) && memcmp(r.data, data, 2 * 512) == 0 &&
+			 memcmp(r.data + 2 * 512, zeros, 6 * 512) == 0,
+		 "tear-atomic --blocks 2: only the first 2 of the 8 blocks were written", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	ctl_ok(run_ctl("fault remove all"), 0, "fault remove all");
+
+	/* Zone rules on the zoned LUN 2 (zone 3 starts at LBA 3 * 16384). */
+	ctl_ok(run_ctl("fault add 0 zone-offline --zone 1"), 1, "zone-offline on the conventional LUN 0 -> exit 1");
+	ctl_ok(run_ctl("fault add 2 zone-offline --zone 99"), 1, "zone-offline --zone 99 (no such zone) -> exit 1");
+	ctl_ok(run_ctl("fault add 2 zone-offline --zone 3 --count 1"), 1,
+	       "zone-offline with --count (a trigger on a standing rule) -> exit 1");
+	ctl_ok(run_ctl("fault add 2 zone-offline --zone 3"), 0, "fault add 2 zone-offline --zone 3 -> exit 0");
+	cmd16(2, 0x88, 3 * 16384, 1, ITEST_IN, NULL, &r);
+	expect_r(&r, EXPECT_SENSE(7, 0x2c, 0x0e), "zone-offline: READ(16) in zone 3 -> 07/2C/0E ZONE IS OFFLINE");
+	ctl_ok(run_ctl("fault remove all"), 0, "fault remove all (zone 3 repaired)");
+	cmd16(2, 0x8a, 3 * 16384, 1, ITEST_OUT, data, &r);
+	expect_r(&r, EXPECT_GOOD, "after the rule goes: WRITE(16) at zone 3's write pointer is GOOD (zone EMPTY again)");
+	ctl_ok(run_ctl("fault add 2 zone-read-only --zone 4"), 0, "fault add 2 zone-read-only --zone 4 -> exit 0");
+	cmd16(2, 0x8a, 4 * 16384, 1, ITEST_OUT, data, &r);
+	expect_r(&r, EXPECT_SENSE(7, 0x27, 0x08), "zone-read-only: WRITE(16) in zone 4 -> 07/27/08 ZONE IS READ ONLY");
+	ctl_ok(run_ctl("fault remove all"), 0, "fault remove all (zone 4 repaired)");
+}
+
 /* ---- 12. shutdown with a held command (README: SIGTERM lets commands in flight finish) ---- */
 
 static void test_shutdown_releases_held(void)
@@ -1036,6 +1135,7 @@ int main(int argc, char **argv)
 	test_write_protect();
 	test_resize();
 	test_counters();
+	test_more_actions();
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running after every check", NULL);
 	test_shutdown_releases_held();
 

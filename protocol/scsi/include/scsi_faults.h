@@ -20,6 +20,11 @@ enum scsi_fault_action {
 	SCSI_FAULT_ACTION_DELAY,        /* run the command delay_ms later */
 	SCSI_FAULT_ACTION_HOLD,         /* never answer: held until aborted or the rule goes */
 	SCSI_FAULT_ACTION_MEDIUM_ERROR, /* lba_first..lba_last unreadable until written */
+	SCSI_FAULT_ACTION_CORRUPT_READ, /* a read's Data-In comes back with its first byte inverted, GOOD */
+	SCSI_FAULT_ACTION_SHORT_READ,   /* a read sends half its Data-In (whole blocks), GOOD, residual underflow */
+	SCSI_FAULT_ACTION_TEAR_ATOMIC,  /* a WRITE ATOMIC writes only its first `blocks` blocks, GOOD */
+	SCSI_FAULT_ACTION_ZONE_OFFLINE, /* zone `zone` OFFLINE until the rule goes */
+	SCSI_FAULT_ACTION_ZONE_READ_ONLY, /* zone `zone` READ ONLY until the rule goes */
 };
 
 #define SCSI_FAULT_OPCODES_MAX 16
@@ -45,6 +50,8 @@ struct scsi_fault_rule_params {
 	uint8_t sense_key, asc, ascq;
 	uint8_t status;
 	uint32_t delay_ms;
+	uint32_t blocks;               /* tear-atomic */
+	uint32_t zone;                 /* zone-offline, zone-read-only: the zone's index (0: the zone at LBA 0) */
 };
 
 struct scsi_fault_rule_stats {
@@ -57,7 +64,8 @@ struct scsi_fault_rule_stats {
 /*
  * Adds rule id (chosen by the caller, unique in the daemon) to lu.  Checks
  * every member first; returns 0, or -1 with the reason in err and nothing
- * changed.
+ * changed.  A zone rule changes the zone at once (blocking: the zone state
+ * file is written) and needs an empty task set.
  */
 int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_rule_params *p, char *err,
 		      size_t errlen);
@@ -131,6 +139,11 @@ enum scsi_fault_action {
 	SCSI_FAULT_ACTION_DELAY,        /* run the command delay_ms later */
 	SCSI_FAULT_ACTION_HOLD,         /* never answer: held until aborted or the rule goes */
 	SCSI_FAULT_ACTION_MEDIUM_ERROR, /* lba_first..lba_last unreadable until written */
+	SCSI_FAULT_ACTION_CORRUPT_READ, /* a read's Data-In comes back with its first byte inverted, GOOD */
+	SCSI_FAULT_ACTION_SHORT_READ,   /* a read sends half its Data-In (whole blocks), GOOD, residual underflow */
+	SCSI_FAULT_ACTION_TEAR_ATOMIC,  /* a WRITE ATOMIC writes only its first `blocks` blocks, GOOD */
+	SCSI_FAULT_ACTION_ZONE_OFFLINE, /* zone `zone` OFFLINE until the rule goes */
+	SCSI_FAULT_ACTION_ZONE_READ_ONLY, /* zone `zone` READ ONLY until the rule goes */
 };
 
 #define SCSI_FAULT_OPCODES_MAX 16
@@ -156,6 +169,8 @@ struct scsi_fault_rule_params {
 	uint8_t sense_key, asc, ascq;
 	uint8_t status;
 	uint32_t delay_ms;
+	uint32_t blocks;               /* tear-atomic */
+	uint32_t zone;                 /* zone-offline, zone-read-only: the zone's index (0: the zone at LBA 0) */
 };
 
 struct scsi_fault_rule_stats {
@@ -168,7 +183,8 @@ struct scsi_fault_rule_stats {
 /*
  * Adds rule id (chosen by the caller, unique in the daemon) to lu.  Checks
  * every member first; returns 0, or -1 with the reason in err and nothing
- * changed.
+ * changed.  A zone rule changes the zone at once (blocking: the zone state
+ * file is written) and needs an empty task set.
  */
 int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_rule_params *p, char *err,
 		      size_t errlen);
