@@ -222,6 +222,32 @@ static struct cfg_lun *lun_get(struct cfg_target *target, uint32_t lun)
 	return l;
 }
 
+int cfg_target_add_lun(struct cfg_target *target, const struct cfg_lun *l)
+{
+	struct cfg_lun *copy;
+
+	for (size_t i = 0; i < target->lun_count; i++)
+		if (target->luns[i]->lun == l->lun)
+			return -1;
+	if (!grow(&target->luns, target->lun_count) || !(copy = malloc(sizeof(*copy))))
+		return -1;
+	*copy = *l;
+	target->luns[target->lun_count++] = copy;
+	return 0;
+}
+
+void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun)
+{
+	for (size_t i = 0; i < target->lun_count; i++) {
+		if (target->luns[i]->lun == lun) {
+			free(target->luns[i]);
+			memmove(&target->luns[i], &target->luns[i + 1], (target->lun_count - i - 1) * sizeof(target->luns[0]));
+			target->lun_count--;
+			return;
+		}
+	}
+}
+
 static struct cfg_lun *template_get(struct cfg *cfg, const char *name)
 {
 	struct cfg_lun *l;

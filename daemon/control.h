@@ -43,6 +43,10 @@ int sbce_control_fault_add(struct sbce_daemon *d, const json_t *req, json_t *res
 int sbce_control_fault_list(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 int sbce_control_fault_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
+/* control_lus.c */
+int sbce_control_lu_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+
 /* ---- request members (control_commands.c) ---- */
 
 /*

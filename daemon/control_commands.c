@@ -91,7 +91,7 @@ static const char *const readiness_names[] = {
 	[SCSI_LU_NO_MEDIUM] = "no-medium",
 };
 
-/* SPC-4 4.5.6 table 28 (sense key descriptions). */
+/* SPC-4's sense key descriptions. */
 static const char *const sense_key_names[16] = {
 	"NO SENSE", "RECOVERED ERROR", "NOT READY", "MEDIUM ERROR", "HARDWARE ERROR", "ILLEGAL REQUEST",
 	"UNIT ATTENTION", "DATA PROTECT", "BLANK CHECK", "VENDOR SPECIFIC", "COPY ABORTED", "ABORTED COMMAND",
@@ -233,19 +233,22 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 	for (size_t i = 0; i < d->device_count; i++) {
 		const struct cfg_target *t = d->cfg->targets[i];
 
-		for (size_t k = 0; k < t->lun_count; k++) {
-			const struct cfg_lun *l = t->luns[k];
-			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(l->lun));
+		for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
+			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(n));
+			const char *path = "";
 			struct scsi_lu_info info;
 
 			if (!lu)
 				continue;
+			for (size_t k = 0; k < t->lun_count; k++)
+				if (t->luns[k]->lun == n)
+					path = t->luns[k]->path;
 			scsi_lu_describe(lu, &info);
 			json_array_append_new(
 				lus, json_pack("{s:s, s:i, s:s, s:i, s:I, s:i, s:s, s:s, s:b, s:i, s:o, s:{s:I, s:I, s:I}}",
 					       "target", t->name, "lun", (int)info.lun, "kind", kind_name(info.kind),
 					       "block_size", (int)info.block_size, "blocks", (json_int_t)info.num_blocks,
-					       "protection_type", (int)info.protection_type, "backing", l->path,
+					       "protection_type", (int)info.protection_type, "backing", path,
 					       "state", readiness_names[info.readiness], "write_protect",
 					       info.write_protect, "queued", (int)info.commands, "counters",
 					       counters_json(&info.counters), "backing_errors", "no_space",
@@ -382,6 +385,8 @@ static const char *const fault_add_members[] = {
 	"probability", "seed", "count", "sense_key", "asc", "ascq", "status", "delay_ms", "blocks", "zone", NULL,
 };
 static const char *const fault_remove_members[] = { "id", "all", NULL };
+static const char *const lu_add_members[] = { "target", "lun", "cfgstring", NULL };
+static const char *const lu_remove_members[] = { "target", "lun", "force", NULL };
 
 const struct sbce_control_command sbce_control_commands[] = {
 	{ "status", no_members, cmd_status },
@@ -391,6 +396,8 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "lu-state", lu_state_members, cmd_lu_state },
 	{ "lu-write-protect", lu_wp_members, cmd_lu_write_protect },
 	{ "lu-resize", lu_resize_members, cmd_lu_resize },
+	{ "lu-add", lu_add_members, sbce_control_lu_add },
+	{ "lu-remove", lu_remove_members, sbce_control_lu_remove },
 	{ "fault-add", fault_add_members, sbce_control_fault_add },
 	{ "fault-list", no_members, sbce_control_fault_list },
 	{ "fault-remove", fault_remove_members, sbce_control_fault_remove },

@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"  lu state LUN STATE [--target IQN]\n"
 	"  lu write-protect LUN on|off [--target IQN]\n"
 	"  lu resize LUN SIZE [--force] [--target IQN]      SIZE in bytes, suffix K, M, G, T (x1024)\n"
+	"  lu add LUN CFGSTRING [--target IQN]              CFGSTRING: [lun] keys, \"kind=zbc-hm;size=1G;path=x.img\"\n"
+	"  lu remove LUN [--force] [--target IQN]\n"
 	"  fault add LUN ACTION [--target IQN] [--opcode OP[,OP...]] [--service-action SA]\n"
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
 	"                       [--probability P] [--seed N] [--sense KEY/ASC/ASCQ] [--status S]\n"
@@ -182,6 +184,12 @@ static const struct opt lu_opts[] = {
 };
 
 static const struct opt resize_opts[] = {
+	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
+	{ .name = NULL },
+};
+
+static const struct opt remove_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
 	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
 	{ .name = NULL },
@@ -516,10 +524,12 @@ enum arg {
 	ARG_ONOFF,   /* on|off -> true|false */
 	ARG_SIZE,    /* SIZE -> bytes */
 	ARG_RULE_ID, /* ID|all, alone -> "id": ID or "all": true */
+	ARG_LUN,     /* the LUN alone */
 };
 
 enum output {
 	OUT_STATUS,  /* key: value lines */
+	OUT_LU,      /* "lun N: <list>" and the result's backing file when it has one */
 	OUT_TABLE,   /* the result's array list, by columns */
 	OUT_CHANGE,  /* "lun 0: LABEL <result member> (was <previous>)" */
 	OUT_ADDED,   /* "rule 3 added" */
@@ -556,6 +566,10 @@ static const struct command commands[] = {
 	{ .group = "lu", .name = "resize", .wire = "lu-resize", .synopsis = "lu resize LUN SIZE [--force] [--target IQN]",
 	  .npos = 2, .opts = resize_opts, .arg = ARG_SIZE, .member = "bytes", .output = OUT_CHANGE, .list = "blocks",
 	  .result = "blocks" },
+	{ .group = "lu", .name = "add", .wire = "lu-add", .synopsis = "lu add LUN CFGSTRING [--target IQN]", .npos = 2,
+	  .opts = lu_opts, .arg = ARG_STRING, .member = "cfgstring", .output = OUT_LU, .list = "added" },
+	{ .group = "lu", .name = "remove", .wire = "lu-remove", .synopsis = "lu remove LUN [--force] [--target IQN]",
+	  .npos = 1, .opts = remove_opts, .arg = ARG_LUN, .output = OUT_LU, .list = "removed" },
 	{ .group = "fault", .name = "add", .wire = "fault-add", .synopsis = "fault add LUN ACTION [OPTIONS] (see --help)",
 	  .npos = 2, .opts = fault_opts, .arg = ARG_STRING, .member = "action", .output = OUT_ADDED },
 	{ .group = "fault", .name = "list", .wire = "fault-list", .synopsis = "fault list", .output = OUT_TABLE,
@@ -608,7 +622,9 @@ static int put_positionals(const struct command *c, json_t *req, const char **po
 	if (parse_arg("LUN", pos[0], 0, CFG_MAX_LUN, &n))
 		return -1;
 	set_member(req, "lun", json_integer((json_int_t)n));
-	if (c->arg == ARG_STRING) {
+	if (c->arg == ARG_LUN) {
+		/* nothing more */
+	} else if (c->arg == ARG_STRING) {
 		set_member(req, c->member, json_string(last));
 	} else if (c->arg == ARG_ONOFF) {
 		if (strcmp(last, "on") != 0 && strcmp(last, "off") != 0)
@@ -666,6 +682,14 @@ static void print_result(const struct command *c, const json_t *req, const json_
 		free(a);
 		free(b);
 		free(d);
+		break;
+	case OUT_LU:
+		a = value_text(json_object_get(req, "lun"));
+		b = value_text(json_object_get(result, "backing"));
+		printf("lun %s: %s%s%s\n", a, c->list, json_object_get(result, "backing") ? " " : "",
+		       json_object_get(result, "backing") ? b : "");
+		free(a);
+		free(b);
 		break;
 	case OUT_ADDED:
 	case OUT_REMOVED:

@@ -319,6 +319,14 @@ int cfg_pi_fault_walk(const char *text, int (*fn)(void *arg, enum cfg_pi_field f
 int cfg_lun_from_cfgstring(const struct cfg *cfg, const char *name, const char *cfgstring, uint64_t dev_size,
 			   struct cfg_lun *out, struct cfg_diag *diag);
 
+/*
+ * The runtime control's lu-add / lu-remove (docs/control.md): adds a copy of
+ * l to target (0, or -1 when its LUN is taken or out of memory), removes LUN
+ * lun from it (nothing when absent).
+ */
+int cfg_target_add_lun(struct cfg_target *target, const struct cfg_lun *l);
+void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun);
+
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);
 

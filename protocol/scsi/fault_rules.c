@@ -6,7 +6,7 @@
  * command is about to execute (scsi_fault_check, from scsi_cmd_start): a
  * CHECK CONDITION with chosen sense, another status, a delay, a hold (no
  * answer until a task management function ends it), or unrecoverable
- * medium errors on a range of blocks until they are written (SBC-4 4.18.1:
+ * medium errors on a range of blocks until they are written (SBC-4 READ:
  * an unrecovered read error is reported with the LBA in INFORMATION).
  *
  * Held and delayed commands wait on the LU's held list; a delayed one is
@@ -429,7 +429,7 @@ void scsi_fault_cmd_done(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 
 	unhold(cmd);
-	/* A write that reached the medium repairs the bad blocks it covered (SBC-4 4.18.1). */
+	/* A write that reached the medium repairs the bad blocks it covered (as a drive reassigns them on write). */
 	if (cmd->status != SCSI_STATUS_GOOD || cmd->aborted || !cmd->op || !(cmd->op->flags & OP_WRITES_MEDIUM) ||
 	    !cmd->started)
 		return;

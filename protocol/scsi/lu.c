@@ -60,6 +60,39 @@ static void lu_destroy(struct scsi_lu *lu)
 	free(lu);
 }
 
+int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errlen)
+{
+	struct scsi_lu *lu = lun < SCSI_MAX_LUNS ? dev->lus[lun] : NULL;
+	int rc;
+
+	if (!lu) {
+		snprintf(err, errlen, "no LUN %u", lun);
+		return -1;
+	}
+	if (lu->ts.count) {
+		snprintf(err, errlen, "%u commands are in the LU's task set", lu->ts.count);
+		return -1;
+	}
+	/* What it acknowledged stays (as at shutdown): the backend and the zone state made durable first. */
+	rc = lu->backend->ops->flush(lu->backend);
+	if (rc == 0 && lu->zbc)
+		rc = zbc_flush(lu);
+	if (rc != 0) {
+		snprintf(err, errlen, "flushing its backing store failed (%s); the LU stays", strerror(-rc));
+		return -1;
+	}
+	dev->lus[lun] = NULL;
+	/* SPC-4 REPORT LUNS: the inventory changed, for every I_T nexus and the LUs it still has (3F/0E). */
+	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next) {
+		n->ua_pending[lun] = 0;
+		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+			if (dev->lus[i])
+				scsi_ua_establish(n, i, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
+	}
+	lu_destroy(lu);
+	return 0;
+}
+
 void scsi_device_destroy(struct scsi_device *dev)
 {
 	if (!dev)

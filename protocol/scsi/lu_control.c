@@ -22,7 +22,7 @@ void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
 	info->backing_errors = lu->backing_errors;
 }
 
-/* SPC-4 4.5.1 (table 51) and the ASC list (SPC-4 annex D). */
+/* The NOT READY additional sense codes of SPC-4's ASC/ASCQ table. */
 struct scsi_sense_info scsi_lu_not_ready_sense(const struct scsi_lu *lu)
 {
 	switch (lu->readiness) {
@@ -44,7 +44,7 @@ void scsi_lu_set_readiness(struct scsi_lu *lu, enum scsi_lu_readiness readiness)
 	enum scsi_lu_readiness was = lu->readiness;
 
 	lu->readiness = readiness;
-	/* SPC-4 table 51 / SBC-4 4.10: a logical unit that becomes ready tells every initiator once. */
+	/* A logical unit that becomes ready tells every initiator once (SPC-4 unit attention 28/00). */
 	if (was != SCSI_LU_READY && readiness == SCSI_LU_READY)
 		scsi_ua_establish_all(lu, SCSI_UA_NOT_READY_TO_READY_CHANGE, NULL);
 }
@@ -87,7 +87,30 @@ int scsi_lu_resize(struct scsi_lu *lu, uint64_t num_blocks, bool allow_shrink, c
 	}
 	lu->num_blocks = num_blocks;
 	lu->params.num_blocks = num_blocks;
-	/* SBC-4 4.6 (READ CAPACITY): a changed capacity is reported with a unit attention. */
+	/* SBC-4 READ CAPACITY: a changed capacity is reported with a unit attention (2A/09). */
 	scsi_ua_establish_all(lu, SCSI_UA_CAPACITY_DATA_HAS_CHANGED, NULL);
 	return 0;
+}
+
+int scsi_lu_end_commands(struct scsi_lu *lu, uint8_t sense_key, uint16_t asc_ascq)
+{
+	enum scsi_lu_readiness was = lu->readiness;
+	bool again = true;
+
+	/* A command the scheduler starts meanwhile meets the gate and ends at once. */
+	lu->readiness = SCSI_LU_OFFLINE;
+	while (again) {
+		again = false;
+		for (struct scsi_cmd *cmd = lu->ts.head; cmd; cmd = cmd->ts_next) {
+			if (cmd->aborted ||
+			    (cmd->started && cmd->state != SCSI_CMD_STATE_WAIT_DATA_OUT && !cmd->fault_held))
+				continue;
+			scsi_cmd_fail(cmd, sense_make(sense_key, asc_ascq));
+			scsi_cmd_complete(cmd);
+			again = true;
+			break;
+		}
+	}
+	lu->readiness = was;
+	return lu->ts.count ? -1 : 0;
 }

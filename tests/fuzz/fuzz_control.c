@@ -27,6 +27,28 @@ void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, con
 	(void)arg;
 }
 
+/* No backing files here: lu-add is checked up to opening one, which this harness refuses. */
+int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
+		 const char *state_dir, char *err, size_t errlen)
+{
+	(void)d;
+	(void)dev;
+	(void)l;
+	(void)who;
+	(void)state_dir;
+	snprintf(err, errlen, "no backing files in fuzz_control");
+	return -1;
+}
+
+void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *l, char *buf,
+		       size_t len)
+{
+	(void)cfg;
+	(void)t;
+	(void)l;
+	snprintf(buf, len, "%s", fuzz_state_dir());
+}
+
 static struct sbce_daemon daemon_state;
 static struct scsi_device *device;
 static const struct backend_ops *mem_ops;
@@ -38,16 +60,9 @@ static int capped_resize(struct backend *be, uint64_t size)
 	return size > (1u << 20) ? -27 /* EFBIG */ : mem_ops->resize(be, size);
 }
 
-static void setup(void)
+/* LUN 0: 192 blocks of 512 bytes in memory, its resize capped (lu-remove may take it away: made again). */
+static void create_lu(void)
 {
-	struct cfg_diag diag = { 0 };
-
-	sbce_log_set_level(SBCE_LOG_ERROR);
-	daemon_state.cfg = cfg_load_default(&diag);
-	if (!daemon_state.cfg)
-		abort();
-	daemon_state.loop.loop = ev_default_loop(0);
-	daemon_state.resources = scsi_resources_create(&(struct scsi_limits){ 0 });
 	struct scsi_lu_params params = {
 		.kind = SCSI_LU_CONVENTIONAL,
 		.logical_block_size = 512,
@@ -62,7 +77,6 @@ static void setup(void)
 	struct backend *be = be_mem_open(192 * 512);
 	char err[256];
 
-	device = scsi_device_create("fuzz", NULL, daemon_state.resources);
 	if (!be)
 		abort();
 	mem_ops = be->ops;
@@ -73,6 +87,20 @@ static void setup(void)
 		fprintf(stderr, "fuzz_control: %s\n", err);
 		abort();
 	}
+}
+
+static void setup(void)
+{
+	struct cfg_diag diag = { 0 };
+
+	sbce_log_set_level(SBCE_LOG_ERROR);
+	daemon_state.cfg = cfg_load_default(&diag);
+	if (!daemon_state.cfg)
+		abort();
+	daemon_state.loop.loop = ev_default_loop(0);
+	daemon_state.resources = scsi_resources_create(&(struct scsi_limits){ 0 });
+	device = scsi_device_create("fuzz", NULL, daemon_state.resources);
+	create_lu();
 	daemon_state.devices = &device;
 	daemon_state.device_count = 1;
 	if (sbce_faults_start(&daemon_state) != 0)
@@ -117,6 +145,8 @@ static void reset(void)
 		"{\"command\":\"lu-resize\",\"lun\":0,\"blocks\":192,\"force\":true}",
 	};
 
+	if (!scsi_device_find_lu(device, scsi_lun_encode(0)))
+		create_lu();
 	for (unsigned i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		json_decref(sbce_control_run(&daemon_state, lines[i], strlen(lines[i])));
 	daemon_state.next_fault_id = 0;

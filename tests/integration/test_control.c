@@ -1073,6 +1073,78 @@ static void test_more_actions(void)
 	ctl_ok(run_ctl("fault remove all"), 0, "fault remove all (zone 4 repaired)");
 }
 
+/* ---- 13. LUs added and removed at run time ---- */
+
+static void report_luns_has(int lun, bool *has)
+{
+	static const uint8_t cdb[12] = { 0xa0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0 };
+	struct itest_result r;
+
+	*has = false;
+	itest_cmd(s, 0, cdb, 12, ITEST_IN, NULL, 0, 4096, &r);
+	for (int off = 8; r.status == 0 && off + 8 <= r.data_len; off += 8)
+		if (r.data[off] == 0 && r.data[off + 1] == lun)
+			*has = true;
+	itest_result_free(&r);
+}
+
+static void test_lu_add_remove(void)
+{
+	static uint8_t data[512];
+	struct itest_result r;
+	struct async_done a;
+	struct scsi_task *task;
+	bool has;
+
+	memset(data, 0x5a, sizeof(data));
+	itest_clear_ua(s, 0);
+	ctl_ok(run_ctl("lu add 0 path=x.img;size=16M"), 1, "lu add 0 (LUN 0 exists) -> exit 1");
+	ctl_ok(run_ctl("lu add 3 size=16M;bogus_key=1"), 1, "lu add with an unknown key in the cfgstring -> exit 1");
+	ctl_ok(run_ctl("lu add 3 path=%s/lun0.img;size=64M", d.dir), 1, "lu add on LUN 0's backing file -> exit 1");
+	if (!ctl_ok(run_ctl("lu add 3 kind=zbc-hm;path=added3.img;size=64M;zone_size=8M"), 0,
+		    "lu add 3 kind=zbc-hm;path=added3.img;size=64M;zone_size=8M -> exit 0"))
+		return;
+	tur(&r);
+	expect_r(&r, EXPECT_SENSE(6, 0x3f, 0x0e),
+		 "after lu add: the next command on LUN 0 gets 06/3F/0E REPORTED LUNS DATA HAS CHANGED (SPC-4)");
+	report_luns_has(3, &has);
+	itest_ok(has, "REPORT LUNS lists the added LUN 3", NULL);
+	itest_clear_ua(s, 3);
+	cmd16(3, 0x8a, 0, 1, ITEST_OUT, data, &r);
+	expect_r(&r, EXPECT_GOOD, "LUN 3 (added): WRITE(16) at the first zone's write pointer is GOOD");
+	cmd16(3, 0x88, 0, 1, ITEST_IN, NULL, &r);
+	itest_ok(r.status == 0 && r.data_len == 512 && memcmp(r.data, data, 512) == 0,
+		 "LUN 3 (added): READ(16) returns what was written", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	ctl_ok(run_ctl("--json lus"), 0, "lus after lu add");
+	itest_ok(strstr(ctl_out, "added3.img") != NULL && strstr(ctl_out, "zbc-hm") != NULL,
+		 "lus lists LUN 3, zbc-hm, backed by added3.img", "%.300s", ctl_out);
+
+	/* A command held on LUN 3: lu remove refuses without --force; with it the command ends 05/25/00. */
+	ctl_ok(run_ctl("fault add 3 hold --opcode 0x88"), 0, "fault add 3 hold --opcode 0x88");
+	memset(&a, 0, sizeof(a));
+	task = iscsi_read16_task(s, 3, 0, 512, 512, 0, 0, 0, 0, 0, read_cb, &a);
+	service_for(500, &a.done);
+	itest_ok(task && !a.done, "LUN 3: READ(16) held", NULL);
+	ctl_ok(run_ctl("lu remove 3"), 1, "lu remove 3 with a command in its task set -> exit 1 (nothing changed)");
+	ctl_ok(run_ctl("lu remove 3 --force"), 0, "lu remove 3 --force -> exit 0");
+	service_for(2000, &a.done);
+	itest_ok(a.done && a.status == SCSI_STATUS_CHECK_CONDITION,
+		 "the held READ(16) ended with CHECK CONDITION when its LU was removed", "done %d status 0x%x", a.done,
+		 a.status);
+	if (task && a.done)
+		scsi_free_scsi_task(task);
+	tur(&r);
+	expect_r(&r, EXPECT_SENSE(6, 0x3f, 0x0e), "after lu remove: LUN 0 gets 06/3F/0E");
+	report_luns_has(3, &has);
+	itest_ok(!has, "REPORT LUNS no longer lists LUN 3", NULL);
+	cmd16(3, 0x88, 0, 1, ITEST_IN, NULL, &r);
+	expect_r(&r, EXPECT_SENSE(5, 0x25, 0x00), "READ(16) to the removed LUN 3 -> 05/25/00 LOGICAL UNIT NOT SUPPORTED");
+	ctl_ok(run_ctl("--json fault list"), 0, "fault list after the removal");
+	itest_ok(!json_has(ctl_out, "lun", "3"), "the removed LU's hold rule went with it", "%.300s", ctl_out);
+	ctl_ok(run_ctl("lu remove 3"), 1, "lu remove 3 again -> exit 1 (no such LU)");
+}
+
 /* ---- 12. shutdown with a held command (README: SIGTERM lets commands in flight finish) ---- */
 
 static void test_shutdown_releases_held(void)
@@ -1136,6 +1208,7 @@ int main(int argc, char **argv)
 	test_resize();
 	test_counters();
 	test_more_actions();
+	test_lu_add_remove();
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running after every check", NULL);
 	test_shutdown_releases_held();
 

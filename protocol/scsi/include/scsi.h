@@ -498,6 +498,13 @@ void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err)
 struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_params *params,
 			       struct backend *backend, char *err, size_t errlen);
 struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t lun);
+/*
+ * Takes LUN lun (a flat number) out of dev: its backend flushed (blocking),
+ * REPORTED LUNS DATA HAS CHANGED established for every I_T nexus on the LUs
+ * left, the LU freed.  Only with an empty task set.  0, or -1 with the
+ * reason in err and nothing changed.
+ */
+int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errlen);
 
 /* Zoned LUs: the number of zones (0 for other kinds). */
 uint32_t scsi_lu_zone_count(const struct scsi_lu *lu);
@@ -584,6 +591,13 @@ void scsi_lu_set_write_protect(struct scsi_lu *lu, bool on);
  * the caller's thread).  0, or -1 with the reason in err and nothing changed.
  */
 int scsi_lu_resize(struct scsi_lu *lu, uint64_t num_blocks, bool allow_shrink, char *err, size_t errlen);
+
+/*
+ * Ends every command of lu's task set that is not running I/O (waiting, or
+ * held by a fault rule) with CHECK CONDITION and this sense.  0 when the
+ * task set is empty afterwards, -1 when running commands are left.
+ */
+int scsi_lu_end_commands(struct scsi_lu *lu, uint8_t sense_key, uint16_t asc_ascq);
 
 /*
  * I_T nexus, reached through transport (whose protocol identifier and

@@ -520,7 +520,9 @@ def control_seeds():
                        '{"command":"lu-state","lun":0,"state":"ready"}',
                        '{"command":"lu-write-protect","lun":0,"enable":true}',
                        '{"command":"lu-resize","lun":0,"bytes":131072}',
-                       '{"command":"lu-resize","lun":0,"blocks":100,"force":true}'],
+                       '{"command":"lu-resize","lun":0,"blocks":100,"force":true}',
+                       '{"command":"lu-add","lun":5,"cfgstring":"kind=zbc-hm;size=64M;zone_size=8M;path=x.img"}',
+                       '{"command":"lu-remove","lun":5}'],
         "fault_rules": ['{"command":"fault-add","lun":0,"action":"sense","opcodes":[40,136],"lba_first":10,'
                         '"lba_last":19,"sense_key":3,"asc":17,"ascq":0,"count":1}',
                         '{"command":"fault-add","lun":0,"action":"medium-error","lba_first":5,"lba_last":8}',

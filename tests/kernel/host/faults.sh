@@ -18,7 +18,7 @@ host_faults() {
 	[ "$(res faults.medium_dmesg_asc)" -ge 1 ] 2>/dev/null
 	expect_true "sd logs 'Unrecovered read error' (11/00)"
 	expect "writing the 8 bad blocks" 0 "$(res faults.repair_write_rc)"
-	expect "reading them after the write (repaired, SBC-4 4.18.1)" 0 "$(res faults.repaired_read_rc)"
+	expect "reading them after the write (repaired by the write)" 0 "$(res faults.repaired_read_rc)"
 	expect "READ of held LBA $(res faults.hold_lba): dd succeeds after the abort and retry" 0 \
 		"$(res faults.hold_read_rc)"
 	secs=$(res faults.hold_read_seconds)

@@ -132,7 +132,7 @@ START_TEST(every_and_seeded_probability)
 }
 END_TEST
 
-/* medium-error: reads 03/11/00 with the first bad LBA until a write repairs the block (SBC-4 4.18.1). */
+/* medium-error: reads 03/11/00 with the first bad LBA until a write repairs the block. */
 START_TEST(medium_error_until_written)
 {
 	struct scsi_fault_rule_params p = rule(SCSI_FAULT_ACTION_MEDIUM_ERROR);
