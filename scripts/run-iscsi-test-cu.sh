@@ -19,6 +19,8 @@
 #   --daemon-arg ARG       extra argument for sbcemud (repeatable), e.g. -c FILE
 #   --target IQN, --lun N  the LU to test (default iqn.2026-12.org.sbcemu:default, 0),
 #                          for configurations given with --daemon-arg -c FILE
+#   --ctl "ARGS"           once sbcemud listens, run sbcemuctl ARGS on its control
+#                          socket (repeatable; docs/control.md), e.g. "lu write-protect 0 on"
 #
 # The last line on stdout is exactly "N passed, N failed, N skipped" for sbcemud
 # (for the peer with --peer-only).  A test counts as skipped when it printed
@@ -52,6 +54,7 @@ write_doc=1
 parse_only=
 daemon_bin=
 daemon_args=()
+ctl_cmds=()
 
 usage() {
 	sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
@@ -71,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--no-doc) write_doc=0; shift ;;
 	--parse) parse_only=$2; shift 2 ;;
 	--daemon-arg) daemon_args+=("$2"); shift 2 ;;
+	--ctl) ctl_cmds+=("$2"); shift 2 ;;
 	--target) TARGET_IQN=$2; shift 2 ;;
 	--lun) TARGET_LUN=$2; shift 2 ;;
 	-h | --help) usage ;;
@@ -229,6 +233,11 @@ if [ $peer_only -eq 0 ]; then
 	rm -rf "$log_dir/state"
 	port=$(sbce_pick_port) || exit 2
 	sbce_daemon_start "$daemon_bin" "$log_dir/state" "$port" ${daemon_args[@]+"${daemon_args[@]}"} || exit 2
+	for c in ${ctl_cmds[@]+"${ctl_cmds[@]}"}; do
+		# shellcheck disable=SC2086 # c is a list of arguments
+		"$(dirname "$daemon_bin")/sbcemuctl" -s "$log_dir/state/control.sock" $c >/dev/null ||
+			{ echo "[sbcemu] sbcemuctl $c failed" >&2; exit 2; }
+	done
 	run_suite sbcemu "iscsi://$SBCE_HOST:$port/$TARGET_IQN/$TARGET_LUN" "$log_dir"
 	sbce_daemon_stop TERM 10
 	if [ "${SBCE_DAEMON_STATUS:-0}" -ne 0 ]; then

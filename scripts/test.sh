@@ -81,6 +81,17 @@ elif [ "$quick" = no ]; then
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/pi" \
 		--known-failures "$conf/known-failures.txt" --min-passed 206 \
 		--daemon-arg -c --daemon-arg "$conf/lun-pi.ini" "$daemon" || status=1
+	# These suites skip without a removable LU; ReadOnly needs the medium write-protected,
+	# which sbcemuctl does at run time (docs/control.md).
+	for suite in ReadOnly:1 PreventAllow:8 StartStopUnit:1; do
+		echo "=== test.sh: libiscsi ${suite%%:*} on a removable LU, logs in $logs/removable-${suite%%:*}"
+		ctl=()
+		[ "${suite%%:*}" = ReadOnly ] && ctl=(--ctl "lu write-protect 0 on")
+		"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/removable-${suite%%:*}" \
+			--tests "ALL.${suite%%:*}" --min-passed "${suite##*:}" "${ctl[@]}" \
+			--known-failures "$conf/known-failures-removable.txt" \
+			--daemon-arg -c --daemon-arg "$conf/lun-removable.ini" "$daemon" || status=1
+	done
 	# Sanitize.Reset is a known failure of the full run only (test order, see
 	# known-failures.txt); alone it must pass.
 	echo "=== test.sh: libiscsi Sanitize.Reset alone, logs in $logs/sanitize-reset"

@@ -10,8 +10,10 @@
  *     INITIALIZING COMMAND REQUIRED (02/04/02).  The volatile cache is
  *     written to the medium first unless NO_FLUSH = 1.
  *   START = 1: the LU leaves the stopped power condition.
- *   LOEJ = 1 on a removable medium (params.removable) unloads (START = 0)
- *     or loads (START = 1) it; while any I_T nexus prevents medium removal
+ *   LOEJ = 1 on a removable medium (params.removable) unloads (START = 0:
+ *     medium access then gets NOT READY, MEDIUM NOT PRESENT, 02/3A/00) or
+ *     loads (START = 1; the other I_T nexuses get NOT READY TO READY
+ *     CHANGE, 06/28/00) it; while any I_T nexus prevents medium removal
  *     (PREVENT ALLOW MEDIUM REMOVAL) that is ILLEGAL REQUEST, MEDIUM REMOVAL
  *     PREVENTED (05/53/02; libiscsi PreventAllow.Eject expects it for both).
  *     LOEJ = 1 on a medium that cannot be removed -> 05/24/00 on LOEJ.
@@ -94,9 +96,17 @@ enum scsi_result sbc_start_stop_unit_exec(struct scsi_cmd *cmd)
 	}
 	if (start) {
 		lu->stopped = false;
+		/* A medium loaded by this initiator: the others learn it from 28/00 (SPC-4's unit attentions). */
+		if (loej && lu->readiness == SCSI_LU_NO_MEDIUM) {
+			lu->readiness = SCSI_LU_READY;
+			scsi_ua_establish_all(lu, SCSI_UA_NOT_READY_TO_READY_CHANGE, cmd->nexus);
+		}
 		return SCSI_OK;
 	}
 	lu->stopped = true;
+	/* Unloaded: NOT READY, MEDIUM NOT PRESENT (02/3A/00) until loaded again. */
+	if (loej)
+		lu->readiness = SCSI_LU_NO_MEDIUM;
 	if (no_flush)
 		return SCSI_OK;
 	return scsi_cmd_run_io(cmd, flush_work, NULL);

@@ -117,6 +117,31 @@ START_TEST(loej_removal_prevented)
 }
 END_TEST
 
+/* Removable medium: unloaded (LOEJ 1, START 0) -> 02/3A/00; loaded again -> GOOD here, 06/28/00 on the other nexus. */
+START_TEST(eject_and_load)
+{
+	struct scsi_lu_params p = h.lu->params;
+	uint8_t tur_cdb[6] = { 0 };
+
+	h.lu->backend->ops = real_ops;
+	harness_fini(&h);
+	p.removable = true;
+	harness_init(&h, 2048, 512, &p);
+	harness_clear_ua(&h);
+	install_flush_spy();
+	start_stop(0, 0, 0, 0x02);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	tur();
+	harness_expect_sense(&r, SENSE_KEY_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
+	start_stop(0, 0, 0, 0x03);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	tur();
+	harness_expect_good(&r);
+	harness_run(&h, 1, tur_cdb, 6, NULL, 0, 0, &r);
+	harness_expect_sense(&r, SENSE_KEY_UNIT_ATTENTION, ASC_NOT_READY_TO_READY_CHANGE);
+}
+END_TEST
+
 /* SBC-4 table 93: POWER CONDITION ACTIVE / IDLE / STANDBY ignore START and leave the stopped condition. */
 START_TEST(power_conditions)
 {
@@ -169,6 +194,7 @@ int main(void)
 	tcase_add_test(tc, stop_no_flush);
 	tcase_add_test(tc, loej_not_removable);
 	tcase_add_test(tc, loej_removal_prevented);
+	tcase_add_test(tc, eject_and_load);
 	tcase_add_test(tc, power_conditions);
 	tcase_add_test(tc, power_condition_invalid);
 	suite_add_tcase(s, tc);
