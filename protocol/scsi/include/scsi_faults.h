@@ -1,82 +1,17 @@
 /*
- * Fault injection into logical units: the configuration's fault keys
- * (pi_faults, atomic_tear_write / atomic_tear_block, offline_zones /
- * read_only_zones; docs/config.md).  Kept apart from scsi.h, the core's API,
- * because these knobs are to become the runtime control interface's fault
- * rules (one mechanism for every fault); until then the daemon sets them
- * here, at start-up, once per LU.
+ * Fault injection into logical units, kept apart from scsi.h (the core's
+ * API for transports): the configuration's fault keys (pi_faults,
+ * atomic_tear_write / atomic_tear_block, offline_zones / read_only_zones;
+ * docs/config.md), set once per LU at start-up, and the fault rules the
+ * runtime control adds and removes while the daemon runs (docs/control.md).
+ * The configuration's atomic tearing and zone faults have rule forms too
+ * (tear-atomic, zone-offline, zone-read-only); pi_faults does not yet.
  */
 #ifndef SBCEMU_SCSI_FAULTS_H
 #define SBCEMU_SCSI_FAULTS_H
 
 #ifdef SBCE_BUILDING_BACKENDS
 #error "backends/ may not include the SCSI core"
-/* ---- fault rules (fault_rules.c; docs/control.md, "fault-add") ---- */
-
-/* What a rule does to a command it fires on. */
-enum scsi_fault_action {
-	SCSI_FAULT_ACTION_SENSE,        /* CHECK CONDITION with sense, INFORMATION = the LBA */
-	SCSI_FAULT_ACTION_STATUS,       /* another status, no sense */
-	SCSI_FAULT_ACTION_DELAY,        /* run the command delay_ms later */
-	SCSI_FAULT_ACTION_HOLD,         /* never answer: held until aborted or the rule goes */
-	SCSI_FAULT_ACTION_MEDIUM_ERROR, /* lba_first..lba_last unreadable until written */
-	SCSI_FAULT_ACTION_CORRUPT_READ, /* a read's Data-In comes back with its first byte inverted, GOOD */
-	SCSI_FAULT_ACTION_SHORT_READ,   /* a read sends half its Data-In (whole blocks), GOOD, residual underflow */
-	SCSI_FAULT_ACTION_TEAR_ATOMIC,  /* a WRITE ATOMIC writes only its first `blocks` blocks, GOOD */
-	SCSI_FAULT_ACTION_ZONE_OFFLINE, /* zone `zone` OFFLINE until the rule goes */
-	SCSI_FAULT_ACTION_ZONE_READ_ONLY, /* zone `zone` READ ONLY until the rule goes */
-};
-
-#define SCSI_FAULT_OPCODES_MAX 16
-#define SCSI_FAULT_MEDIUM_ERROR_BLOCKS_MAX (1u << 20)
-#define SCSI_FAULT_DELAY_MS_MAX 3600000u
-
-struct scsi_fault_rule_params {
-	enum scsi_fault_action action;
-	/* match: each condition is ignored when absent */
-	uint8_t opcodes[SCSI_FAULT_OPCODES_MAX];
-	unsigned opcode_count;
-	bool has_service_action;
-	uint16_t service_action;
-	bool has_lba;
-	uint64_t lba_first, lba_last;  /* inclusive */
-	char initiator[224];           /* substring of the initiator port name; "" = any */
-	/* trigger */
-	uint32_t every;                /* every Nth matching command (0 taken as 1) */
-	double probability;            /* 0..1 */
-	uint64_t seed;
-	uint64_t count;                /* firings at most; 0 = no limit */
-	/* action */
-	uint8_t sense_key, asc, ascq;
-	uint8_t status;
-	uint32_t delay_ms;
-	uint32_t blocks;               /* tear-atomic */
-	uint32_t zone;                 /* zone-offline, zone-read-only: the zone's index (0: the zone at LBA 0) */
-};
-
-struct scsi_fault_rule_stats {
-	uint64_t matched;
-	uint64_t fired;
-	uint32_t held;                 /* hold: commands held now */
-	uint64_t bad_blocks;           /* medium-error: blocks not yet repaired */
-};
-
-/*
- * Adds rule id (chosen by the caller, unique in the daemon) to lu.  Checks
- * every member first; returns 0, or -1 with the reason in err and nothing
- * changed.  A zone rule changes the zone at once (blocking: the zone state
- * file is written) and needs an empty task set.
- */
-int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_rule_params *p, char *err,
-		      size_t errlen);
-/* Removes rule id of lu: its held commands run, its bad blocks are repaired.  0, or -1 if lu has no such rule. */
-int scsi_lu_fault_remove(struct scsi_lu *lu, uint32_t id);
-/* Calls fn for every rule of lu, oldest first. */
-void scsi_lu_fault_foreach(struct scsi_lu *lu,
-			   void (*fn)(void *arg, uint32_t id, const struct scsi_fault_rule_params *p,
-				      const struct scsi_fault_rule_stats *st),
-			   void *arg);
-
 #endif
 
 #include <stdbool.h>
