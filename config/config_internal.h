@@ -32,6 +32,7 @@ enum cfg_type {
 	CFG_TYPE_ADDRESS,   /* list of IP:port */
 	CFG_TYPE_NAME,      /* one iSCSI name */
 	CFG_TYPE_NAME_LIST, /* iSCSI names separated by spaces or commas */
+	CFG_TYPE_FLAGS,     /* names of `values` separated by spaces or commas, OR-ed into a u32; all; none */
 };
 
 struct cfg_enum_value {
@@ -90,6 +91,7 @@ int cfg_set_path(const struct cfg_key *key, void *object, const char *value, cha
 int cfg_set_listen(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 int cfg_set_allowed_initiators(const struct cfg_key *key, void *object, const char *value, char *why,
 			       size_t whylen);
+int cfg_set_flags(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 int cfg_set_naa(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 /* A zone list (zones.c): checks the syntax, stores the text. */
 int cfg_set_zone_list(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
@@ -125,6 +127,15 @@ struct cfg_lun_check {
 	bool template;             /* path may be missing and stays as written */
 };
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l);
+/* Reports "file:line: section.key: reason" for a LUN check. */
+void cfg_lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The line to blame for key `name` of a section: where it was set, else the section header. */
+unsigned cfg_key_line(const struct cfg_key_lines *lines, enum cfg_section_kind kind, const char *name);
+/* True if key `name` of the LUN was set (in a file, on the command line or in a cfgstring). */
+bool cfg_lun_key_set(const struct cfg_lun *l, const char *name);
+/* A device profile's presets for the keys the LUN leaves unset, and its conflicts (profiles.c). */
+void cfg_finish_profile(const struct cfg_lun_check *c, struct cfg_lun *l);
 
 /* Adds an ACL entry for initiator to target (or returns the existing one); NULL when out of memory. */
 struct cfg_acl *cfg_target_acl(struct cfg_target *target, const char *initiator, bool *created);

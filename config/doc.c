@@ -27,6 +27,8 @@ static const char *type_name(const struct cfg_key *key)
 		return "iSCSI name";
 	case CFG_TYPE_NAME_LIST:
 		return "iSCSI name list";
+	case CFG_TYPE_FLAGS:
+		return "name list";
 	}
 	return "?";
 }
@@ -74,6 +76,11 @@ static void print_range(FILE *out, const struct cfg_key *key)
 	case CFG_TYPE_NAME:
 	case CFG_TYPE_NAME_LIST:
 		fputs("iqn., eui. or naa. names", out);
+		break;
+	case CFG_TYPE_FLAGS:
+		fputs("`all`, `none`, or any of ", out);
+		for (const struct cfg_enum_value *v = key->values; v->name; v++)
+			fprintf(out, "%s`%s`", v == key->values ? "" : ", ", v->name);
 		break;
 	}
 }

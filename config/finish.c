@@ -33,10 +33,7 @@ static void fail(struct finish *f, unsigned line, const char *section, const cha
 	cfg_report(f->diag, f->cfg->source, line, section, key, reason);
 }
 
-static void lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
+void cfg_lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
 {
 	char reason[1024];
 	va_list ap;
@@ -47,8 +44,7 @@ static void lun_fail(const struct cfg_lun_check *c, unsigned line, const char *k
 	cfg_report(c->diag, c->source, line, c->section, key, reason);
 }
 
-/* The line to blame for key `name` of a section: where it was set, else the section header. */
-static unsigned line_of(const struct cfg_key_lines *lines, enum cfg_section_kind kind, const char *name)
+unsigned cfg_key_line(const struct cfg_key_lines *lines, enum cfg_section_kind kind, const char *name)
 {
 	unsigned index;
 
@@ -95,19 +91,19 @@ static void check_chap(struct finish *f, enum cfg_section_kind kind, const struc
 		const char *missing = k->user[0] ? secret : user;
 		const char *present = k->user[0] ? user : secret;
 
-		fail(f, line_of(lines, kind, present), section, missing, "required when %s is set", present);
+		fail(f, cfg_key_line(lines, kind, present), section, missing, "required when %s is set", present);
 	}
 	if (!!k->mutual_user[0] != !!k->mutual_secret[0]) {
 		const char *missing = k->mutual_user[0] ? msecret : muser;
 		const char *present = k->mutual_user[0] ? muser : msecret;
 
-		fail(f, line_of(lines, kind, present), section, missing, "required when %s is set", present);
+		fail(f, cfg_key_line(lines, kind, present), section, missing, "required when %s is set", present);
 	}
 	if (k->mutual_user[0] && !k->user[0] && !k->one_way_elsewhere[0])
-		fail(f, line_of(lines, kind, muser), section, muser, "mutual CHAP needs one-way CHAP too (%s and %s)",
+		fail(f, cfg_key_line(lines, kind, muser), section, muser, "mutual CHAP needs one-way CHAP too (%s and %s)",
 		     user, secret);
 	if (k->mutual_secret[0] && one_way[0] && strcmp(k->mutual_secret, one_way) == 0)
-		fail(f, line_of(lines, kind, msecret), section, msecret,
+		fail(f, cfg_key_line(lines, kind, msecret), section, msecret,
 		     "equal to the one-way CHAP secret; the two directions need different secrets (RFC 7143 12.1.3)");
 }
 
@@ -120,7 +116,7 @@ static void check_iscsi(struct finish *f)
 					i->discovery_mutual_user, i->discovery_mutual_secret, "" });
 	/* RFC 7143 13.14: FirstBurstLength must not exceed MaxBurstLength. */
 	if (i->first_burst_length > i->max_burst_length)
-		fail(f, line_of(&i->lines, CFG_SECTION_ISCSI, "first_burst_length"), "iscsi", "first_burst_length",
+		fail(f, cfg_key_line(&i->lines, CFG_SECTION_ISCSI, "first_burst_length"), "iscsi", "first_burst_length",
 		     "%u is larger than max_burst_length (%u)", i->first_burst_length, i->max_burst_length);
 }
 
@@ -146,7 +142,7 @@ static uint64_t fnv1a(const char *s, uint64_t h)
 	return h;
 }
 
-static bool key_set(const struct cfg_lun *l, const char *name)
+bool cfg_lun_key_set(const struct cfg_lun *l, const char *name)
 {
 	unsigned index;
 
@@ -192,23 +188,23 @@ static void finish_atomic_lun(const struct cfg_lun_check *c, const struct cfg_lu
 	uint32_t gran = l->atomic_transfer_length_granularity;
 
 	for (unsigned i = 0; i < 2; i++) {
-		unsigned line = line_of(&l->lines, CFG_SECTION_LUN, keys[i]);
+		unsigned line = cfg_key_line(&l->lines, CFG_SECTION_LUN, keys[i]);
 
 		if (lengths[i] && l->kind != CFG_LU_CONVENTIONAL)
-			lun_fail(c, line, keys[i], "WRITE ATOMIC is not supported on %s LUs",
+			cfg_lun_fail(c, line, keys[i], "WRITE ATOMIC is not supported on %s LUs",
 				 cfg_lu_kind_name(l->kind));
 		else if (l->max_transfer_length && lengths[i] > l->max_transfer_length)
-			lun_fail(c, line, keys[i], "%u is larger than max_transfer_length (%u)", lengths[i],
+			cfg_lun_fail(c, line, keys[i], "%u is larger than max_transfer_length (%u)", lengths[i],
 				 l->max_transfer_length);
 		else if (gran && lengths[i] % gran)
-			lun_fail(c, line, keys[i], "%u is not a multiple of atomic_transfer_length_granularity (%u)",
+			cfg_lun_fail(c, line, keys[i], "%u is not a multiple of atomic_transfer_length_granularity (%u)",
 				 lengths[i], gran);
 	}
 	if (l->write_scattered && l->kind != CFG_LU_CONVENTIONAL)
-		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "write_scattered"), "write_scattered",
+		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "write_scattered"), "write_scattered",
 			 "WRITE SCATTERED is not supported on %s LUs", cfg_lu_kind_name(l->kind));
 	if (l->max_atomic_transfer_length_with_boundary && !l->max_atomic_boundary_size)
-		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "max_atomic_boundary_size"),
+		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "max_atomic_boundary_size"),
 			 "max_atomic_boundary_size", "must be set when max_atomic_transfer_length_with_boundary is");
 }
 
@@ -224,36 +220,36 @@ static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
 		static const char *const zd_keys[] = { "realm_zones", "active_domain", "gap_zones", "sobr_zones" };
 		static const char *const zd_what[] = { "realms", "realms", "gap zones", "SOBR zones" };
 		for (size_t i = 0; i < sizeof(zd_keys) / sizeof(zd_keys[0]); i++)
-			if (key_set(l, zd_keys[i]))
-				lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, zd_keys[i]), zd_keys[i],
+			if (cfg_lun_key_set(l, zd_keys[i]))
+				cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, zd_keys[i]), zd_keys[i],
 					 "only zone domain logical units (kind zbc-zd) have %s", zd_what[i]);
-	} else if (key_set(l, "conventional_zones")) {
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
+	} else if (cfg_lun_key_set(l, "conventional_zones")) {
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
 			 "a zbc-zd logical unit's conventional zones are its first zone domain, half of its zones");
 	}
 	if (l->kind != CFG_LU_ZBC_HM && l->kind != CFG_LU_ZBC_HA && l->kind != CFG_LU_ZBC_ZD) {
 		for (size_t i = 0; i < sizeof(zone_keys) / sizeof(zone_keys[0]); i++)
-			if (key_set(l, zone_keys[i]))
-				lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, zone_keys[i]), zone_keys[i],
+			if (cfg_lun_key_set(l, zone_keys[i]))
+				cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, zone_keys[i]), zone_keys[i],
 					 "only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have zones");
 		return;
 	}
 	/* Host-aware zones are sequential write preferred: no open zone resources, no read restrictions. */
 	if (l->kind == CFG_LU_ZBC_HA && l->max_open_zones)
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "max_open_zones"), "max_open_zones",
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "max_open_zones"), "max_open_zones",
 			 "only host-managed (zbc-hm) logical units limit open zones");
 	if (l->kind == CFG_LU_ZBC_HA && !l->urswrz)
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "urswrz"), "urswrz",
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "urswrz"), "urswrz",
 			 "host-aware (zbc-ha) logical units always allow unrestricted reads");
 	/* The zone engine does not model deallocated blocks below a write pointer. */
-	if (l->thin_provisioning && key_set(l, "thin_provisioning"))
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "thin_provisioning"), "thin_provisioning",
+	if (l->thin_provisioning && cfg_lun_key_set(l, "thin_provisioning"))
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "thin_provisioning"), "thin_provisioning",
 			 "zoned logical units do not support logical block provisioning (RESET WRITE POINTER "
 			 "releases a zone's space)");
 	l->thin_provisioning = false;
 	/* ZBC and Linux sd_zbc: zones of one power-of-two size (but the last). */
 	if (l->zone_size % l->logical_block_size || zone_blocks == 0 || (zone_blocks & (zone_blocks - 1))) {
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "zone_size"), "zone_size",
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "zone_size"), "zone_size",
 			 "%llu bytes is not a power-of-two number of %u-byte logical blocks",
 			 (unsigned long long)l->zone_size, l->logical_block_size);
 		return;
@@ -266,14 +262,14 @@ static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
 
 		if ((l->size / l->logical_block_size) % zone_blocks || c.nr_zones <= l->gap_zones ||
 		    (c.nr_zones - l->gap_zones) % 2 || domain % l->realm_zones)
-			lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "realm_zones"), "realm_zones",
+			cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "realm_zones"), "realm_zones",
 				 "a zbc-zd logical unit needs whole zones (%llu), an even number of them besides the %u gap "
 				 "zones, and %u-zone realms dividing each zone domain",
 				 (unsigned long long)c.nr_zones, l->gap_zones, l->realm_zones);
 		l->conventional_zones = (uint32_t)domain;
 	}
 	if (l->conventional_zones > c.nr_zones)
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
 			 "%u is more than the %llu zones of the logical unit", l->conventional_zones,
 			 (unsigned long long)c.nr_zones);
 	c.seen = c.nr_zones <= (1u << 24) ? calloc(c.nr_zones, 1) : NULL;
@@ -284,11 +280,11 @@ static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
 		c.mark = (uint8_t)(k + 1);
 		c.overlap = false;
 		if (cfg_zone_list_walk(list, check_zone_range, &c, why, sizeof(why)) == 1)
-			lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, key), key,
+			cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, key), key,
 				 "zone %u does not exist (the logical unit has %llu zones, 0..%llu)", c.bad_index,
 				 (unsigned long long)c.nr_zones, (unsigned long long)c.nr_zones - 1);
 		else if (c.overlap)
-			lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, key), key,
+			cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, key), key,
 				 "names a zone that offline_zones names too");
 	}
 	free(c.seen);
@@ -321,25 +317,25 @@ static void finish_pi_lun(const struct cfg_lun_check *chk, const struct cfg_lun 
 	if (l->protection_type == 0) {
 		static const char *const keys[] = { "p_i_exponent", "pi_faults" };
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (key_set(l, keys[i]))
-				lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, keys[i]), keys[i],
+			if (cfg_lun_key_set(l, keys[i]))
+				cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, keys[i]), keys[i],
 					 "needs protection_type 1, 2 or 3");
 		return;
 	}
 	if (l->kind != CFG_LU_CONVENTIONAL) {
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "protection_type"), "protection_type",
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "protection_type"), "protection_type",
 			 "protection information is supported on conventional logical units only");
 		return;
 	}
 	/* A protection interval holds at least 512 bytes of data (SBC-4 4.22.2: 2^n intervals per block). */
 	if ((l->logical_block_size >> l->p_i_exponent) < 512)
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "p_i_exponent"), "p_i_exponent",
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "p_i_exponent"), "p_i_exponent",
 			 "%u-byte logical blocks cannot hold 2^%u protection intervals of at least 512 bytes",
 			 l->logical_block_size, l->p_i_exponent);
 	if (l->size % l->logical_block_size == 0)
 		c.num_blocks = l->size / l->logical_block_size;
 	if (cfg_pi_fault_walk(l->pi_faults, check_pi_fault, &c, why, sizeof(why)) == 1)
-		lun_fail(chk, line_of(&l->lines, CFG_SECTION_LUN, "pi_faults"), "pi_faults",
+		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "pi_faults"), "pi_faults",
 			 "LBA %llu is past the last LBA %llu", (unsigned long long)c.bad_lba,
 			 (unsigned long long)c.num_blocks - 1);
 }
@@ -351,19 +347,20 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 
 		if (key->section == CFG_SECTION_LUN && !key->default_value &&
 		    !(l->lines.set_mask >> cfg_schema_index(key) & 1) && !(c->template && strcmp(key->name, "path") == 0))
-			lun_fail(c, l->lines.section, key->name, "required key is missing");
+			cfg_lun_fail(c, l->lines.section, key->name, "required key is missing");
 	}
+	cfg_finish_profile(c, l);
 	if (l->size % l->logical_block_size)
-		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "size"), "size",
+		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "size"), "size",
 			 "%llu is not a multiple of logical_block_size (%u)", (unsigned long long)l->size,
 			 l->logical_block_size);
 	/* Linux sd ignores an optimal transfer length above the maximum; so would others. */
 	if (l->max_transfer_length && l->optimal_transfer_length > l->max_transfer_length)
-		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "optimal_transfer_length"), "optimal_transfer_length",
+		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "optimal_transfer_length"), "optimal_transfer_length",
 			 "%u is larger than max_transfer_length (%u)", l->optimal_transfer_length,
 			 l->max_transfer_length);
 	if (l->max_transfer_length && l->max_compare_and_write > l->max_transfer_length)
-		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "max_compare_and_write"), "max_compare_and_write",
+		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "max_compare_and_write"), "max_compare_and_write",
 			 "%u is larger than max_transfer_length (%u)", l->max_compare_and_write, l->max_transfer_length);
 	finish_zoned_lun(c, l);
 	finish_atomic_lun(c, l);
@@ -371,7 +368,7 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 	if (c->template)
 		return;
 	if (l->path[0] && resolve_path(c->state_dir, l->path, sizeof(l->path)))
-		lun_fail(c, line_of(&l->lines, CFG_SECTION_LUN, "path"), "path", "too long once joined to state_dir");
+		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "path"), "path", "too long once joined to state_dir");
 	if (!l->serial[0])
 		snprintf(l->serial, sizeof(l->serial), "%016llx",
 			 (unsigned long long)fnv1a(c->serial_seed, 0xcbf29ce484222325ull));
@@ -415,7 +412,7 @@ static void check_shared_paths(struct finish *f)
 						continue;
 					snprintf(section, sizeof(section), "lun \"%s\" %u", cfg->targets[i]->name,
 						 l->lun);
-					fail(f, line_of(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
+					fail(f, cfg_key_line(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
 					     "%s is already the backing file of lun \"%s\" %u", l->path,
 					     cfg->targets[k]->name, o->lun);
 					reported = true;
@@ -474,7 +471,7 @@ void cfg_report_key(struct cfg_diag *diag, const struct cfg *cfg, const struct c
 	if (cfg_schema_find(kind, key, &index) && (lines->set_mask >> index & 1) && !lines->key[index])
 		cfg_report(diag, "command line", 0, section, key, reason);
 	else
-		cfg_report(diag, cfg->source, line_of(lines, kind, key), section, key, reason);
+		cfg_report(diag, cfg->source, cfg_key_line(lines, kind, key), section, key, reason);
 }
 
 int cfg_default_state_dir(char *buf, size_t len)
@@ -515,12 +512,12 @@ int cfg_finish(struct cfg *cfg, struct cfg_diag *diag)
 		char cwd[CFG_PATH_MAX];
 
 		if (!getcwd(cwd, sizeof(cwd)) || resolve_path(cwd, d->state_dir, sizeof(d->state_dir)))
-			fail(&f, line_of(&d->lines, CFG_SECTION_DAEMON, "state_dir"), "daemon", "state_dir",
+			fail(&f, cfg_key_line(&d->lines, CFG_SECTION_DAEMON, "state_dir"), "daemon", "state_dir",
 			     "cannot make %s absolute", d->state_dir);
 	}
 	if (d->control_socket[0] && resolve_path(d->state_dir, d->control_socket, sizeof(d->control_socket)) == 0 &&
 	    strlen(d->control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		fail(&f, line_of(&d->lines, CFG_SECTION_DAEMON, "control_socket"), "daemon", "control_socket",
+		fail(&f, cfg_key_line(&d->lines, CFG_SECTION_DAEMON, "control_socket"), "daemon", "control_socket",
 		     "%s is longer than a Unix socket path may be (%zu bytes)", d->control_socket,
 		     sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	/* With the TCMU front end on, LIO may bring every logical unit: no target is needed. */

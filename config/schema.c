@@ -42,6 +42,7 @@ _Static_assert(sizeof(enum cfg_log_level) == sizeof(uint32_t), "enum setters sto
 _Static_assert(sizeof(enum cfg_lu_kind) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_lba_locks) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_tcmu_enabled) == sizeof(uint32_t), "enum setters store 32 bits");
+_Static_assert(sizeof(enum cfg_profile) == sizeof(uint32_t), "enum setters store 32 bits");
 
 static const struct cfg_enum_value tcmu_enabled[] = {
 	{ "auto", CFG_TCMU_AUTO, NULL },
@@ -71,6 +72,41 @@ static const struct cfg_enum_value lu_kinds[] = {
 static const struct cfg_enum_value lba_locks[] = {
 	{ "range", CFG_LBA_LOCKS_RANGE, NULL },
 	{ "lu", CFG_LBA_LOCKS_LU, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct cfg_enum_value profiles[] = {
+	{ "none", CFG_PROFILE_NONE, NULL },
+	{ "sbc4-minimal", CFG_PROFILE_SBC4_MINIMAL, NULL },
+	{ "usb-bridge", CFG_PROFILE_USB_BRIDGE, NULL },
+	{ "card-reader", CFG_PROFILE_CARD_READER, NULL },
+	{ "read-only", CFG_PROFILE_READ_ONLY, NULL },
+	{ NULL, 0, NULL },
+};
+
+/* The usb-bridge misbehaviours (docs/profiles.md); bits of enum cfg_quirk. */
+static const struct cfg_enum_value quirks[] = {
+	{ "no-read-capacity-16", CFG_QUIRK_NO_READ_CAPACITY_16, NULL },
+	{ "fix-capacity", CFG_QUIRK_FIX_CAPACITY, NULL },
+	{ "no-vpd", CFG_QUIRK_NO_VPD, NULL },
+	{ "vpd-truncated", CFG_QUIRK_VPD_TRUNCATED, NULL },
+	{ "no-mode-sense-10", CFG_QUIRK_NO_MODE_SENSE_10, NULL },
+	{ "no-sync-cache", CFG_QUIRK_NO_SYNC_CACHE, NULL },
+	{ "no-residual", CFG_QUIRK_NO_RESIDUAL, NULL },
+	{ "no-rsoc", CFG_QUIRK_NO_RSOC, NULL },
+	{ NULL, 0, NULL },
+};
+
+/* SBC-4 6.6.2 Block Device Characteristics VPD page, PRODUCT TYPE. */
+static const struct cfg_enum_value product_types[] = {
+	{ "none", 0x00, NULL },
+	{ "cfast", 0x01, NULL },
+	{ "compactflash", 0x02, NULL },
+	{ "memory-stick", 0x03, NULL },
+	{ "mmc", 0x04, NULL },
+	{ "sd", 0x05, NULL },
+	{ "xqd", 0x06, NULL },
+	{ "ufs", 0x07, NULL },
 	{ NULL, 0, NULL },
 };
 
@@ -303,6 +339,17 @@ const struct cfg_key cfg_schema[] = {
 	    "How commands share blocks: `range` locks only the blocks each command touches (reads together, "
 	    "writes alone, atomic writes and COMPARE AND WRITE alone); `lu` makes every lock cover the whole LU, "
 	    "as the LU-wide lock before it did (for scripts/bench-lba-locks.sh)."),
+	LUN(profile, CFG_TYPE_ENUM, "none", 0, 0, profiles, cfg_set_enum,
+	    "Device profile (docs/profiles.md): presets for the keys this section leaves unset, so the LU looks "
+	    "like a kind of device: `sbc4-minimal` (only the mandatory commands and VPD pages), `usb-bridge` (a "
+	    "USB-SATA bridge's misbehaviours, see quirks), `card-reader` (a removable memory card slot), "
+	    "`read-only` (write-protected medium); `none`: no presets."),
+	LUN(quirks, CFG_TYPE_FLAGS, "none", 0, 0, quirks, cfg_set_flags,
+	    "Misbehaviours on purpose, separated by spaces or commas, each described in docs/profiles.md; `all`; "
+	    "`none`. Profile usb-bridge: all unless set."),
+	LUN(product_type, CFG_TYPE_ENUM, "none", 0, 0, product_types, cfg_set_enum,
+	    "Block Device Characteristics VPD PRODUCT TYPE: none, cfast, compactflash, memory-stick, mmc, sd, "
+	    "xqd or ufs. Profile card-reader: sd unless set."),
 	TCMU(enabled, CFG_TYPE_ENUM, "auto", 0, 0, tcmu_enabled, cfg_set_enum,
 	     "The TCMU front end (docs/tcmu.md): LIO's targetcli creates `user:sbcemu` backstores served by this "
 	     "daemon. `auto`: on when LIO's configfs (/sys/kernel/config/target) is there and usable, else one "

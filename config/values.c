@@ -436,3 +436,38 @@ int cfg_set_naa(const struct cfg_key *key, void *object, const char *value, char
 	store(key, object, &naa, sizeof(naa));
 	return 0;
 }
+
+int cfg_set_flags(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen)
+{
+	uint32_t bits = 0;
+	const char *p = value;
+
+	if (strcmp(value, "all") == 0) {
+		for (const struct cfg_enum_value *v = key->values; v->name; v++)
+			bits |= v->value;
+		p = "";
+	} else if (strcmp(value, "none") == 0) {
+		p = "";
+	}
+	while (*p) {
+		const struct cfg_enum_value *v;
+		size_t n;
+
+		p += strspn(p, " \t,");
+		n = strcspn(p, " \t,");
+		if (n == 0)
+			break;
+		for (v = key->values; v->name; v++)
+			if (strlen(v->name) == n && strncmp(p, v->name, n) == 0)
+				break;
+		if (!v->name) {
+			snprintf(why, whylen, "unknown name \"%.*s\" (all, none, or names listed in docs/config.md)",
+				 (int)(n > 64 ? 64 : n), p);
+			return -1;
+		}
+		bits |= v->value;
+		p += n;
+	}
+	memcpy((char *)object + key->offset, &bits, sizeof(bits));
+	return 0;
+}

@@ -235,17 +235,19 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 
 		for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
 			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(n));
-			const char *path = "";
+			const char *path = "", *profile = "none";
 			struct scsi_lu_info info;
+			json_t *o;
 
 			if (!lu)
 				continue;
 			for (size_t k = 0; k < t->lun_count; k++)
-				if (t->luns[k]->lun == n)
+				if (t->luns[k]->lun == n) {
 					path = t->luns[k]->path;
+					profile = cfg_profile_name(t->luns[k]->profile);
+				}
 			scsi_lu_describe(lu, &info);
-			json_array_append_new(
-				lus, json_pack("{s:s, s:i, s:s, s:i, s:I, s:i, s:s, s:s, s:b, s:i, s:o, s:{s:I, s:I, s:I}}",
+			o = json_pack("{s:s, s:i, s:s, s:i, s:I, s:i, s:s, s:s, s:b, s:i, s:o, s:{s:I, s:I, s:I}}",
 					       "target", t->name, "lun", (int)info.lun, "kind", kind_name(info.kind),
 					       "block_size", (int)info.block_size, "blocks", (json_int_t)info.num_blocks,
 					       "protection_type", (int)info.protection_type, "backing", path,
@@ -254,7 +256,11 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 					       counters_json(&info.counters), "backing_errors", "no_space",
 					       (json_int_t)info.backing_errors.no_space, "io",
 					       (json_int_t)info.backing_errors.io, "other",
-					       (json_int_t)info.backing_errors.other));
+					       (json_int_t)info.backing_errors.other);
+			json_object_set_new(o, "profile", json_string(profile));
+			json_object_set_new(o, "removable", json_boolean(info.removable));
+			json_object_set_new(o, "removal_prevented", json_boolean(info.removal_prevented));
+			json_array_append_new(lus, o);
 		}
 	}
 	json_object_set_new(result, "lus", lus);
@@ -299,6 +305,7 @@ static int cmd_lu_state(struct sbce_daemon *d, const json_t *req, json_t *result
 	struct scsi_lu_info info;
 	const char *target;
 	unsigned r;
+	bool force;
 
 	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0)
 		return -1;
@@ -310,6 +317,14 @@ static int cmd_lu_state(struct sbce_daemon *d, const json_t *req, json_t *result
 		return -1;
 	}
 	scsi_lu_describe(lu, &info);
+	if (sbce_control_bool(req, "force", false, &force, err, errlen) < 0)
+		return -1;
+	/* SBC-4 5.28 (PREVENT ALLOW MEDIUM REMOVAL): a prevented medium is not ejected, unless forced out. */
+	if (r == SCSI_LU_NO_MEDIUM && info.readiness != SCSI_LU_NO_MEDIUM && info.removal_prevented && !force) {
+		snprintf(err, errlen, "an initiator prevents medium removal (PREVENT ALLOW MEDIUM REMOVAL); "
+			 "force it to pull the medium anyway");
+		return -1;
+	}
 	scsi_lu_set_readiness(lu, (enum scsi_lu_readiness)r);
 	sbce_info("control: target %s LUN %u: state %s (was %s)", target, info.lun, readiness_names[r],
 		  readiness_names[info.readiness]);
@@ -377,7 +392,7 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 /* ---- the table ---- */
 
 static const char *const no_members[] = { NULL };
-static const char *const lu_state_members[] = { "target", "lun", "state", NULL };
+static const char *const lu_state_members[] = { "target", "lun", "state", "force", NULL };
 static const char *const lu_wp_members[] = { "target", "lun", "enable", NULL };
 static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
 static const char *const fault_add_members[] = {

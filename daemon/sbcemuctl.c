@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"Inspects and changes a running sbcemud through its control socket (docs/control.md).\n"
 	"\n"
 	"  status | targets | lus | sessions\n"
-	"  lu state LUN STATE [--target IQN]\n"
+	"  lu state LUN STATE [--force] [--target IQN]      STATE: ready, becoming-ready, not-ready, offline,\n"
+	"                                                   no-medium (--force: even while removal is prevented)\n"
 	"  lu write-protect LUN on|off [--target IQN]\n"
 	"  lu resize LUN SIZE [--force] [--target IQN]      SIZE in bytes, suffix K, M, G, T (x1024)\n"
 	"  lu add LUN CFGSTRING [--target IQN]              CFGSTRING: [lun] keys, \"kind=zbc-hm;size=1G;path=x.img\"\n"
@@ -183,17 +184,13 @@ static const struct opt lu_opts[] = {
 	{ .name = NULL },
 };
 
-static const struct opt resize_opts[] = {
+/* lu state, lu resize, lu remove: --force overrides the refusal that protects data or the host's wish. */
+static const struct opt force_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
 	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
 	{ .name = NULL },
 };
 
-static const struct opt remove_opts[] = {
-	{ .name = "target", .kind = OPT_STRING, .member = "target" },
-	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
-	{ .name = NULL },
-};
 
 static const struct opt fault_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
@@ -442,7 +439,7 @@ static const struct column target_columns[] = {
 
 static const struct column lu_columns[] = {
 	{ "TARGET", "target", NULL },	     { "LUN", "lun", NULL },
-	{ "KIND", "kind", NULL },	     { "STATE", "state", NULL },
+	{ "KIND", "kind", NULL },	     { "PROFILE", "profile", NULL },	{ "STATE", "state", NULL },
 	{ "WP", "write_protect", NULL },     { "BLOCKS", "blocks", NULL },
 	{ "BSIZE", "block_size", NULL },     { "CMDS", "counters.commands", NULL },
 	{ "ERRORS", "counters.check_condition", NULL }, { NULL, NULL, NULL },
@@ -557,19 +554,19 @@ static const struct command commands[] = {
 	{ .group = "lus", .wire = "lus", .synopsis = "lus", .output = OUT_TABLE, .list = "lus", .columns = lu_columns },
 	{ .group = "sessions", .wire = "sessions", .synopsis = "sessions", .output = OUT_TABLE, .list = "sessions",
 	  .columns = session_columns },
-	{ .group = "lu", .name = "state", .wire = "lu-state", .synopsis = "lu state LUN STATE [--target IQN]",
-	  .npos = 2, .opts = lu_opts, .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "state",
+	{ .group = "lu", .name = "state", .wire = "lu-state", .synopsis = "lu state LUN STATE [--force] [--target IQN]",
+	  .npos = 2, .opts = force_opts, .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "state",
 	  .result = "state" },
 	{ .group = "lu", .name = "write-protect", .wire = "lu-write-protect",
 	  .synopsis = "lu write-protect LUN on|off [--target IQN]", .npos = 2, .opts = lu_opts, .arg = ARG_ONOFF,
 	  .member = "enable", .output = OUT_CHANGE, .list = "write-protect", .result = "write_protect" },
 	{ .group = "lu", .name = "resize", .wire = "lu-resize", .synopsis = "lu resize LUN SIZE [--force] [--target IQN]",
-	  .npos = 2, .opts = resize_opts, .arg = ARG_SIZE, .member = "bytes", .output = OUT_CHANGE, .list = "blocks",
+	  .npos = 2, .opts = force_opts, .arg = ARG_SIZE, .member = "bytes", .output = OUT_CHANGE, .list = "blocks",
 	  .result = "blocks" },
 	{ .group = "lu", .name = "add", .wire = "lu-add", .synopsis = "lu add LUN CFGSTRING [--target IQN]", .npos = 2,
 	  .opts = lu_opts, .arg = ARG_STRING, .member = "cfgstring", .output = OUT_LU, .list = "added" },
 	{ .group = "lu", .name = "remove", .wire = "lu-remove", .synopsis = "lu remove LUN [--force] [--target IQN]",
-	  .npos = 1, .opts = remove_opts, .arg = ARG_LUN, .output = OUT_LU, .list = "removed" },
+	  .npos = 1, .opts = force_opts, .arg = ARG_LUN, .output = OUT_LU, .list = "removed" },
 	{ .group = "fault", .name = "add", .wire = "fault-add", .synopsis = "fault add LUN ACTION [OPTIONS] (see --help)",
 	  .npos = 2, .opts = fault_opts, .arg = ARG_STRING, .member = "action", .output = OUT_ADDED },
 	{ .group = "fault", .name = "list", .wire = "fault-list", .synopsis = "fault list", .output = OUT_TABLE,

@@ -292,6 +292,13 @@ static int apply_zone_faults(const struct cfg_lun *l, struct scsi_lu *lu, char *
 	return rc;
 }
 
+/* config.h's quirk bits are the core's (docs/profiles.md). */
+#define SAME_QUIRK(q) ((unsigned)CFG_QUIRK_##q == (unsigned)SCSI_QUIRK_##q)
+_Static_assert(SAME_QUIRK(NO_READ_CAPACITY_16) && SAME_QUIRK(FIX_CAPACITY) && SAME_QUIRK(NO_VPD) &&
+		       SAME_QUIRK(VPD_TRUNCATED) && SAME_QUIRK(NO_MODE_SENSE_10) && SAME_QUIRK(NO_SYNC_CACHE) &&
+		       SAME_QUIRK(NO_RESIDUAL) && SAME_QUIRK(NO_RSOC) && SAME_QUIRK(ALL),
+	       "config and core quirk bits differ");
+
 /* Hands one pi_faults item (config/pi.c) to the SCSI core. */
 static int add_pi_fault(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last)
 {
@@ -416,6 +423,9 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	params.p_i_exponent = (uint8_t)l->p_i_exponent;
 	params.queue_depth = l->queue_depth;
 	params.lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
+	params.minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
+	params.quirks = l->quirks;
+	params.product_type = (uint8_t)l->product_type;
 	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &faults, err, errlen) != 0) {
 		be_close(be);
 		return -1;
@@ -428,6 +438,8 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	scsi_lu_set_faults(lu, &faults);
 	if (apply_zone_faults(l, lu, err, errlen) != 0)
 		return -1;
+	if (l->profile != CFG_PROFILE_NONE || l->quirks)
+		sbce_info("%s: profile %s, quirks 0x%02x", who, cfg_profile_name(l->profile), l->quirks);
 	sbce_info("%s: %s, %llu blocks of %u bytes%s%s", who, l->path,
 		  (unsigned long long)params.num_blocks, l->logical_block_size,
 		  l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");

@@ -81,16 +81,19 @@ elif [ "$quick" = no ]; then
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/pi" \
 		--known-failures "$conf/known-failures.txt" --min-passed 206 \
 		--daemon-arg -c --daemon-arg "$conf/lun-pi.ini" "$daemon" || status=1
-	# These suites skip without a removable LU; ReadOnly needs the medium write-protected,
-	# which sbcemuctl does at run time (docs/control.md).
+	# These suites skip without a removable LU, ReadOnly also without a
+	# write-protected medium: a card-reader slot (docs/profiles.md) serves
+	# them, with profile read-only for ReadOnly.
+	mkdir -p "$logs" && truncate -s 256M "$logs/read-only.img"
+	sed "s|@IMAGE@|$logs/read-only.img|" "$conf/lun-read-only.ini.in" >"$logs/lun-read-only.ini"
 	for suite in ReadOnly:1 PreventAllow:8 StartStopUnit:1; do
-		echo "=== test.sh: libiscsi ${suite%%:*} on a removable LU, logs in $logs/removable-${suite%%:*}"
-		ctl=()
-		[ "${suite%%:*}" = ReadOnly ] && ctl=(--ctl "lu write-protect 0 on")
+		ini=$conf/lun-card-reader.ini
+		[ "${suite%%:*}" = ReadOnly ] && ini=$logs/lun-read-only.ini
+		echo "=== test.sh: libiscsi ${suite%%:*} on a card-reader slot ($(basename "$ini")), logs in $logs/removable-${suite%%:*}"
 		"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/removable-${suite%%:*}" \
-			--tests "ALL.${suite%%:*}" --min-passed "${suite##*:}" "${ctl[@]}" \
+			--tests "ALL.${suite%%:*}" --min-passed "${suite##*:}" \
 			--known-failures "$conf/known-failures-removable.txt" \
-			--daemon-arg -c --daemon-arg "$conf/lun-removable.ini" "$daemon" || status=1
+			--daemon-arg -c --daemon-arg "$ini" "$daemon" || status=1
 	done
 	# Sanitize.Reset is a known failure of the full run only (test order, see
 	# known-failures.txt); alone it must pass.

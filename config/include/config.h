@@ -67,6 +67,31 @@ enum cfg_lu_kind {
 	CFG_LU_ZBC_ZD, /* host managed with ZBC-2 zone domains and realms */
 };
 
+/* lun.profile: device profiles (config/profiles.c, docs/profiles.md). */
+enum cfg_profile {
+	CFG_PROFILE_NONE,
+	CFG_PROFILE_SBC4_MINIMAL,
+	CFG_PROFILE_USB_BRIDGE,
+	CFG_PROFILE_CARD_READER,
+	CFG_PROFILE_READ_ONLY,
+};
+
+/*
+ * lun.quirks: the usb-bridge profile's misbehaviours, one bit each, the same
+ * bits as the SCSI core's enum scsi_quirk (daemon/setup.c checks that).
+ */
+enum cfg_quirk {
+	CFG_QUIRK_NO_READ_CAPACITY_16 = 1u << 0,
+	CFG_QUIRK_FIX_CAPACITY = 1u << 1,
+	CFG_QUIRK_NO_VPD = 1u << 2,
+	CFG_QUIRK_VPD_TRUNCATED = 1u << 3,
+	CFG_QUIRK_NO_MODE_SENSE_10 = 1u << 4,
+	CFG_QUIRK_NO_SYNC_CACHE = 1u << 5,
+	CFG_QUIRK_NO_RESIDUAL = 1u << 6,
+	CFG_QUIRK_NO_RSOC = 1u << 7,
+	CFG_QUIRK_ALL = (1u << 8) - 1,
+};
+
 /* lun.lba_locks: how commands share blocks (protocol/scsi/lba_lock.c). */
 enum cfg_lba_locks {
 	CFG_LBA_LOCKS_RANGE, /* each command locks the blocks it touches */
@@ -202,6 +227,10 @@ struct cfg_lun {
 	/* the task set */
 	uint32_t queue_depth;      /* 0 = no limit */
 	enum cfg_lba_locks lba_locks;
+	/* device profiles: docs/profiles.md */
+	enum cfg_profile profile;
+	uint32_t quirks;           /* SCSI_QUIRK_* bits (protocol/scsi/include/scsi.h) */
+	uint32_t product_type;     /* Block Device Characteristics PRODUCT TYPE */
 	struct cfg_key_lines lines;
 };
 
@@ -331,5 +360,6 @@ void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun);
 void cfg_print_doc(FILE *out);
 
 const char *cfg_lu_kind_name(enum cfg_lu_kind kind);
+const char *cfg_profile_name(enum cfg_profile profile);
 
 #endif

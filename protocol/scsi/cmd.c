@@ -406,6 +406,12 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 		if (cmd->faults & (SCSI_FAULT_CORRUPT_READ | SCSI_FAULT_SHORT_READ))
 			scsi_fault_data_in(cmd);
 		compute_residual(cmd);
+		/* usb-bridge profile (Linux US_FL_IGNORE_RESIDUE): a short Data-In is not reported. */
+		if (lu && (lu->params.quirks & SCSI_QUIRK_NO_RESIDUAL) && cmd->residual_kind == SCSI_RESIDUAL_UNDERFLOW &&
+		    cmd->data_in_len > 0) {
+			cmd->residual_kind = SCSI_RESIDUAL_NONE;
+			cmd->residual = 0;
+		}
 		copy_data_in_to_transport(cmd);
 		if (lu)
 			count_completion(lu, cmd);

@@ -17,6 +17,8 @@ void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
 	info->protection_type = lu->protection_type;
 	info->readiness = lu->readiness;
 	info->write_protect = lu->params.write_protect;
+	info->removable = lu->params.removable;
+	info->removal_prevented = lu->prevent_count > 0;
 	info->commands = lu->ts.count;
 	info->counters = lu->counters;
 	info->backing_errors = lu->backing_errors;

@@ -3,7 +3,9 @@
  * everything reads it: dispatch, service-action resolution, the reserved-bit
  * check (the CDB USAGE DATA doubles as the mask of bits a CDB may set),
  * unit-attention and NOT READY gating, reservation conflicts, implicit HEAD
- * OF QUEUE, and REPORT SUPPORTED OPERATION CODES (spc_rsoc.c).
+ * OF QUEUE, and REPORT SUPPORTED OPERATION CODES (spc_rsoc.c).  An LU's
+ * device profile may take rows away (lu_profile.c; OP_MINIMAL marks the rows
+ * of the sbc4-minimal command set).
  *
  * Rows are sorted by (opcode, service action); tests/unit check that.
  *
@@ -42,10 +44,10 @@
 #define INFO_CMD (OP_SKIP_UA | OP_NO_LU_OK | OP_IN_PROGRESS_OK)
 
 const struct scsi_op scsi_op_table[] = {
-	ROW("TEST UNIT READY", 0x00, 0, SCSI_SA_NONE, 6, OP_MEDIUM_ACCESS, SCSI_PR_ALLOWED,
+	ROW("TEST UNIT READY", 0x00, 0, SCSI_SA_NONE, 6, OP_MEDIUM_ACCESS | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_test_unit_ready_exec, NULL, NULL, T_FAST,
 	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00),
-	ROW("REQUEST SENSE", 0x03, 0, SCSI_SA_NONE, 6, OP_DATA_IN | INFO_CMD, SCSI_PR_ALLOWED,
+	ROW("REQUEST SENSE", 0x03, 0, SCSI_SA_NONE, 6, OP_DATA_IN | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_request_sense_exec, NULL, NULL, T_FAST,
 	    0x03, 0x01, 0x00, 0x00, 0xff, 0x00),
 	ROW("FORMAT UNIT", 0x04, 0, SCSI_SA_NONE, 6, OP_DATA_OUT | OP_WRITES_MEDIUM | OP_QUIESCE, SCSI_PR_CONFLICT,
@@ -57,7 +59,7 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("WRITE(6)", 0x0a, 0, SCSI_SA_NONE, 6, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, NULL, T_IO,
 	    0x0a, 0x1f, 0xff, 0xff, 0xff, 0x00),
-	ROW("INQUIRY", 0x12, 0, SCSI_SA_NONE, 6, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD, SCSI_PR_ALLOWED,
+	ROW("INQUIRY", 0x12, 0, SCSI_SA_NONE, 6, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_inquiry_exec, NULL, NULL, T_FAST,
 	    0x12, 0x01, 0xff, 0xff, 0xff, 0x00),
 	ROW("MODE SELECT(6)", 0x15, 0, SCSI_SA_NONE, 6, OP_DATA_OUT, SCSI_PR_CONFLICT,
@@ -78,13 +80,13 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("PREVENT ALLOW MEDIUM REMOVAL", 0x1e, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_prevent_allow_medium_removal_exec, NULL, NULL, T_FAST,
 	    0x1e, 0x00, 0x00, 0x00, 0x03, 0x00),
-	ROW("READ CAPACITY(10)", 0x25, 0, SCSI_SA_NONE, 10, OP_DATA_IN, SCSI_PR_ALLOWED,
+	ROW("READ CAPACITY(10)", 0x25, 0, SCSI_SA_NONE, 10, OP_DATA_IN | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, sbc_read_capacity_10_exec, NULL, NULL, T_FAST,
 	    0x25, 0x00, FF4, 0x00, 0x00, 0x01, 0x00),
-	ROW("READ(10)", 0x28, 0, SCSI_SA_NONE, 10, OP_PROTECT_FIELD | RD, SCSI_PR_READ,
+	ROW("READ(10)", 0x28, 0, SCSI_SA_NONE, 10, OP_PROTECT_FIELD | RD | OP_MINIMAL, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, NULL, T_IO,
 	    0x28, 0xfe, FF4, 0x3f, 0xff, 0xff, 0x00),
-	ROW("WRITE(10)", 0x2a, 0, SCSI_SA_NONE, 10, OP_PROTECT_FIELD | WR_BLOCKS, SCSI_PR_WRITE,
+	ROW("WRITE(10)", 0x2a, 0, SCSI_SA_NONE, 10, OP_PROTECT_FIELD | WR_BLOCKS | OP_MINIMAL, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, NULL, T_IO,
 	    0x2a, 0xfa, FF4, 0x3f, 0xff, 0xff, 0x00),
 	ROW("WRITE AND VERIFY(10)", 0x2e, 0, SCSI_SA_NONE, 10, OP_PROTECT_FIELD | WR_BLOCKS, SCSI_PR_WRITE,
@@ -96,7 +98,7 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("PRE-FETCH(10)", 0x34, 0, SCSI_SA_NONE, 10, OP_MEDIUM_ACCESS, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_pre_fetch_parse, sbc_pre_fetch_exec, NULL, NULL, T_IO,
 	    0x34, 0x02, FF4, 0x3f, 0xff, 0xff, 0x00),
-	ROW("SYNCHRONIZE CACHE(10)", 0x35, 0, SCSI_SA_NONE, 10, OP_MEDIUM_ACCESS, SCSI_PR_WRITE,
+	ROW("SYNCHRONIZE CACHE(10)", 0x35, 0, SCSI_SA_NONE, 10, OP_MEDIUM_ACCESS | OP_MINIMAL, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_synchronize_cache_parse, sbc_synchronize_cache_exec, NULL, NULL, T_IO,
 	    0x35, 0x02, FF4, 0x3f, 0xff, 0xff, 0x00),
 	ROW("READ DEFECT DATA(10)", 0x37, 0, SCSI_SA_NONE, 10, OP_DATA_IN, SCSI_PR_READ,
@@ -220,14 +222,14 @@ const struct scsi_op scsi_op_table[] = {
 	    T_FAST,
 	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0xf8, 0x01, 0xc0, 0xff, FF8, FF4, 0x00, 0x00, 0x00, 0x00,
 	    FF4),
-	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | RD, SCSI_PR_READ,
+	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | RD | OP_MINIMAL, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, NULL, T_IO,
 	    0x88, 0xfe, FF8, FF4, 0x3f, 0x00),
 	ROW("COMPARE AND WRITE", 0x89, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_ALONE, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_compare_and_write_parse, sbc_compare_and_write_exec,
 	    sbc_compare_and_write_enabled, NULL, T_IO,
 	    0x89, 0xfa, FF8, 0x00, 0x00, 0x00, 0xff, 0x3f, 0x00),
-	ROW("WRITE(16)", 0x8a, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_BLOCKS, SCSI_PR_WRITE,
+	ROW("WRITE(16)", 0x8a, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_BLOCKS | OP_MINIMAL, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, NULL, T_IO,
 	    0x8a, 0xfa, FF8, FF4, 0x3f, 0x00),
 	ROW("ORWRITE(16)", 0x8b, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_ALONE | OP_SHORT_DATA_OUT_OK, SCSI_PR_WRITE,
@@ -242,7 +244,7 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("PRE-FETCH(16)", 0x90, 0, SCSI_SA_NONE, 16, OP_MEDIUM_ACCESS, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_pre_fetch_parse, sbc_pre_fetch_exec, NULL, NULL, T_IO,
 	    0x90, 0x02, FF8, FF4, 0x3f, 0x00),
-	ROW("SYNCHRONIZE CACHE(16)", 0x91, 0, SCSI_SA_NONE, 16, OP_MEDIUM_ACCESS, SCSI_PR_WRITE,
+	ROW("SYNCHRONIZE CACHE(16)", 0x91, 0, SCSI_SA_NONE, 16, OP_MEDIUM_ACCESS | OP_MINIMAL, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_synchronize_cache_parse, sbc_synchronize_cache_exec, NULL, NULL, T_IO,
 	    0x91, 0x02, FF8, FF4, 0x3f, 0x00),
 	ROW("WRITE SAME(16)", 0x93, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR, SCSI_PR_WRITE,
@@ -293,7 +295,7 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("WRITE ATOMIC(16)", 0x9c, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_ALONE, SCSI_PR_WRITE,
 	    SCSI_LU_CONVENTIONAL, sbc_write_atomic_parse, sbc_write_atomic_exec, sbc_write_atomic_enabled, NULL, T_IO,
 	    0x9c, 0xf8, FF8, 0xff, 0xff, 0xff, 0xff, 0x3f, 0x00),
-	ROW("READ CAPACITY(16)", 0x9e, SCSI_SA_READ_CAPACITY_16, SCSI_SA_BYTE1, 16, OP_DATA_IN,
+	ROW("READ CAPACITY(16)", 0x9e, SCSI_SA_READ_CAPACITY_16, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MINIMAL,
 	    SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL, sbc_read_capacity_16_exec, NULL, NULL, T_FAST,
 	    0x9e, SCSI_SA_READ_CAPACITY_16, FF8, FF4, 0x01, 0x00),
 	ROW("GET LBA STATUS(16)", 0x9e, SCSI_SA_GET_LBA_STATUS, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS,
@@ -308,11 +310,11 @@ const struct scsi_op scsi_op_table[] = {
 	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_enabled,
 	    sbc_write_scattered_lock,
 	    T_IO, 0x9f, 0x12, 0xf8, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, FF4, 0x3f, 0x00),
-	ROW("REPORT LUNS", 0xa0, 0, SCSI_SA_NONE, 12, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD, SCSI_PR_ALLOWED,
+	ROW("REPORT LUNS", 0xa0, 0, SCSI_SA_NONE, 12, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_report_luns_exec, NULL, NULL, T_FAST,
 	    0xa0, 0x00, 0xff, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("REPORT SUPPORTED OPERATION CODES", 0xa3, SCSI_SA_REPORT_SUPPORTED_OPERATION_CODES, SCSI_SA_BYTE1, 12,
-	    OP_DATA_IN | OP_IN_PROGRESS_OK, SCSI_PR_ALLOWED,
+	    OP_DATA_IN | OP_IN_PROGRESS_OK | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_report_supported_operation_codes_exec, NULL, NULL, T_FAST,
 	    0xa3, SCSI_SA_REPORT_SUPPORTED_OPERATION_CODES, 0x87, 0xff, 0xff, 0xff, FF4, 0x00, 0x00),
 	ROW("REPORT SUPPORTED TASK MANAGEMENT FUNCTIONS", 0xa3, SCSI_SA_REPORT_SUPPORTED_TMF, SCSI_SA_BYTE1, 12,
@@ -342,7 +344,7 @@ bool scsi_op_supported(const struct scsi_op *op, const struct scsi_lu *lu)
 {
 	if (!lu)
 		return (op->flags & OP_NO_LU_OK) != 0;
-	if (!(op->lu_kinds & lu->kind))
+	if (!(op->lu_kinds & lu->kind) || scsi_lu_profile_hides_op(lu, op))
 		return false;
 	return !op->enabled || op->enabled(lu);
 }

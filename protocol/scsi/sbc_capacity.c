@@ -11,9 +11,15 @@
 #define READ_CAPACITY_10_DATA_LEN 8
 #define READ_CAPACITY_16_DATA_LEN 32
 
-/* The RETURNED LOGICAL BLOCK ADDRESS: the last LBA (0 on an empty LU). */
+/*
+ * The RETURNED LOGICAL BLOCK ADDRESS: the last LBA (0 on an empty LU); the
+ * block count itself, one too many, under the fix-capacity quirk of the
+ * usb-bridge profile (Linux US_FL_FIX_CAPACITY).
+ */
 static uint64_t last_lba(const struct scsi_lu *lu)
 {
+	if (lu->params.quirks & SCSI_QUIRK_FIX_CAPACITY)
+		return lu->num_blocks;
 	return lu->num_blocks ? lu->num_blocks - 1 : 0;
 }
 

@@ -81,6 +81,8 @@ enum scsi_pr_class {
 #define OP_QUIESCE          (1u << 13)
 /* exec reads the Data-Out through cmd->data_out_sgl (in pieces); else it finds it gathered in cmd->data_out. */
 #define OP_DATA_OUT_SGL     (1u << 14)
+/* In the minimal command set of the sbc4-minimal profile (lu_profile.c, docs/profiles.md). */
+#define OP_MINIMAL          (1u << 15)
 
 /* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
 #define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
@@ -89,6 +91,13 @@ enum scsi_pr_class {
 
 /* The NOT READY sense of an LU whose readiness is not SCSI_LU_READY (lu.c). */
 struct scsi_sense_info scsi_lu_not_ready_sense(const struct scsi_lu *lu);
+
+/* ---- device profiles (lu_profile.c) ---- */
+
+/* True if the LU's profile takes the row away (scsi_op_supported). */
+bool scsi_lu_profile_hides_op(const struct scsi_lu *lu, const struct scsi_op *op);
+/* True if the LU's profile takes VPD page code away (spc_vpd.c). */
+bool scsi_lu_profile_hides_vpd(const struct scsi_lu *lu, uint8_t code);
 
 /* ---- fault rules (fault_rules.c) ---- */
 

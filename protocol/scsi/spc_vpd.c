@@ -222,6 +222,7 @@ static size_t build_block_device_characteristics(const struct scsi_cmd *cmd, con
 {
 	(void)cmd;
 	put_be16(b + 4, 0x0001); /* MEDIUM ROTATION RATE: non-rotating medium */
+	b[6] = lu->params.product_type; /* PRODUCT TYPE: 00h not indicated, 05h Secure Digital card, ... */
 	/*
 	 * byte 7: WABEREQ = WACEREQ = 01b (reads after a block or
 	 * cryptographic erase SANITIZE succeed, sbc_sanitize.c); NOMINAL FORM
@@ -296,6 +297,12 @@ static const struct vpd_page vpd_pages[] = {
 
 #define NUM_VPD_PAGES (sizeof(vpd_pages) / sizeof(vpd_pages[0]))
 
+/* Served: the page exists for the LU and its device profile does not take it away (lu_profile.c). */
+static bool vpd_present(const struct vpd_page *page, const struct scsi_lu *lu)
+{
+	return page->present(lu) && !scsi_lu_profile_hides_vpd(lu, page->code);
+}
+
 /* 00h Supported VPD Pages (SPC-4 7.8.14): the table above, ascending. */
 static size_t build_supported(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
 {
@@ -303,7 +310,7 @@ static size_t build_supported(const struct scsi_cmd *cmd, const struct scsi_lu *
 
 	(void)cmd;
 	for (size_t i = 0; i < NUM_VPD_PAGES; i++)
-		if (vpd_pages[i].present(lu))
+		if (vpd_present(&vpd_pages[i], lu))
 			b[4 + n++] = vpd_pages[i].code;
 	return n;
 }
@@ -331,7 +338,7 @@ enum scsi_result spc_inquiry_vpd(struct scsi_cmd *cmd, struct scsi_lu *lu, uint8
 		return SCSI_OK;
 	}
 	for (size_t i = 0; i < NUM_VPD_PAGES; i++)
-		if (vpd_pages[i].code == page_code && vpd_pages[i].present(lu))
+		if (vpd_pages[i].code == page_code && vpd_present(&vpd_pages[i], lu))
 			page = &vpd_pages[i];
 	/* SPC-4 6.6.1: a VPD page the device server does not support -> INVALID FIELD IN CDB. */
 	if (!page)
@@ -344,6 +351,9 @@ enum scsi_result spc_inquiry_vpd(struct scsi_cmd *cmd, struct scsi_lu *lu, uint8
 	len = page->build(cmd, lu, b);
 	put_be16(b + 2, (uint16_t)len);
 	cmd->data_in_len = (uint32_t)(4 + len);
+	/* usb-bridge profile: the page stops after 8 bytes, its PAGE LENGTH still the whole page's. */
+	if ((lu->params.quirks & SCSI_QUIRK_VPD_TRUNCATED) && cmd->data_in_len > 8)
+		cmd->data_in_len = 8;
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
 }

@@ -430,6 +430,34 @@ struct scsi_lu_params {
 	 */
 	uint32_t queue_depth;
 	bool lba_locks_whole_lu;
+	/*
+	 * Device profiles (lu_profile.c, docs/profiles.md): what the LU leaves
+	 * out or gets wrong on purpose.  minimal_command_set: only the rows
+	 * flagged OP_MINIMAL and the VPD pages SPC-4 makes mandatory (00h,
+	 * 83h); quirks: SCSI_QUIRK_* misbehaviours; product_type: the Block
+	 * Device Characteristics VPD PRODUCT TYPE (SBC-4 6.6.2; 05h Secure
+	 * Digital card, ...).
+	 */
+	bool minimal_command_set;
+	uint32_t quirks;
+	uint8_t product_type;
+};
+
+/*
+ * Misbehaviours of cheap USB-SATA bridges, as Linux works around them
+ * (include/linux/usb_usual.h US_FL_*, include/scsi/scsi_devinfo.h BLIST_*,
+ * drivers/scsi/sd.c); each one on its own (docs/profiles.md, usb-bridge).
+ */
+enum scsi_quirk {
+	SCSI_QUIRK_NO_READ_CAPACITY_16 = 1u << 0, /* SERVICE ACTION IN(16) is INVALID COMMAND OPERATION CODE */
+	SCSI_QUIRK_FIX_CAPACITY = 1u << 1,        /* READ CAPACITY returns the block count as the last LBA */
+	SCSI_QUIRK_NO_VPD = 1u << 2,              /* INQUIRY EVPD = 1: INVALID FIELD IN CDB for every page */
+	SCSI_QUIRK_VPD_TRUNCATED = 1u << 3,       /* VPD pages cut after 8 bytes, PAGE LENGTH unchanged */
+	SCSI_QUIRK_NO_MODE_SENSE_10 = 1u << 4,    /* MODE SENSE(10) / MODE SELECT(10) not supported */
+	SCSI_QUIRK_NO_SYNC_CACHE = 1u << 5,       /* SYNCHRONIZE CACHE(10)/(16) not supported */
+	SCSI_QUIRK_NO_RESIDUAL = 1u << 6,         /* a short Data-In is reported with no residual */
+	SCSI_QUIRK_NO_RSOC = 1u << 7,             /* REPORT SUPPORTED OPERATION CODES not supported */
+	SCSI_QUIRK_ALL = (1u << 8) - 1,
 };
 
 /*
@@ -570,6 +598,8 @@ struct scsi_lu_info {
 	uint8_t protection_type;
 	enum scsi_lu_readiness readiness;
 	bool write_protect;
+	bool removable;                        /* RMB */
+	bool removal_prevented;                /* an I_T nexus holds PREVENT ALLOW MEDIUM REMOVAL PREVENT = 1 */
 	unsigned commands;                     /* in its task set now */
 	struct scsi_lu_counters counters;
 	struct scsi_backing_errors backing_errors;

@@ -292,6 +292,46 @@ START_TEST(pi_and_zone_domain_checks)
 }
 END_TEST
 
+/* Device profiles (config/profiles.c, docs/profiles.md): presets for unset keys, refusals for contradictions. */
+START_TEST(profiles)
+{
+	struct cfg_diag diag = { 0 };
+	struct cfg *cfg = cfg_create();
+	const struct cfg_lun *l;
+
+	ck_assert_int_eq(cfg_parse_string(cfg, "t.ini", CFG_TEST_MINIMAL "profile = card-reader\n"
+				"[lun \"iqn.2026-12.org.example:t\" 1]\npath = b.img\nprofile = usb-bridge\n"
+				"[lun \"iqn.2026-12.org.example:t\" 2]\npath = c.img\nprofile = usb-bridge\n"
+				"quirks = no-vpd, fix-capacity\n"
+				"[lun \"iqn.2026-12.org.example:t\" 3]\npath = d.img\nprofile = read-only\n",
+				&diag), 0);
+	ck_assert_int_eq(cfg_finish(cfg, &diag), 0);
+	l = cfg->targets[0]->luns[0];
+	ck_assert(l->removable);
+	ck_assert(!l->thin_provisioning);
+	ck_assert_uint_eq(l->product_type, 0x05); /* SBC-4 6.6.2: Secure Digital card */
+	ck_assert_str_eq(l->product, "card reader");
+	ck_assert_uint_eq(cfg->targets[0]->luns[1]->quirks, CFG_QUIRK_ALL);
+	ck_assert_uint_eq(cfg->targets[0]->luns[2]->quirks, CFG_QUIRK_NO_VPD | CFG_QUIRK_FIX_CAPACITY);
+	ck_assert(cfg->targets[0]->luns[3]->write_protect);
+	cfg_free(cfg);
+	free(diag.text);
+
+	cfg_test_expect(CFG_TEST_MINIMAL "profile = read-only\nwrite_protect = false\n", true,
+			"t.ini:6: lun \"iqn.2026-12.org.example:t\" 0.write_protect: profile read-only needs "
+			"write_protect = true\n");
+	cfg_test_expect(CFG_TEST_MINIMAL "profile = card-reader\nkind = zbc-hm\n", true,
+			"t.ini:6: lun \"iqn.2026-12.org.example:t\" 0.kind: profile card-reader is a conventional disk "
+			"(kind = conventional)\n");
+	cfg_test_expect(CFG_TEST_MINIMAL "profile = sbc4-minimal\nthin_provisioning = true\n", true,
+			"t.ini:6: lun \"iqn.2026-12.org.example:t\" 0.thin_provisioning: profile sbc4-minimal needs "
+			"thin_provisioning = false\n");
+	cfg_test_expect(CFG_TEST_MINIMAL "quirks = no-vpd, no-such\n", true,
+			"t.ini:5: lun \"iqn.2026-12.org.example:t\" 0.quirks: unknown name \"no-such\" (all, none, or "
+			"names listed in docs/config.md)\n");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config_finish");
@@ -311,6 +351,7 @@ int main(void)
 	tcase_add_test(tc, shared_backing_file);
 	tcase_add_test(tc, relative_state_dir);
 	tcase_add_test(tc, default_state_dir);
+	tcase_add_test(tc, profiles);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

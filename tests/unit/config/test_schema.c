@@ -63,6 +63,10 @@ START_TEST(rows_well_formed)
 		case CFG_TYPE_NAME:
 			ck_assert_uint_lt(k->max, k->size); /* room for the NUL */
 			break;
+		case CFG_TYPE_FLAGS:
+			ck_assert_uint_eq(k->size, sizeof(uint32_t));
+			ck_assert_ptr_nonnull(k->values);
+			break;
 		case CFG_TYPE_ADDRESS:
 		case CFG_TYPE_NAME_LIST:
 			break;
