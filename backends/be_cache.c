@@ -412,6 +412,19 @@ static void cache_close(struct backend *be)
 	free(c);
 }
 
+/* The power is cut: the cached pages, never written back, are lost (the top of this file). */
+static uint64_t cache_power_loss(struct backend *be)
+{
+	struct be_cache *c = cache_from(be);
+	uint64_t lost;
+
+	pthread_rwlock_wrlock(&c->lock);
+	lost = (uint64_t)c->pages * PAGE_LEN;
+	free_pages_locked(c);
+	pthread_rwlock_unlock(&c->lock);
+	return lost;
+}
+
 static int cache_read(struct backend *be, void *buf, size_t len, uint64_t off)
 {
 	struct be_cache *c = cache_from(be);
@@ -701,6 +714,7 @@ static const struct backend_ops be_cache_ops = {
 	.stream_append = cache_stream_append,
 	.stream_commit = cache_stream_commit,
 	.stream_abandon = cache_stream_abandon,
+	.power_loss = cache_power_loss,
 };
 
 static void init_lock(pthread_rwlock_t *lock)

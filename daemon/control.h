@@ -47,7 +47,13 @@ int sbce_control_fault_remove(struct sbce_daemon *d, const json_t *req, json_t *
 int sbce_control_lu_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
+/* control_power.c */
+int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+
 /* ---- request members (control_commands.c) ---- */
+
+/* The target a request names ("target", optional with one target): 0 with *index set, or -1 with the reason. */
+int sbce_control_target(struct sbce_daemon *d, const json_t *req, size_t *index, char *err, size_t errlen);
 
 /*
  * The LU a request names ("target", optional with one target, and "lun"):

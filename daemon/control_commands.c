@@ -47,11 +47,9 @@ int sbce_control_bool(const json_t *req, const char *name, bool required, bool *
 	return 1;
 }
 
-int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **lu, const char **target, char *err,
-		    size_t errlen)
+int sbce_control_target(struct sbce_daemon *d, const json_t *req, size_t *index, char *err, size_t errlen)
 {
 	const json_t *t = json_object_get(req, "target");
-	uint64_t lun;
 	size_t i;
 
 	if (t && !json_is_string(t)) {
@@ -68,9 +66,18 @@ int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **l
 		snprintf(err, errlen, "no target \"%.224s\"", json_string_value(t));
 		return -1;
 	}
-	if (!t)
-		i = 0;
-	if (sbce_control_uint(req, "lun", SCSI_MAX_LUNS - 1, true, &lun, err, errlen) < 0)
+	*index = t ? i : 0;
+	return 0;
+}
+
+int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **lu, const char **target, char *err,
+		    size_t errlen)
+{
+	uint64_t lun;
+	size_t i;
+
+	if (sbce_control_target(d, req, &i, err, errlen) != 0 ||
+	    sbce_control_uint(req, "lun", SCSI_MAX_LUNS - 1, true, &lun, err, errlen) < 0)
 		return -1;
 	*lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode((uint32_t)lun));
 	if (!*lu) {
@@ -402,6 +409,7 @@ static const char *const fault_add_members[] = {
 static const char *const fault_remove_members[] = { "id", "all", NULL };
 static const char *const lu_add_members[] = { "target", "lun", "cfgstring", NULL };
 static const char *const lu_remove_members[] = { "target", "lun", "force", NULL };
+static const char *const power_cut_members[] = { "target", NULL };
 
 const struct sbce_control_command sbce_control_commands[] = {
 	{ "status", no_members, cmd_status },
@@ -413,6 +421,7 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "lu-resize", lu_resize_members, cmd_lu_resize },
 	{ "lu-add", lu_add_members, sbce_control_lu_add },
 	{ "lu-remove", lu_remove_members, sbce_control_lu_remove },
+	{ "power-cut", power_cut_members, sbce_control_power_cut },
 	{ "fault-add", fault_add_members, sbce_control_fault_add },
 	{ "fault-list", no_members, sbce_control_fault_list },
 	{ "fault-remove", fault_remove_members, sbce_control_fault_remove },

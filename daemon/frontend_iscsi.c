@@ -191,3 +191,17 @@ void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, con
 		}
 	}
 }
+
+unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why)
+{
+	unsigned dropped = 0;
+
+	for (size_t i = 0; i < d->frontend_count; i++) {
+		if (d->frontends[i].ops == &sbce_frontend_iscsi && d->frontends[i].state) {
+			struct frontend_iscsi *fe = d->frontends[i].state;
+
+			dropped += iscsi_server_drop_target(fe->server, target, why);
+		}
+	}
+	return dropped;
+}

@@ -47,6 +47,8 @@ static const char usage_text[] =
 	"  lu resize LUN SIZE [--force] [--target IQN]      SIZE in bytes, suffix K, M, G, T (x1024)\n"
 	"  lu add LUN CFGSTRING [--target IQN]              CFGSTRING: [lun] keys, \"kind=zbc-hm;size=1G;path=x.img\"\n"
 	"  lu remove LUN [--force] [--target IQN]\n"
+	"  power-cut [--target IQN]                         drop the write cache and every connection, come back\n"
+	"                                                   as after a power cycle\n"
 	"  fault add LUN ACTION [--target IQN] [--opcode OP[,OP...]] [--service-action SA]\n"
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
 	"                       [--probability P] [--seed N] [--sense KEY/ASC/ASCQ] [--status S]\n"
@@ -531,6 +533,7 @@ enum output {
 	OUT_CHANGE,  /* "lun 0: LABEL <result member> (was <previous>)" */
 	OUT_ADDED,   /* "rule 3 added" */
 	OUT_REMOVED, /* "removed 2 rules" */
+	OUT_FIELDS,  /* the result's members, "key: value" in the daemon's order */
 };
 
 struct command {
@@ -567,6 +570,8 @@ static const struct command commands[] = {
 	  .opts = lu_opts, .arg = ARG_STRING, .member = "cfgstring", .output = OUT_LU, .list = "added" },
 	{ .group = "lu", .name = "remove", .wire = "lu-remove", .synopsis = "lu remove LUN [--force] [--target IQN]",
 	  .npos = 1, .opts = force_opts, .arg = ARG_LUN, .output = OUT_LU, .list = "removed" },
+	{ .group = "power-cut", .wire = "power-cut", .synopsis = "power-cut [--target IQN]", .opts = lu_opts,
+	  .output = OUT_FIELDS },
 	{ .group = "fault", .name = "add", .wire = "fault-add", .synopsis = "fault add LUN ACTION [OPTIONS] (see --help)",
 	  .npos = 2, .opts = fault_opts, .arg = ARG_STRING, .member = "action", .output = OUT_ADDED },
 	{ .group = "fault", .name = "list", .wire = "fault-list", .synopsis = "fault list", .output = OUT_TABLE,
@@ -688,6 +693,17 @@ static void print_result(const struct command *c, const json_t *req, const json_
 		free(a);
 		free(b);
 		break;
+	case OUT_FIELDS: {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach((json_t *)result, key, v) {
+			a = value_text(v);
+			printf("%s: %s\n", key, a);
+			free(a);
+		}
+		break;
+	}
 	case OUT_ADDED:
 	case OUT_REMOVED:
 		a = value_text(n);

@@ -62,6 +62,8 @@ int sbce_faults_start(struct sbce_daemon *d);
 /* Removes every fault rule (held commands run, so that a shutdown can drain) and stops the alarms. */
 void sbce_faults_stop(struct sbce_daemon *d);
 
+/* frontend_iscsi.c: closes the connections of target's sessions; returns how many. */
+unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why);
 /* frontend_iscsi.c: every logged-in iSCSI session (none when the iSCSI front end is not running). */
 void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
 				void *arg);

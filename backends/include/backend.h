@@ -68,6 +68,12 @@ struct backend_ops {
 	int (*stream_append)(struct backend *be, const void *buf, size_t len);
 	int (*stream_commit)(struct backend *be);
 	void (*stream_abandon)(struct backend *be);
+	/*
+	 * A power cut (docs/control.md, power-cut): what the backend holds that
+	 * is not durable is gone; returns the bytes lost.  NULL: everything a
+	 * completed write wrote is durable below (nothing to lose).
+	 */
+	uint64_t (*power_loss)(struct backend *be);
 };
 
 struct backend {

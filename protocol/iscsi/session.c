@@ -244,3 +244,20 @@ void iscsi_server_foreach_session(struct iscsi_server *srv,
 		fn(arg, &info);
 	}
 }
+
+unsigned iscsi_server_drop_target(struct iscsi_server *srv, const char *target, const char *why)
+{
+	unsigned dropped = 0;
+
+	/* A drop may end and unlink the session: look again from the head after each. */
+	for (;;) {
+		struct iscsi_session *s = srv->sessions;
+
+		while (s && !(s->conn && s->target && strcmp(s->target->name, target) == 0))
+			s = s->next;
+		if (!s)
+			return dropped;
+		iscsi_conn_drop(s->conn, why);
+		dropped++;
+	}
+}

@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "scsi_internal.h"
+#include "task_set.h"
+#include "zbc.h"
 
 void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
 {
@@ -115,4 +117,35 @@ int scsi_lu_end_commands(struct scsi_lu *lu, uint8_t sense_key, uint16_t asc_asc
 	}
 	lu->readiness = was;
 	return lu->ts.count ? -1 : 0;
+}
+
+static bool any_cmd(const struct scsi_cmd *cmd, const void *arg)
+{
+	(void)cmd;
+	(void)arg;
+	return true;
+}
+
+uint64_t scsi_device_power_cycle(struct scsi_device *dev)
+{
+	uint64_t lost = 0;
+
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
+		struct scsi_lu *lu = dev->lus[i];
+
+		if (!lu)
+			continue;
+		/* The power takes every command: none gets a status (one running on a worker ends when its I/O does). */
+		scsi_task_set_abort(lu, any_cmd, NULL, NULL);
+		if (lu->backend->ops->power_loss)
+			lost += lu->backend->ops->power_loss(lu->backend);
+		spc_pr_power_on(lu);
+		spc_mode_power_on(lu);
+		zbc_power_on(lu);
+		lu->stopped = false;
+		/* As at start-up: 06/29/00 POWER ON, RESET, OR BUS DEVICE RESET OCCURRED for every I_T nexus (SAM-5 6.3.1);
+		 * nexuses created later get it from scsi_nexus_create. */
+		scsi_ua_establish_all(lu, SCSI_UA_POWER_ON_RESET, NULL);
+	}
+	return lost;
 }

@@ -341,6 +341,8 @@ bool scsi_ua_take(struct scsi_nexus *nexus, uint32_t lun, struct scsi_sense_info
 /* spc_mode.c: create/free the mode page state (loads saved pages from state_dir). */
 int spc_mode_init(struct scsi_lu *lu);
 void spc_mode_fini(struct scsi_lu *lu);
+/* spc_mode.c: a power cycle: the current mode pages become the saved ones. */
+void spc_mode_power_on(struct scsi_lu *lu);
 /* spc_pr.c: create/free reservation state (loads APTPL state from state_dir). */
 int spc_pr_init(struct scsi_lu *lu);
 void spc_pr_fini(struct scsi_lu *lu);
@@ -350,6 +352,8 @@ bool spc_reservation_conflict(const struct scsi_cmd *cmd);
 void spc_pr_nexus_lost(struct scsi_lu *lu, const struct scsi_nexus *nexus);
 /* spc_pr.c / spc_reserve.c: LOGICAL UNIT RESET side effects on reservations. */
 void spc_pr_lu_reset(struct scsi_lu *lu);
+/* spc_pr.c: a power cycle: a LOGICAL UNIT RESET's effects, and registrations gone unless APTPL. */
+void spc_pr_power_on(struct scsi_lu *lu);
 
 /* sbc_pi.c: the LU's current protection format (loads a FORMAT UNIT's choice from state_dir). */
 int sbc_pi_init(struct scsi_lu *lu, char *err, size_t errlen);

@@ -321,3 +321,14 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 	}
 	return SCSI_OK;
 }
+
+void spc_mode_power_on(struct scsi_lu *lu)
+{
+	struct spc_mode_state *m = lu->mode;
+
+	/* SPC-4 7.5.1 (mode parameters): after a power on the current values are the saved ones. */
+	if (!m)
+		return;
+	memcpy(m->current, m->saved, sizeof(m->current));
+	spc_mode_sync_current(lu);
+}

@@ -317,6 +317,16 @@ static void free_regs(struct spc_pr_state *pr)
 	pr->reserved = false;
 }
 
+void spc_pr_power_on(struct scsi_lu *lu)
+{
+	struct spc_pr_state *pr = lu->pr;
+
+	spc_pr_lu_reset(lu);
+	/* SPC-4 5.13.5: registrations and the reservation persist through a power loss only with APTPL. */
+	if (pr && !pr->aptpl)
+		free_regs(pr);
+}
+
 /* Restores the state from an image; false (state left empty) if it is corrupt. */
 static bool pr_load(struct spc_pr_state *pr, const uint8_t *img, size_t len)
 {

@@ -155,6 +155,8 @@ struct zbc_state {
 int zbc_init(struct scsi_lu *lu, char *err, size_t errlen);
 void zbc_fini(struct scsi_lu *lu);
 bool zbc_lu_is_zoned(const struct scsi_lu *lu);
+/* A power cycle (scsi_device_power_cycle): open zones are closed. */
+void zbc_power_on(struct scsi_lu *lu);
 
 /*
  * Zone faults (config keys offline_zones / read_only_zones): marks the zone

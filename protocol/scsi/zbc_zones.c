@@ -397,3 +397,14 @@ int scsi_lu_set_zone_fault(struct scsi_lu *lu, uint32_t zone_index, enum scsi_zo
 		return 0;
 	return zbc_set_condition(lu, zone->start, want, err, errlen);
 }
+
+void zbc_power_on(struct scsi_lu *lu)
+{
+	struct zbc_state *z = lu->zbc;
+	struct scsi_sense_info unused;
+
+	/* ZBC-2 4.4.3.2.x (zone condition after power on): open zones come back CLOSED (or EMPTY at their start). */
+	for (uint32_t i = 0; z && i < z->nr_zones; i++)
+		if (zbc_condition_is_open(z->zones[i].condition))
+			(void)zbc_zone_close(z, &z->zones[i], &unused);
+}

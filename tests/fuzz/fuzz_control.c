@@ -27,6 +27,14 @@ void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, con
 	(void)arg;
 }
 
+unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why)
+{
+	(void)d;
+	(void)target;
+	(void)why;
+	return 0;
+}
+
 /* No backing files here: lu-add is checked up to opening one, which this harness refuses. */
 int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
 		 const char *state_dir, char *err, size_t errlen)

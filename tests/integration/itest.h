@@ -83,6 +83,13 @@ void itest_daemon_cleanup(struct itest_daemon *d);
 void itest_daemon_log_tail(const struct itest_daemon *d, int lines);
 /* Convenience: init + write config + start; exits the program (status 1) on failure. */
 void itest_daemon_up(struct itest_daemon *d, const char *name, const char *config_text);
+/*
+ * Runs "$SBCEMUCTL --state-dir <state> ARGS" (printf-style ARGS, shell words)
+ * with its stdout in out (NUL-terminated, may be NULL) and stderr appended to
+ * the daemon log.  Returns its exit status, or -1 (no $SBCEMUCTL, not run).
+ */
+int itest_ctl(const struct itest_daemon *d, char *out, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- sessions ---- */
 

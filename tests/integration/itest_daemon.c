@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,4 +328,34 @@ void itest_daemon_up(struct itest_daemon *d, const char *name, const char *confi
 		exit(itest_finish());
 	}
 	itest_note("sbcemud pid %d on 127.0.0.1:%d, scratch %s", (int)d->pid, d->port, d->dir);
+}
+
+int itest_ctl(const struct itest_daemon *d, char *out, size_t cap, const char *fmt, ...)
+{
+	const char *bin = getenv("SBCEMUCTL");
+	char args[1024], line[3072], sink[256];
+	size_t len = 0, n;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	if (!bin || !*bin)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "'%s' --state-dir '%s' %s 2>>'%s'", bin, d->state, args, d->log);
+	p = popen(line, "r");
+	if (!p)
+		return -1;
+	/* Read to the end (a full buffer keeps draining into sink) so the child never blocks on its stdout. */
+	while ((n = out && len + 1 < cap ? fread(out + len, 1, cap - 1 - len, p) : fread(sink, 1, sizeof(sink), p)) > 0)
+		if (out && len + 1 < cap)
+			len += n;
+	if (out && cap)
+		out[len] = '\0';
+	st = pclose(p);
+	if (itest_verbose())
+		itest_note("sbcemuctl %s -> %d", args, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

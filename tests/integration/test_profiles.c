@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -175,15 +174,7 @@ static void test_usb_bridge(void)
 
 static int ctl(const char *args)
 {
-	const char *bin = getenv("SBCEMUCTL");
-	char line[2048];
-	int st;
-
-	if (!bin || !*bin)
-		return -1;
-	snprintf(line, sizeof(line), "'%s' --state-dir '%s' %s >>'%s' 2>&1", bin, d.state, args, d.log);
-	st = system(line);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return itest_ctl(&d, NULL, 0, "%s", args);
 }
 
 static void test_card_reader(void)

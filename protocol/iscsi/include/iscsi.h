@@ -137,6 +137,12 @@ struct iscsi_session_info {
 /* Calls fn for every logged-in session. */
 void iscsi_server_foreach_session(struct iscsi_server *srv,
 				  void (*fn)(void *arg, const struct iscsi_session_info *info), void *arg);
+/*
+ * Closes the connection of every session logged into target (a cable pulled:
+ * no response goes out, the sessions' commands are aborted through their
+ * nexuses, RFC 7143 ErrorRecoveryLevel 0).  Returns the connections closed.
+ */
+unsigned iscsi_server_drop_target(struct iscsi_server *srv, const char *target, const char *why);
 
 /* Frees the server after shutdown completed. */
 void iscsi_server_destroy(struct iscsi_server *srv);

@@ -611,6 +611,17 @@ void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info);
  * TO READY CHANGE, MEDIUM MAY HAVE CHANGED (06/28/00) for every I_T nexus.
  */
 void scsi_lu_set_readiness(struct scsi_lu *lu, enum scsi_lu_readiness readiness);
+/*
+ * A power cycle of the device (docs/control.md, power-cut), after the
+ * transports dropped their I_T nexuses: every command still in a task set
+ * ends without status, what the backends held volatile is lost (the volatile
+ * write cache), and each LU comes back as after a power on: saved mode
+ * pages, no reservation or registration but APTPL ones, no prevent, open
+ * zones closed, started, and POWER ON, RESET, OR BUS DEVICE RESET OCCURRED
+ * (06/29/00) for every I_T nexus, as at start-up.  Fault rules and the
+ * runtime readiness (lu-state) stay.  Returns the bytes lost.
+ */
+uint64_t scsi_device_power_cycle(struct scsi_device *dev);
 /* Write-protects the medium (07/27/00 for writes, WP in MODE SENSE) or lifts it. */
 void scsi_lu_set_write_protect(struct scsi_lu *lu, bool on);
 /*
