@@ -34,6 +34,14 @@ sbce_fail() {
 	exit 1
 }
 
+# sbce_host_ctl ARGS...: asks the host to run "sbcemuctl ARGS" against the
+# target while the guest runs (a CTL line on the results port; the suite's
+# suite_guest_request in tests/kernel/suites/ decides, tests/kernel/run.sh
+# runs it).  Nothing comes back: the guest watches for the effect.
+sbce_host_ctl() {
+	sbce_emit "CTL $*"
+}
+
 # sbce_run CMD...: runs CMD with its output on the console; fails the script
 # with CMD's exit status in the reason when it fails.
 sbce_run() {

@@ -194,15 +194,38 @@ guest_program() {
 	return 1
 }
 
+# ---- requests from the guest while it runs ----
+# guest_requests RESULTS LOG: every "CTL ARGS" line the guest writes to its
+# results port (sbce_host_ctl, scripts/kernel-vm/guest-lib.sh) goes to the
+# suite's suite_guest_request ARGS, once, in order; LOG gets "rc=N ARGS" and
+# the output of each.  Runs until killed.
+guest_requests() {
+	local done=0 n line
+	: >"$2"
+	while sleep 0.2; do
+		[ -f "$1" ] || continue
+		n=0
+		# read fails on a last line without its newline: a line still arriving waits for the next round.
+		while IFS= read -r line; do
+			line=${line%$'\r'}
+			case $line in CTL\ *) n=$((n + 1)) ;; *) continue ;; esac
+			[ "$n" -le "$done" ] && continue
+			suite_guest_request "${line#CTL }" >>"$2" 2>&1
+			echo "rc=$? ${line#CTL }" >>"$2"
+			done=$n
+		done <"$1"
+	done
+}
+
 # ---- one kernel x one suite ----
 run_suite() { # KERNEL MODULES SUITE
-	local kernel=$1 modules=$2 suite=$3 label run_dir checks c p verdict secs luns t0
+	local kernel=$1 modules=$2 suite=$3 label run_dir checks c p verdict secs luns t0 watcher
 	local -a envs args details
 	SUITE_PROGRAMS=""
 	SUITE_HOST_ROOT=0
 	SUITE_MODULES=""
 	SUITE_MEMORY=1024
-	unset -f suite_after_start
+	unset -f suite_after_start suite_guest_request
 	# shellcheck disable=SC1090
 	. "$HERE/suites/$suite.sh"
 	SUITE_CONFIG_FILE="$HERE/suites/$SUITE_CONFIG"
@@ -260,9 +283,20 @@ run_suite() { # KERNEL MODULES SUITE
 	[ -n "$modules" ] && args+=(--modules "$modules")
 	[ "$VERBOSE" = 1 ] && args+=(--verbose)
 	t0=$(date +%s.%N)
+	CTL_LOG="$run_dir/guest-requests.log"
+	watcher=""
+	if [ -z "$STANDIN" ] && [ "$SUITE_HOST_ROOT" != 1 ] && declare -F suite_guest_request >/dev/null; then
+		guest_requests "$run_dir/vm/results.txt" "$CTL_LOG" &
+		watcher=$!
+	fi
 	"$REPO/scripts/kernel-vm/run" --kernel "$kernel" --port "$PORT" --target "$SUITE_TARGET" --luns "$luns" \
 		--out "$run_dir/vm" --log "$OUTDIR/logs/$label-$suite.log" --timeout "$TIMEOUT" "${args[@]}" \
 		2>&1 | sed 's/^/  /'
+	if [ -n "$watcher" ]; then
+		kill "$watcher" 2>/dev/null
+		wait "$watcher" 2>/dev/null
+		cp "$CTL_LOG" "$OUTDIR/logs/$label-$suite.requests" 2>/dev/null
+	fi
 	[ "$SUITE_HOST_ROOT" = 1 ] || target_stop
 	cp "$run_dir/vm/results.txt" "$OUTDIR/logs/$label-$suite.results" 2>/dev/null
 	[ -n "${DAEMON_LOG:-}" ] && cp "$DAEMON_LOG" "$OUTDIR/logs/$label-$suite.sbcemud.log" 2>/dev/null
