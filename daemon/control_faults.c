@@ -23,6 +23,9 @@ static const char *const action_names[] = {
 	[SCSI_FAULT_ACTION_TEAR_ATOMIC] = "tear-atomic",
 	[SCSI_FAULT_ACTION_ZONE_OFFLINE] = "zone-offline",
 	[SCSI_FAULT_ACTION_ZONE_READ_ONLY] = "zone-read-only",
+	[SCSI_FAULT_ACTION_DROP_CONNECTION] = "drop-connection",
+	[SCSI_FAULT_ACTION_REJECT_ABORT_TASK] = "reject-abort-task",
+	[SCSI_FAULT_ACTION_IGNORE_ABORT_TASK] = "ignore-abort-task",
 };
 #define ACTION_COUNT (sizeof(action_names) / sizeof(action_names[0]))
 
@@ -38,7 +41,8 @@ static int parse_action(const json_t *req, struct scsi_fault_rule_params *p, cha
 			break;
 	if (!json_is_string(a) || i == ACTION_COUNT) {
 		snprintf(err, errlen, "\"action\" must be sense, status, delay, hold, medium-error, corrupt-read, "
-			 "short-read, tear-atomic, zone-offline or zone-read-only");
+			 "short-read, tear-atomic, zone-offline, zone-read-only, drop-connection, reject-abort-task or "
+			 "ignore-abort-task");
 		return -1;
 	}
 	p->action = (enum scsi_fault_action)i;
@@ -149,6 +153,9 @@ static unsigned members_of(enum scsi_fault_action a)
 	case SCSI_FAULT_ACTION_MEDIUM_ERROR:
 	case SCSI_FAULT_ACTION_CORRUPT_READ:
 	case SCSI_FAULT_ACTION_SHORT_READ:
+	case SCSI_FAULT_ACTION_DROP_CONNECTION:
+	case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
+	case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
 		break;
 	}
 	return 0;
@@ -273,6 +280,9 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	case SCSI_FAULT_ACTION_HOLD:
 	case SCSI_FAULT_ACTION_CORRUPT_READ:
 	case SCSI_FAULT_ACTION_SHORT_READ:
+	case SCSI_FAULT_ACTION_DROP_CONNECTION:
+	case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
+	case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
 		break;
 	}
 	json_array_append_new(ctx->rules, r);

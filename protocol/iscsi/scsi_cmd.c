@@ -194,6 +194,12 @@ static void transport_aborted(struct scsi_cmd *cmd)
 	task_finished(iscsi_task_of(cmd), false);
 }
 
+/* A drop-connection fault rule fired on cmd: its connection goes as a pulled cable's would (ErrorRecoveryLevel 0). */
+static void transport_drop_connection(struct scsi_cmd *cmd)
+{
+	iscsi_conn_drop(iscsi_task_of(cmd)->conn, "fault rule drop-connection");
+}
+
 /* The Data-In buffer the Data-In PDUs will point into: the core fills it, with no copy in between. */
 static int transport_alloc_data_in(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl)
 {
@@ -217,6 +223,7 @@ const struct scsi_transport_ops iscsi_scsi_transport = {
 	.protocol_identifier = ISCSI_PROTOCOL_IDENTIFIER,
 	.transport_id_encode = iscsi_transport_id_encode,
 	.transport_id_decode = iscsi_transport_id_decode,
+	.drop_connection = transport_drop_connection,
 };
 
 void iscsi_task_submit(struct iscsi_task *task)

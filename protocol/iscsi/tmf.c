@@ -38,6 +38,7 @@ static enum iscsi_tmf_response map_response(enum scsi_tmf_response r)
 		return ISCSI_TMF_RSP_LUN_DOES_NOT_EXIST;
 	case SCSI_TMF_FUNCTION_REJECTED:
 	case SCSI_TMF_SERVICE_DELIVERY_FAILURE:
+	case SCSI_TMF_NO_RESPONSE: /* not sent (tmf_done) */
 		break;
 	}
 	return ISCSI_TMF_RSP_REJECTED;
@@ -65,7 +66,7 @@ static void tmf_done(void *arg, enum scsi_tmf_response response)
 	struct iscsi_tmf_ctx *ctx = arg;
 	struct iscsi_conn *conn = ctx->conn;
 
-	if (conn->state != ISCSI_CONN_STATE_CLOSED) {
+	if (conn->state != ISCSI_CONN_STATE_CLOSED && response != SCSI_TMF_NO_RESPONSE) {
 		send_tmf_response(conn, ctx->itt, map_response(response));
 		if (ctx->function == ISCSI_TMF_TARGET_COLD_RESET) {
 			drop_target_sessions(conn->srv, ctx->target, conn);

@@ -5,9 +5,11 @@
  * with a seeded probability, at most count times) and then acts, when the
  * command is about to execute (scsi_fault_check, from scsi_cmd_start): a
  * CHECK CONDITION with chosen sense, another status, a delay, a hold (no
- * answer until a task management function ends it), or unrecoverable
- * medium errors on a range of blocks until they are written (SBC-4 READ:
- * an unrecovered read error is reported with the LBA in INFORMATION).
+ * answer until a task management function ends it), a dropped connection,
+ * or unrecoverable medium errors on a range of blocks until they are
+ * written (SBC-4 READ: an unrecovered read error is reported with the LBA
+ * in INFORMATION).  Other rules act on the ABORT TASK that names a command
+ * they match (scsi_fault_abort_task, from scsi_tmf): rejected or lost.
  *
  * Held and delayed commands wait on the LU's held list; a delayed one is
  * run by scsi_device_alarm(), which the daemon calls when the time the core
@@ -115,6 +117,9 @@ static int check_params(const struct scsi_fault_rule_params *p, char *err, size_
 		break;
 	case SCSI_FAULT_ACTION_ZONE_OFFLINE:
 	case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
+	case SCSI_FAULT_ACTION_DROP_CONNECTION:
+	case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
+	case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
 		break;
 	default:
 		snprintf(err, errlen, "unknown action");
@@ -132,6 +137,12 @@ static bool zone_rule(const struct scsi_fault_rule_params *p)
 static bool standing_rule(const struct scsi_fault_rule_params *p)
 {
 	return p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || zone_rule(p);
+}
+
+/* A rule that acts on the ABORT TASK of the commands it matches, not on them (scsi_fault_abort_task). */
+static bool abort_task_rule(const struct scsi_fault_rule_params *p)
+{
+	return p->action == SCSI_FAULT_ACTION_REJECT_ABORT_TASK || p->action == SCSI_FAULT_ACTION_IGNORE_ABORT_TASK;
 }
 
 int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_rule_params *p, char *err,
@@ -207,6 +218,7 @@ static void unhold(struct scsi_cmd *cmd)
 		}
 	}
 	cmd->fault_held = false;
+	cmd->fault_drop = false;
 	cmd->fault_held_next = NULL;
 	for (struct scsi_fault_rule *r = cmd->lu->fault_rules; r; r = r->next)
 		if (r->id == cmd->fault_held_rule && r->st.held)
@@ -366,7 +378,7 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 		return SCSI_FAULT_DONE;
 	}
 	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
-		if (standing_rule(&r->p) || !rule_matches(r, cmd) || !rule_fires(r))
+		if (standing_rule(&r->p) || abort_task_rule(&r->p) || !rule_matches(r, cmd) || !rule_fires(r))
 			continue;
 		switch (r->p.action) {
 		case SCSI_FAULT_ACTION_SENSE: {
@@ -390,6 +402,14 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 			r->st.held++;
 			hold(cmd, r, 0);
 			return SCSI_FAULT_HELD;
+		case SCSI_FAULT_ACTION_DROP_CONNECTION:
+			/* Held at once; the alarm (outside this call chain) has the transport drop the connection. */
+			r->st.held++;
+			cmd->fault_drop = cmd->transport->drop_connection && lu->dev->alarm_arm;
+			hold(cmd, r, cmd->fault_drop ? fault_now_ns() : 0);
+			if (cmd->fault_drop)
+				arm_alarm(lu->dev);
+			return SCSI_FAULT_HELD;
 		case SCSI_FAULT_ACTION_CORRUPT_READ:
 			cmd->faults |= SCSI_FAULT_CORRUPT_READ;
 			return SCSI_FAULT_PASS;
@@ -404,10 +424,23 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 		case SCSI_FAULT_ACTION_MEDIUM_ERROR:
 		case SCSI_FAULT_ACTION_ZONE_OFFLINE:
 		case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
+		case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
+		case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
 			break;
 		}
 	}
 	return SCSI_FAULT_PASS;
+}
+
+enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced)
+{
+	for (struct scsi_fault_rule *r = referenced->lu->fault_rules; r && referenced->op; r = r->next) {
+		if (!abort_task_rule(&r->p) || !rule_matches(r, referenced) || !rule_fires(r))
+			continue;
+		return r->p.action == SCSI_FAULT_ACTION_REJECT_ABORT_TASK ? SCSI_TMF_FUNCTION_REJECTED
+									 : SCSI_TMF_NO_RESPONSE;
+	}
+	return SCSI_TMF_FUNCTION_COMPLETE;
 }
 
 void scsi_fault_data_in(struct scsi_cmd *cmd)
@@ -485,6 +518,14 @@ void scsi_device_alarm(struct scsi_device *dev)
 			if (!dev->lus[i])
 				continue;
 			for (struct scsi_cmd *c = dev->lus[i]->fault_held; c; c = c->fault_held_next) {
+				if (c->fault_drop && c->fault_held_until_ns <= now) {
+					/* Held until the drop aborts it with the rest of its nexus's commands. */
+					c->fault_drop = false;
+					c->fault_held_until_ns = 0;
+					c->transport->drop_connection(c);
+					again = true;
+					break;
+				}
 				if (c->fault_held_until_ns && c->fault_held_until_ns <= now) {
 					unhold(c);
 					scsi_cmd_resume(c);

@@ -113,6 +113,12 @@ enum scsi_fault_verdict {
 enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd);
 /* At completion of a GOOD command, before its residual: what corrupt-read / short-read rules do to its Data-In. */
 void scsi_fault_data_in(struct scsi_cmd *cmd);
+/*
+ * An ABORT TASK names referenced: what the LU's reject-abort-task and
+ * ignore-abort-task rules make of it: SCSI_TMF_FUNCTION_REJECTED,
+ * SCSI_TMF_NO_RESPONSE, or SCSI_TMF_FUNCTION_COMPLETE (no rule fired: abort it).
+ */
+enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced);
 /* At completion: off the held list; a write repairs the medium-error blocks it covered. */
 void scsi_fault_cmd_done(struct scsi_cmd *cmd);
 void scsi_fault_lu_fini(struct scsi_lu *lu);

@@ -97,7 +97,8 @@ void scsi_tmf(struct scsi_nexus *nexus, uint64_t lun, enum scsi_tmf_function fun
 	case SCSI_TMF_ABORT_TASK:
 		if (!lu)
 			w->response = SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER;
-		else if (referenced && referenced->lu == lu && referenced->state != SCSI_CMD_STATE_DONE)
+		else if (referenced && referenced->lu == lu && referenced->state != SCSI_CMD_STATE_DONE &&
+			 (w->response = scsi_fault_abort_task(referenced)) == SCSI_TMF_FUNCTION_COMPLETE)
 			scsi_task_set_abort(lu, match_cmd, referenced, w);
 		break;
 	case SCSI_TMF_ABORT_TASK_SET:

@@ -5,6 +5,8 @@
  */
 #include "itest.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -497,4 +499,21 @@ uint64_t itest_rnd(uint64_t *state)
 uint64_t itest_below(uint64_t *state, uint64_t n)
 {
 	return n ? itest_rnd(state) % n : 0;
+}
+
+void itest_service(struct iscsi_context *iscsi, int ms, const bool *stop)
+{
+	uint64_t end = itest_now_ms() + (uint64_t)ms;
+
+	while (itest_now_ms() < end && !(stop && *stop)) {
+		struct pollfd p = { .fd = iscsi_get_fd(iscsi), .events = (short)iscsi_which_events(iscsi) };
+		int n = poll(&p, 1, 50);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (iscsi_service(iscsi, n > 0 ? p.revents : 0) < 0) {
+			itest_note("iscsi_service: %s", iscsi_get_error(iscsi));
+			break;
+		}
+	}
 }

@@ -199,6 +199,8 @@ bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf,
 		  const char *name);
 /* Monotonic milliseconds. */
 uint64_t itest_now_ms(void);
+/* Runs libiscsi's event loop of iscsi (asynchronous commands) for up to ms, or until *stop (stop may be NULL). */
+void itest_service(struct iscsi_context *iscsi, int ms, const bool *stop);
 /*
  * A seeded pseudo-random stream (xorshift64) for randomized tests: the seed
  * comes from the environment variable env (to replay a run) or from the

@@ -725,22 +725,9 @@ static void tmf_cb(struct iscsi_context *iscsi, int status, void *command_data, 
 	a->response = status == SCSI_STATUS_GOOD && command_data ? *(uint32_t *)command_data : 0xffffffffu;
 }
 
-/* Runs libiscsi's event loop for up to ms, or until *stop. */
 static void service_for(int ms, const bool *stop)
 {
-	uint64_t end = itest_now_ms() + (uint64_t)ms;
-
-	while (itest_now_ms() < end && !(stop && *stop)) {
-		struct pollfd p = { .fd = iscsi_get_fd(s), .events = (short)iscsi_which_events(s) };
-		int n = poll(&p, 1, 50);
-
-		if (n < 0 && errno != EINTR)
-			break;
-		if (iscsi_service(s, n > 0 ? p.revents : 0) < 0) {
-			itest_note("iscsi_service: %s", iscsi_get_error(s));
-			break;
-		}
-	}
+	itest_service(s, ms, stop);
 }
 
 static long long held_now(void)

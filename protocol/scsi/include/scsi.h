@@ -152,6 +152,8 @@ enum scsi_tmf_response {
 	SCSI_TMF_FUNCTION_REJECTED,
 	SCSI_TMF_INCORRECT_LOGICAL_UNIT_NUMBER,
 	SCSI_TMF_SERVICE_DELIVERY_FAILURE,
+	/* Not SAM: a fault rule (ignore-abort-task) lost the request; the transport sends nothing. */
+	SCSI_TMF_NO_RESPONSE,
 };
 
 /*
@@ -205,6 +207,15 @@ struct scsi_transport_ops {
 	 */
 	size_t (*transport_id_encode)(const char *initiator_port_name, uint8_t *tid, size_t cap);
 	bool (*transport_id_decode)(const uint8_t *tid, size_t len, char *initiator_port_name, size_t cap);
+	/*
+	 * Optional: close the connection that carried cmd as a pulled cable
+	 * would (the drop-connection fault rule): no response goes out, and the
+	 * I_T nexus is lost with its commands, cmd included (aborted).  Called
+	 * from scsi_device_alarm(), never from inside a call into the core.
+	 * NULL: the transport cannot (the command then stays held, as by a
+	 * hold rule).
+	 */
+	void (*drop_connection)(struct scsi_cmd *cmd);
 };
 
 enum scsi_residual_kind {
@@ -344,6 +355,7 @@ struct scsi_cmd {
 	bool fault_held;               /* waits on its LU's held list (a hold or delay fault rule, fault_rules.c) */
 	uint32_t fault_held_rule;      /* ... for this rule */
 	uint64_t fault_held_until_ns;  /* ... until then (CLOCK_MONOTONIC); 0: until aborted or the rule goes */
+	bool fault_drop;               /* ... then its connection is dropped (drop-connection) */
 	struct scsi_cmd *fault_held_next;
 	struct scsi_io_job io_job;
 	void (*io_work)(struct scsi_cmd *cmd);

@@ -79,6 +79,10 @@ enum scsi_fault_action {
 	SCSI_FAULT_ACTION_TEAR_ATOMIC,  /* a WRITE ATOMIC writes only its first `blocks` blocks, GOOD */
 	SCSI_FAULT_ACTION_ZONE_OFFLINE, /* zone `zone` OFFLINE until the rule goes */
 	SCSI_FAULT_ACTION_ZONE_READ_ONLY, /* zone `zone` READ ONLY until the rule goes */
+	SCSI_FAULT_ACTION_DROP_CONNECTION, /* never answer, and the transport drops the connection that carried it */
+	/* On an ABORT TASK whose referenced command the rule matches (scsi_tmf): */
+	SCSI_FAULT_ACTION_REJECT_ABORT_TASK, /* FUNCTION REJECTED; the command goes on */
+	SCSI_FAULT_ACTION_IGNORE_ABORT_TASK, /* no response at all; the command goes on */
 };
 
 #define SCSI_FAULT_OPCODES_MAX 16

@@ -202,6 +202,64 @@ START_TEST(hold_until_abort_reset_or_removal)
 }
 END_TEST
 
+/* reject-abort-task / ignore-abort-task act on the ABORT TASK naming a command they match; the command goes on. */
+START_TEST(abort_task_rejected_or_lost)
+{
+	struct scsi_fault_rule_params p = rule(SCSI_FAULT_ACTION_HOLD);
+	struct harness_opts o = { .nexus = 0 };
+	uint8_t cdb[16] = { 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0 };
+	struct harness_result held;
+
+	p.opcode_count = 1;
+	p.opcodes[0] = 0x88;
+	add(1, &p);
+	p.action = SCSI_FAULT_ACTION_REJECT_ABORT_TASK;
+	p.count = 1;
+	add(2, &p);
+	p.action = SCSI_FAULT_ACTION_IGNORE_ABORT_TASK;
+	p.count = 0;
+	add(3, &p);
+	memset(&held, 0, sizeof(held));
+	harness_submit(&h, &o, cdb, 16, NULL, 0, &held);
+	ck_assert_ptr_nonnull(h.lu->fault_held);
+	tmf_response = -1;
+	scsi_tmf(h.nexus[0], scsi_lun_encode(0), SCSI_TMF_ABORT_TASK, h.lu->fault_held, tmf_done, NULL);
+	ck_assert_int_eq(tmf_response, SCSI_TMF_FUNCTION_REJECTED);
+	ck_assert(!held.aborted && !held.completed);
+	tmf_response = -1;
+	scsi_tmf(h.nexus[0], scsi_lun_encode(0), SCSI_TMF_ABORT_TASK, h.lu->fault_held, tmf_done, NULL);
+	ck_assert_int_eq(tmf_response, SCSI_TMF_NO_RESPONSE);
+	ck_assert(!held.aborted && !held.completed);
+	ck_assert_int_eq(scsi_lu_fault_remove(h.lu, 3), 0);
+	scsi_tmf(h.nexus[0], scsi_lun_encode(0), SCSI_TMF_ABORT_TASK, h.lu->fault_held, tmf_done, NULL);
+	ck_assert_int_eq(tmf_response, SCSI_TMF_FUNCTION_COMPLETE);
+	ck_assert(held.aborted);
+}
+END_TEST
+
+/* drop-connection on a transport that cannot drop one (no drop_connection): held, as by a hold rule. */
+START_TEST(drop_connection_without_transport_support_holds)
+{
+	struct scsi_fault_rule_params p = rule(SCSI_FAULT_ACTION_DROP_CONNECTION);
+	struct harness_opts o = { .nexus = 0 };
+	uint8_t cdb[16] = { 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0 };
+	struct harness_result held;
+
+	p.opcode_count = 1;
+	p.opcodes[0] = 0x88;
+	add(1, &p);
+	memset(&held, 0, sizeof(held));
+	harness_submit(&h, &o, cdb, 16, NULL, 0, &held);
+	ck_assert(!held.completed && !held.aborted);
+	ck_assert_ptr_nonnull(h.lu->fault_held);
+	ck_assert(!h.lu->fault_held->fault_drop);
+	tmf_response = -1;
+	scsi_tmf(h.nexus[1], scsi_lun_encode(0), SCSI_TMF_LOGICAL_UNIT_RESET, NULL, tmf_done, NULL);
+	ck_assert_int_eq(tmf_response, SCSI_TMF_FUNCTION_COMPLETE);
+	ck_assert(held.aborted);
+}
+END_TEST
+
 /* Readiness: NOT READY with the state's ASC; back to ready: 06/28/00 once per I_T nexus. */
 START_TEST(readiness_and_not_ready_to_ready)
 {
@@ -299,6 +357,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, every_and_seeded_probability);
 	tcase_add_test(tc, medium_error_until_written);
 	tcase_add_test(tc, hold_until_abort_reset_or_removal);
+	tcase_add_test(tc, abort_task_rejected_or_lost);
+	tcase_add_test(tc, drop_connection_without_transport_support_holds);
 	tcase_add_test(tc, readiness_and_not_ready_to_ready);
 	tcase_add_test(tc, write_protect_at_run_time);
 	tcase_add_test(tc, resize_with_capacity_ua);
