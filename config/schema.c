@@ -275,7 +275,7 @@ const struct cfg_key cfg_schema[] = {
 	LUN_U32(atomic_tear_write, "0", 0, UINT32_MAX,
 		"Fault injection (breaks the atomic promise on purpose): the Nth WRITE ATOMIC after start that "
 		"writes something is torn, only its first atomic_tear_block blocks written, yet it returns GOOD; "
-		"0: never."),
+		"0: never. Becomes a tear-atomic fault rule (docs/control.md)."),
 	LUN_U32(atomic_tear_block, "0", 0, UINT32_MAX,
 		"Fault injection: where atomic_tear_write tears the write (blocks written before the tear)."),
 	LUN_BOOL(write_scattered, "false",
@@ -306,9 +306,11 @@ const struct cfg_key cfg_schema[] = {
 		 "past the write pointer or across zones fail (Linux refuses such disks)."),
 	LUN(offline_zones, CFG_TYPE_STRING, "", 0, CFG_ZONE_LIST_MAX - 1, NULL, cfg_set_zone_list,
 	    "Zoned kinds, fault injection: zone indexes (0 = first zone) and ranges put in the OFFLINE "
-	    "condition, e.g. `3, 7-9`; zones not listed here or in read_only_zones are repaired at start."),
+	    "condition, e.g. `3, 7-9`, one zone-offline fault rule per zone (docs/control.md); zones not "
+	    "listed here or in read_only_zones are repaired at start."),
 	LUN(read_only_zones, CFG_TYPE_STRING, "", 0, CFG_ZONE_LIST_MAX - 1, NULL, cfg_set_zone_list,
-	    "Zoned kinds, fault injection: zone indexes and ranges put in the READ ONLY condition."),
+	    "Zoned kinds, fault injection: zone indexes and ranges put in the READ ONLY condition (zone-read-only "
+	    "fault rules)."),
 	LUN_U32(realm_zones, "1", 1, UINT32_MAX,
 		"zbc-zd: zones per realm (in each zone domain); must divide half the zone count."),
 	LUN_U32(active_domain, "1", 0, 1,
@@ -331,7 +333,8 @@ const struct cfg_key cfg_schema[] = {
 	LUN(pi_faults, CFG_TYPE_STRING, "", 0, CFG_PI_FAULTS_TEXT_MAX - 1, NULL, cfg_set_pi_faults,
 	    "Fault injection for PI LUs: the medium returns the named PI field of these LBAs corrupted "
 	    "(its lowest bit flipped), e.g. `guard 100-107, ref 2048, app 4096`; at most 16 items. Blocks "
-	    "whose stored PI is the escape (never written) stay unchecked."),
+	    "whose stored PI is the escape (never written) stay unchecked. Each item becomes a corrupt-pi fault "
+	    "rule (docs/control.md)."),
 	LUN_U32(queue_depth, "128", 0, 65535,
 		"Commands this LU's task set holds. Past it a command from an I_T nexus that already has one "
 		"there gets TASK SET FULL (SAM-5 5.3); a nexus with none there always gets one in. 0: no limit."),

@@ -26,6 +26,12 @@ static const char *const action_names[] = {
 	[SCSI_FAULT_ACTION_DROP_CONNECTION] = "drop-connection",
 	[SCSI_FAULT_ACTION_REJECT_ABORT_TASK] = "reject-abort-task",
 	[SCSI_FAULT_ACTION_IGNORE_ABORT_TASK] = "ignore-abort-task",
+	[SCSI_FAULT_ACTION_CORRUPT_PI] = "corrupt-pi",
+};
+static const char *const pi_field_names[] = {
+	[SCSI_PI_GUARD] = "guard",
+	[SCSI_PI_APP_TAG] = "app-tag",
+	[SCSI_PI_REF_TAG] = "ref-tag",
 };
 #define ACTION_COUNT (sizeof(action_names) / sizeof(action_names[0]))
 
@@ -41,8 +47,8 @@ static int parse_action(const json_t *req, struct scsi_fault_rule_params *p, cha
 			break;
 	if (!json_is_string(a) || i == ACTION_COUNT) {
 		snprintf(err, errlen, "\"action\" must be sense, status, delay, hold, medium-error, corrupt-read, "
-			 "short-read, tear-atomic, zone-offline, zone-read-only, drop-connection, reject-abort-task or "
-			 "ignore-abort-task");
+			 "short-read, tear-atomic, zone-offline, zone-read-only, drop-connection, reject-abort-task, "
+			 "ignore-abort-task or corrupt-pi");
 		return -1;
 	}
 	p->action = (enum scsi_fault_action)i;
@@ -156,8 +162,32 @@ static unsigned members_of(enum scsi_fault_action a)
 	case SCSI_FAULT_ACTION_DROP_CONNECTION:
 	case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
 	case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
+	case SCSI_FAULT_ACTION_CORRUPT_PI: /* pi_field: parse_pi_field */
 		break;
 	}
+	return 0;
+}
+
+/* corrupt-pi's "pi_field": guard, app-tag or ref-tag; refused with any other action. */
+static int parse_pi_field(const json_t *req, struct scsi_fault_rule_params *p, char *err, size_t errlen)
+{
+	const json_t *f = json_object_get(req, "pi_field");
+	unsigned i;
+
+	if (p->action != SCSI_FAULT_ACTION_CORRUPT_PI) {
+		if (!f)
+			return 0;
+		snprintf(err, errlen, "\"pi_field\" does not go with action %s", action_names[p->action]);
+		return -1;
+	}
+	for (i = 0; json_is_string(f) && i < sizeof(pi_field_names) / sizeof(pi_field_names[0]); i++)
+		if (strcmp(pi_field_names[i], json_string_value(f)) == 0)
+			break;
+	if (!json_is_string(f) || i == sizeof(pi_field_names) / sizeof(pi_field_names[0])) {
+		snprintf(err, errlen, "\"pi_field\" must be guard, app-tag or ref-tag");
+		return -1;
+	}
+	p->pi_field = (enum scsi_pi_field)i;
 	return 0;
 }
 
@@ -179,7 +209,7 @@ static int parse_action_members(const json_t *req, struct scsi_fault_rule_params
 		    sbce_control_uint(req, action_members[i], action_member_max[i], true, &v[i], err, errlen) < 0)
 			return -1;
 	}
-	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || zone) {
+	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || p->action == SCSI_FAULT_ACTION_CORRUPT_PI || zone) {
 		for (unsigned i = 0; i < sizeof(matching) / sizeof(matching[0]); i++) {
 			if (json_object_get(req, matching[i])) {
 				snprintf(err, errlen, "a %s rule matches no commands: \"%s\" does not go with it",
@@ -212,7 +242,8 @@ int sbce_control_fault_add(struct sbce_daemon *d, const json_t *req, json_t *res
 	memset(&p, 0, sizeof(p));
 	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0 || parse_action(req, &p, err, errlen) != 0 ||
 	    parse_match(req, &p, err, errlen) != 0 || parse_trigger(req, id, &p, err, errlen) != 0 ||
-	    parse_action_members(req, &p, err, errlen) != 0 || scsi_lu_fault_add(lu, id, &p, err, errlen) != 0)
+	    parse_action_members(req, &p, err, errlen) != 0 || parse_pi_field(req, &p, err, errlen) != 0 ||
+	    scsi_lu_fault_add(lu, id, &p, err, errlen) != 0)
 		return -1;
 	d->next_fault_id = id;
 	sbce_info("control: target %s: fault rule %u (%s) added", target, id, action_names[p.action]);
@@ -280,6 +311,9 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	case SCSI_FAULT_ACTION_HOLD:
 	case SCSI_FAULT_ACTION_CORRUPT_READ:
 	case SCSI_FAULT_ACTION_SHORT_READ:
+	case SCSI_FAULT_ACTION_CORRUPT_PI:
+		json_object_set_new(r, "pi_field", json_string(pi_field_names[p->pi_field]));
+		break;
 	case SCSI_FAULT_ACTION_DROP_CONNECTION:
 	case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
 	case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:

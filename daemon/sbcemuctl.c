@@ -52,7 +52,7 @@ static const char usage_text[] =
 	"  fault add LUN ACTION [--target IQN] [--opcode OP[,OP...]] [--service-action SA]\n"
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
 	"                       [--probability P] [--seed N] [--sense KEY/ASC/ASCQ] [--status S]\n"
-	"                       [--delay MS] [--blocks N] [--zone N]\n"
+	"                       [--delay MS] [--blocks N] [--zone N] [--pi-field guard|app-tag|ref-tag]\n"
 	"  fault list\n"
 	"  fault remove ID|all\n"
 	"\n"
@@ -207,8 +207,9 @@ static const struct opt fault_opts[] = {
 	{ .name = "sense", .kind = OPT_SENSE },
 	{ .name = "status", .kind = OPT_UINT, .member = "status", .max = 255 },
 	{ .name = "delay", .kind = OPT_UINT, .member = "delay_ms", .min = 1, .max = 3600000 },
-	{ .name = "blocks", .kind = OPT_UINT, .member = "blocks", .min = 1, .max = UINT32_MAX },
+	{ .name = "blocks", .kind = OPT_UINT, .member = "blocks", .max = UINT32_MAX },
 	{ .name = "zone", .kind = OPT_UINT, .member = "zone", .max = UINT32_MAX },
+	{ .name = "pi-field", .kind = OPT_STRING, .member = "pi_field" },
 	{ .name = NULL },
 };
 

@@ -105,6 +105,9 @@ void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const 
  */
 int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
 		 const char *state_dir, char *err, size_t errlen);
+/* The fault keys of l as fault rules of lu (config_faults.c).  0, or -1 with the reason in err. */
+int sbce_lu_config_faults(struct sbce_daemon *d, const struct cfg_lun *l, struct scsi_lu *lu, const char *who,
+			  char *err, size_t errlen);
 
 /*
  * Creates the SCSI device of every configured target with its LUs (backing

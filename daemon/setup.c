@@ -237,61 +237,6 @@ static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
 	return SCSI_LU_CONVENTIONAL;
 }
 
-struct zone_faults {
-	uint8_t *fault;        /* enum scsi_zone_fault per zone */
-	uint32_t nr_zones;
-	uint8_t value;
-	uint32_t bad_index;
-};
-
-static int mark_zones(void *arg, uint32_t first, uint32_t last)
-{
-	struct zone_faults *zf = arg;
-
-	if (last >= zf->nr_zones) {
-		zf->bad_index = last;
-		return 1;
-	}
-	for (uint64_t i = first; i <= last; i++)
-		zf->fault[i] = zf->value;
-	return 0;
-}
-
-/*
- * Zone faults on command (lun.offline_zones, lun.read_only_zones; docs/zbc.md):
- * the listed zones are put OFFLINE or READ ONLY, every other zone that a
- * previous run left faulty is repaired.  The indexes were checked against the
- * configured size by cfg_finish(); here they meet the real zone count.
- */
-static int apply_zone_faults(const struct cfg_lun *l, struct scsi_lu *lu, char *err, size_t errlen)
-{
-	struct zone_faults zf = { .nr_zones = scsi_lu_zone_count(lu) };
-	int rc = 0;
-
-	if (zf.nr_zones == 0)
-		return 0;
-	zf.fault = calloc(zf.nr_zones, 1);
-	if (!zf.fault) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (unsigned k = 0; k < 2 && rc == 0; k++) {
-		const char *key = k ? "read_only_zones" : "offline_zones";
-
-		zf.value = k ? SCSI_ZONE_FAULT_READ_ONLY : SCSI_ZONE_FAULT_OFFLINE;
-		if (cfg_zone_list_walk(k ? l->read_only_zones : l->offline_zones, mark_zones, &zf, err, errlen) != 0) {
-			snprintf(err, errlen, "%s: zone %u does not exist (the LU has %u zones)", key, zf.bad_index,
-				 zf.nr_zones);
-			rc = -1;
-		}
-	}
-	for (uint32_t i = 0; i < zf.nr_zones && rc == 0; i++)
-		if (scsi_lu_set_zone_fault(lu, i, (enum scsi_zone_fault)zf.fault[i], err, errlen) != 0)
-			rc = -1;
-	free(zf.fault);
-	return rc;
-}
-
 /* config.h's quirk bits are the core's (docs/profiles.md). */
 #define SAME_QUIRK(q) ((unsigned)CFG_QUIRK_##q == (unsigned)SCSI_QUIRK_##q)
 _Static_assert(SAME_QUIRK(NO_READ_CAPACITY_16) && SAME_QUIRK(FIX_CAPACITY) && SAME_QUIRK(NO_VPD) &&
@@ -299,27 +244,10 @@ _Static_assert(SAME_QUIRK(NO_READ_CAPACITY_16) && SAME_QUIRK(FIX_CAPACITY) && SA
 		       SAME_QUIRK(NO_RESIDUAL) && SAME_QUIRK(NO_RSOC) && SAME_QUIRK(ALL),
 	       "config and core quirk bits differ");
 
-/* Hands one pi_faults item (config/pi.c) to the SCSI core. */
-static int add_pi_fault(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last)
-{
-	struct scsi_lu_faults *faults = arg;
-
-	if (faults->pi_fault_count >= SCSI_PI_FAULTS_MAX)
-		return -1;
-	faults->pi_faults[faults->pi_fault_count++] = (struct scsi_pi_fault){
-		.field = field == CFG_PI_GUARD ? SCSI_PI_GUARD : field == CFG_PI_APP_TAG ? SCSI_PI_APP_TAG
-											 : SCSI_PI_REF_TAG,
-		.first_lba = first,
-		.last_lba = last,
-	};
-	return 0;
-}
-
 int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
 		 const char *state_dir, char *err, size_t errlen)
 {
 	struct scsi_lu_params params = { 0 };
-	struct scsi_lu_faults faults = { 0 };
 	char side_base[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 8];
 	struct backend *be;
 	struct scsi_lu *lu;
@@ -397,8 +325,6 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	params.atomic_transfer_length_granularity = l->atomic_transfer_length_granularity;
 	params.max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
 	params.max_atomic_boundary_size = l->max_atomic_boundary_size;
-	faults.atomic_tear_write = l->atomic_tear_write;
-	faults.atomic_tear_block = l->atomic_tear_block;
 	params.write_scattered = l->write_scattered;
 	params.write_scattered_atomic = l->write_scattered_atomic;
 	params.allow_32_byte_cdbs = l->allow_32_byte_cdbs;
@@ -426,17 +352,12 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	params.minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
 	params.quirks = l->quirks;
 	params.product_type = (uint8_t)l->product_type;
-	if (cfg_pi_fault_walk(l->pi_faults, add_pi_fault, &faults, err, errlen) != 0) {
-		be_close(be);
-		return -1;
-	}
 	lu = scsi_lu_create(dev, &params, be, err, errlen);
 	if (!lu) {
 		be_close(be);
 		return -1;
 	}
-	scsi_lu_set_faults(lu, &faults);
-	if (apply_zone_faults(l, lu, err, errlen) != 0)
+	if (sbce_lu_config_faults(d, l, lu, who, err, errlen) != 0)
 		return -1;
 	if (l->profile != CFG_PROFILE_NONE || l->quirks)
 		sbce_info("%s: profile %s, quirks 0x%02x", who, cfg_profile_name(l->profile), l->quirks);

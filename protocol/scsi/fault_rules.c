@@ -110,8 +110,14 @@ static int check_params(const struct scsi_fault_rule_params *p, char *err, size_
 	case SCSI_FAULT_ACTION_SHORT_READ:
 		break;
 	case SCSI_FAULT_ACTION_TEAR_ATOMIC:
-		if (p->blocks == 0) {
-			snprintf(err, errlen, "tear-atomic needs blocks, at least 1");
+		break;
+	case SCSI_FAULT_ACTION_CORRUPT_PI:
+		if (!p->has_lba) {
+			snprintf(err, errlen, "corrupt-pi needs lba_first and lba_last");
+			return -1;
+		}
+		if (p->pi_field != SCSI_PI_GUARD && p->pi_field != SCSI_PI_APP_TAG && p->pi_field != SCSI_PI_REF_TAG) {
+			snprintf(err, errlen, "pi_field must be guard, app-tag or ref-tag");
 			return -1;
 		}
 		break;
@@ -136,7 +142,7 @@ static bool zone_rule(const struct scsi_fault_rule_params *p)
 /* A rule that acts on its own, not on the commands it matches. */
 static bool standing_rule(const struct scsi_fault_rule_params *p)
 {
-	return p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || zone_rule(p);
+	return p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || p->action == SCSI_FAULT_ACTION_CORRUPT_PI || zone_rule(p);
 }
 
 /* A rule that acts on the ABORT TASK of the commands it matches, not on them (scsi_fault_abort_task). */
@@ -152,7 +158,12 @@ int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_r
 
 	if (check_params(p, err, errlen) != 0)
 		return -1;
-	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR && p->lba_first >= lu->num_blocks) {
+	if (p->action == SCSI_FAULT_ACTION_CORRUPT_PI && !lu->params.protection_type) {
+		snprintf(err, errlen, "LUN %u has no protection information (protection_type 0)", lu->lun);
+		return -1;
+	}
+	if ((p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || p->action == SCSI_FAULT_ACTION_CORRUPT_PI) &&
+	    p->lba_first >= lu->num_blocks) {
 		snprintf(err, errlen, "lba_first %llu is past the LU's last block %llu", (unsigned long long)p->lba_first,
 			 (unsigned long long)(lu->num_blocks - 1));
 		return -1;
@@ -196,9 +207,11 @@ int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_r
 		memset(r->bad, 0xff, (n + 7) / 8);
 		r->st.bad_blocks = n;
 	}
+	pthread_mutex_lock(&lu->fault_rules_lock);
 	for (tail = &lu->fault_rules; *tail; tail = &(*tail)->next)
 		;
 	*tail = r;
+	pthread_mutex_unlock(&lu->fault_rules_lock);
 	return 0;
 }
 
@@ -235,7 +248,9 @@ int scsi_lu_fault_remove(struct scsi_lu *lu, uint32_t id)
 	r = *pp;
 	if (!r)
 		return -1;
+	pthread_mutex_lock(&lu->fault_rules_lock);
 	*pp = r->next;
+	pthread_mutex_unlock(&lu->fault_rules_lock);
 	if (zone_rule(&r->p)) {
 		char err[128];
 
@@ -267,6 +282,7 @@ void scsi_lu_fault_foreach(struct scsi_lu *lu,
 
 void scsi_fault_lu_fini(struct scsi_lu *lu)
 {
+	/* No command and so no worker is left: no lock. */
 	while (lu->fault_rules) {
 		struct scsi_fault_rule *r = lu->fault_rules;
 
@@ -310,7 +326,9 @@ static bool rule_matches(const struct scsi_fault_rule *r, const struct scsi_cmd 
 	if ((p->action == SCSI_FAULT_ACTION_CORRUPT_READ || p->action == SCSI_FAULT_ACTION_SHORT_READ) &&
 	    !(reads_blocks(cmd) && (cmd->op->flags & OP_DATA_IN)))
 		return false;
-	if (p->action == SCSI_FAULT_ACTION_TEAR_ATOMIC && strncmp(cmd->op->name, "WRITE ATOMIC", 12) != 0)
+	/* A WRITE ATOMIC that writes nothing cannot be torn: it does not count (atomic_tear_write's rule). */
+	if (p->action == SCSI_FAULT_ACTION_TEAR_ATOMIC &&
+	    (strncmp(cmd->op->name, "WRITE ATOMIC", 12) != 0 || cmd->nblocks == 0))
 		return false;
 	return true;
 }
@@ -372,6 +390,14 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 
 	if (!lu->fault_rules)
 		return SCSI_FAULT_PASS;
+	/* corrupt-pi acts on the worker (scsi_fault_corrupt_pi_foreach); its reads are counted here. */
+	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
+		if (r->p.action == SCSI_FAULT_ACTION_CORRUPT_PI && reads_blocks(cmd) &&
+		    overlaps(cmd, r->p.lba_first, r->p.lba_last)) {
+			r->st.matched++;
+			r->st.fired++;
+		}
+	}
 	if (reads_blocks(cmd) && first_bad_block(lu, cmd, &bad)) {
 		scsi_cmd_fail(cmd, sense_with_information(sense_make(SENSE_KEY_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR),
 							  bad));
@@ -417,19 +443,30 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 			cmd->faults |= SCSI_FAULT_SHORT_READ;
 			return SCSI_FAULT_PASS;
 		case SCSI_FAULT_ACTION_TEAR_ATOMIC:
-			/* sbc_write_atomic.c writes the first atomic_tear_block blocks only. */
+			/* sbc_write_atomic.c writes the first fault_tear_blocks blocks only. */
 			cmd->faults |= SCSI_FAULT_TEAR_ATOMIC;
-			lu->faults.atomic_tear_block = r->p.blocks;
+			cmd->fault_tear_blocks = r->p.blocks;
 			return SCSI_FAULT_PASS;
 		case SCSI_FAULT_ACTION_MEDIUM_ERROR:
 		case SCSI_FAULT_ACTION_ZONE_OFFLINE:
 		case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
 		case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
 		case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
+		case SCSI_FAULT_ACTION_CORRUPT_PI:
 			break;
 		}
 	}
 	return SCSI_FAULT_PASS;
+}
+
+void scsi_fault_corrupt_pi_foreach(struct scsi_lu *lu,
+				   void (*fn)(void *arg, enum scsi_pi_field field, uint64_t first, uint64_t last), void *arg)
+{
+	pthread_mutex_lock(&lu->fault_rules_lock);
+	for (const struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next)
+		if (r->p.action == SCSI_FAULT_ACTION_CORRUPT_PI)
+			fn(arg, r->p.pi_field, r->p.lba_first, r->p.lba_last);
+	pthread_mutex_unlock(&lu->fault_rules_lock);
 }
 
 enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced)

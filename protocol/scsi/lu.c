@@ -53,6 +53,7 @@ struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *e
 static void lu_destroy(struct scsi_lu *lu)
 {
 	scsi_fault_lu_fini(lu);
+	pthread_mutex_destroy(&lu->fault_rules_lock);
 	zbc_fini(lu);
 	spc_pr_fini(lu);
 	spc_mode_fini(lu);
@@ -231,6 +232,7 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 		free(lu);
 		return NULL;
 	}
+	pthread_mutex_init(&lu->fault_rules_lock, NULL);
 	dev->lus[lu->lun] = lu;
 	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next)
 		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
@@ -243,11 +245,6 @@ void scsi_device_observe_backing_errors(struct scsi_device *dev, scsi_backing_er
 {
 	dev->backing_error_observer = observe;
 	dev->backing_error_arg = arg;
-}
-
-void scsi_lu_set_faults(struct scsi_lu *lu, const struct scsi_lu_faults *faults)
-{
-	lu->faults = *faults;
 }
 
 struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_transport_ops *transport,

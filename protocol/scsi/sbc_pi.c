@@ -208,31 +208,35 @@ int sbc_medium_write_pi(struct scsi_lu *lu, const uint8_t *data, uint8_t *tuples
 	return rc < 0 ? rc : 0;
 }
 
-/* Flips the lowest bit of the faulted fields of the LU's pi_faults that fall in [lba, lba + nblocks). */
-static void apply_faults(const struct scsi_lu *lu, uint8_t *tuples, uint64_t lba, uint32_t nblocks)
+struct pi_corruption {
+	const struct scsi_lu *lu;
+	uint8_t *tuples;
+	uint64_t lba;
+	uint32_t nblocks;
+};
+
+/* One corrupt-pi rule: flips the lowest bit of its field in the tuples of its blocks in [lba, lba + nblocks). */
+static void corrupt_pi(void *arg, enum scsi_pi_field field, uint64_t first_lba, uint64_t last_lba)
 {
-	unsigned per = sbc_pi_intervals(lu);
+	const struct pi_corruption *c = arg;
+	unsigned per = sbc_pi_intervals(c->lu);
+	uint64_t first = first_lba > c->lba ? first_lba : c->lba;
+	uint64_t last = last_lba < c->lba + c->nblocks - 1 ? last_lba : c->lba + c->nblocks - 1;
 
-	for (unsigned f = 0; f < lu->faults.pi_fault_count; f++) {
-		const struct scsi_pi_fault *pf = &lu->faults.pi_faults[f];
-		uint64_t first = pf->first_lba > lba ? pf->first_lba : lba;
-		uint64_t last = pf->last_lba < lba + nblocks - 1 ? pf->last_lba : lba + nblocks - 1;
+	for (uint64_t b = first; b <= last && first <= last; b++) {
+		for (unsigned j = 0; j < per; j++) {
+			uint8_t *p = c->tuples + ((b - c->lba) * per + j) * PI_TUPLE_LEN;
+			struct pi_tuple t = pi_tuple_decode(p);
 
-		for (uint64_t b = first; b <= last && first <= last; b++) {
-			for (unsigned j = 0; j < per; j++) {
-				uint8_t *p = tuples + ((b - lba) * per + j) * PI_TUPLE_LEN;
-				struct pi_tuple t = pi_tuple_decode(p);
-
-				if (pi_tuple_is_escape(lu->protection_type, t))
-					continue;
-				if (pf->field == SCSI_PI_GUARD)
-					t.guard ^= 1;
-				else if (pf->field == SCSI_PI_APP_TAG)
-					t.app_tag ^= 1;
-				else
-					t.ref_tag ^= 1;
-				pi_tuple_encode(p, t);
-			}
+			if (pi_tuple_is_escape(c->lu->protection_type, t))
+				continue;
+			if (field == SCSI_PI_GUARD)
+				t.guard ^= 1;
+			else if (field == SCSI_PI_APP_TAG)
+				t.app_tag ^= 1;
+			else
+				t.ref_tag ^= 1;
+			pi_tuple_encode(p, t);
 		}
 	}
 }
@@ -249,7 +253,7 @@ int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint6
 	if (rc < 0)
 		return rc;
 	sbc_pi_medium_form(tuples, len);
-	apply_faults(lu, tuples, lba, nblocks);
+	scsi_fault_corrupt_pi_foreach(lu, corrupt_pi, &(struct pi_corruption){ lu, tuples, lba, nblocks });
 	return 0;
 }
 

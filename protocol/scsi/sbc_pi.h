@@ -149,7 +149,7 @@ void sbc_write_data_free(struct sbc_write_data *w);
  * Worker-side medium access with PI (the command holds the blocks' LBA
  * lock, lba_lock.c, so data and tuples move together).  Writes data
  * then tuples (tuples may be NULL: no PI; they are left in stored form).
- * Reads data and tuples (tuples may be NULL) and applies the LU's pi_faults.
+ * Reads data and tuples (tuples may be NULL) and applies the LU's corrupt-pi fault rules.
  * 0 or a negative errno.
  */
 int sbc_medium_write_pi(struct scsi_lu *lu, const uint8_t *data, uint8_t *tuples, uint64_t lba, uint32_t nblocks,

@@ -165,7 +165,7 @@ static void write_atomic_work(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 	struct backend *be = lu->backend;
 	bool tear = cmd->faults & SCSI_FAULT_TEAR_ATOMIC;
-	uint32_t tear_blocks = lu->faults.atomic_tear_block < cmd->nblocks ? lu->faults.atomic_tear_block : cmd->nblocks;
+	uint32_t tear_blocks = cmd->fault_tear_blocks < cmd->nblocks ? cmd->fault_tear_blocks : cmd->nblocks;
 	struct sbc_write_data w;
 	struct scsi_sense_info s;
 	int rc;
@@ -199,9 +199,6 @@ enum scsi_result sbc_write_atomic_exec(struct scsi_cmd *cmd)
 	 */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
-	/* The atomic_tear_write-th WRITE ATOMIC that writes something is torn (scsi_faults.h). */
-	if (cmd->lu->faults.atomic_tear_write && ++cmd->lu->atomic_writes == cmd->lu->faults.atomic_tear_write)
-		cmd->faults |= SCSI_FAULT_TEAR_ATOMIC;
 	sbc_apply_write_cache(cmd);
 	return scsi_cmd_run_io(cmd, write_atomic_work, NULL);
 }

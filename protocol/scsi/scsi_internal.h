@@ -119,6 +119,12 @@ void scsi_fault_data_in(struct scsi_cmd *cmd);
  * SCSI_TMF_NO_RESPONSE, or SCSI_TMF_FUNCTION_COMPLETE (no rule fired: abort it).
  */
 enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced);
+/*
+ * Calls fn for each corrupt-pi rule of lu (its field and LBA range), under
+ * the rules' lock: safe on a worker thread (sbc_pi.c, reading the medium).
+ */
+void scsi_fault_corrupt_pi_foreach(struct scsi_lu *lu,
+				   void (*fn)(void *arg, enum scsi_pi_field field, uint64_t first, uint64_t last), void *arg);
 /* At completion: off the held list; a write repairs the medium-error blocks it covered. */
 void scsi_fault_cmd_done(struct scsi_cmd *cmd);
 void scsi_fault_lu_fini(struct scsi_lu *lu);
@@ -201,8 +207,6 @@ struct scsi_task_set {
 struct scsi_lu {
 	struct scsi_device *dev;
 	struct scsi_lu_params params;
-	struct scsi_lu_faults faults;    /* scsi_faults.h */
-	uint32_t atomic_writes;          /* WRITE ATOMICs started since start (faults.atomic_tear_write) */
 	uint32_t generation;             /* bumped when the format changes what parse decides (FORMAT UNIT) */
 	char state_dir[PATH_MAX];
 	struct backend *backend;
@@ -214,6 +218,8 @@ struct scsi_lu {
 	struct scsi_lu_counters counters;          /* loop thread only */
 	enum scsi_lu_readiness readiness;          /* the runtime control's lu-state */
 	struct scsi_fault_rule *fault_rules;       /* fault_rules.c, oldest first */
+	/* Held while the loop thread links or unlinks a rule and while a worker walks the corrupt-pi rules. */
+	pthread_mutex_t fault_rules_lock;
 	struct scsi_cmd *fault_held;               /* commands a hold or delay rule holds */
 
 	/* state */

@@ -481,6 +481,50 @@ static void test_faults(void)
 	itest_result_free(&r);
 }
 
+/*
+ * pi_faults are corrupt-pi fault rules (docs/control.md): listed, removable
+ * at run time; a corrupt-pi rule added at run time acts the same way.
+ */
+static void test_fault_rules(struct itest_daemon *d)
+{
+	uint8_t back[BS + TUPLE], data[BS], c[10];
+	char out[8192];
+	struct itest_result r;
+	const char *p;
+	int n = 0;
+
+	if (!itest_ok(itest_ctl(d, out, sizeof(out), "--json fault list") == 0, "sbcemuctl --json fault list -> exit 0",
+		      NULL))
+		return;
+	for (p = out; (p = strstr(p, "\"corrupt-pi\"")) != NULL; p++)
+		n++;
+	itest_ok(n == 3 && strstr(out, "\"pi_field\": \"guard\"") && strstr(out, "\"pi_field\": \"ref-tag\"") &&
+			 strstr(out, "\"pi_field\": \"app-tag\""),
+		 "pi_faults = guard 1000, ref 1001, app 1002 are listed as three corrupt-pi rules", "%.400s", out);
+	itest_ok(itest_ctl(d, out, sizeof(out), "fault remove 1") == 0, "sbcemuctl fault remove 1 (guard 1000) -> exit 0",
+		 NULL);
+	read1(0, 1000, 0, back, &r);
+	itest_ok(r.status == 0, "the guard rule removed: READ(10) LBA 1000 -> GOOD", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_pattern(data, sizeof(data), 6);
+	cdb10(c, 0x2a, 0, 1003, 1);
+	itest_expect_cmd(s, 0, "WRITE(10) LBA 1003 -> GOOD (a written block: its PI is checked)", c, 10, ITEST_OUT, data,
+			 sizeof(data), 0, EXPECT_GOOD, NULL);
+	itest_ok(itest_ctl(d, out, sizeof(out), "--json fault add 0 corrupt-pi --lba 1003 --pi-field guard") == 0,
+		 "sbcemuctl fault add 0 corrupt-pi --lba 1003 --pi-field guard -> exit 0", "%s", out);
+	read1(0, 1003, 0, back, &r);
+	itest_ok(r.status == 2 && r.sense.key == 0x0b && r.sense.asc == 0x10 && r.sense.ascq == 0x01,
+		 "corrupt-pi guard 1003 at run time: READ(10) -> 0B/10/01", "%s", itest_result_str(&r));
+	expect_info("... INFORMATION = 1003", &r, 1003);
+	itest_result_free(&r);
+	itest_ok(itest_ctl(d, out, sizeof(out), "fault remove 4") == 0, "sbcemuctl fault remove 4 -> exit 0", NULL);
+	read1(0, 1003, 0, back, &r);
+	itest_ok(r.status == 0, "the run-time rule removed: READ(10) LBA 1003 -> GOOD", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_ok(itest_ctl(d, out, sizeof(out), "fault add 3 corrupt-pi --lba 0 --pi-field guard") == 1,
+		 "sbcemuctl fault add 3 corrupt-pi on an LU without PI -> exit 1 (refused)", NULL);
+}
+
 /* Type 2 (LUN 1): 32-byte CDBs with expected tags; PROTECT != 0 in short CDBs is refused. */
 static void test_type2(void)
 {
@@ -924,6 +968,7 @@ int main(int argc, char **argv)
 	test_reporting();
 	test_type1();
 	test_faults();
+	test_fault_rules(&d);
 	test_type2();
 	test_type3_intervals();
 	test_tables();

@@ -352,6 +352,7 @@ struct scsi_cmd {
 	uint64_t buffer_held;          /* ... reserved so far, returned by scsi_cmd_release */
 	uint32_t lu_generation;        /* the LU's format generation its parse saw */
 	uint32_t faults;               /* injected faults that hit this command (SCSI_FAULT_*, scsi_internal.h) */
+	uint32_t fault_tear_blocks;    /* SCSI_FAULT_TEAR_ATOMIC: the blocks written before the tear */
 	bool fault_held;               /* waits on its LU's held list (a hold or delay fault rule, fault_rules.c) */
 	uint32_t fault_held_rule;      /* ... for this rule */
 	uint64_t fault_held_until_ns;  /* ... until then (CLOCK_MONOTONIC); 0: until aborted or the rule goes */

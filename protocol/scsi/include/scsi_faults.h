@@ -1,11 +1,11 @@
 /*
  * Fault injection into logical units, kept apart from scsi.h (the core's
- * API for transports): the configuration's fault keys (pi_faults,
- * atomic_tear_write / atomic_tear_block, offline_zones / read_only_zones;
- * docs/config.md), set once per LU at start-up, and the fault rules the
- * runtime control adds and removes while the daemon runs (docs/control.md).
- * The configuration's atomic tearing and zone faults have rule forms too
- * (tear-atomic, zone-offline, zone-read-only); pi_faults does not yet.
+ * API for transports): fault rules, which the runtime control adds and
+ * removes while the daemon runs (docs/control.md) and into which the daemon
+ * turns the configuration's fault keys at start-up (pi_faults: corrupt-pi,
+ * atomic_tear_write / atomic_tear_block: tear-atomic, offline_zones /
+ * read_only_zones: zone-offline / zone-read-only; docs/config.md): one
+ * mechanism.
  */
 #ifndef SBCEMU_SCSI_FAULTS_H
 #define SBCEMU_SCSI_FAULTS_H
@@ -20,35 +20,12 @@
 
 struct scsi_lu;
 
-/* Protection information (sbc_pi.c): a PI field the medium returns corrupted (bit 0 flipped). */
+/* Protection information (sbc_pi.c): the PI field a corrupt-pi rule makes the medium return corrupted (bit 0 flipped). */
 enum scsi_pi_field {
 	SCSI_PI_GUARD,
 	SCSI_PI_APP_TAG,
 	SCSI_PI_REF_TAG,
 };
-
-struct scsi_pi_fault {
-	enum scsi_pi_field field;
-	uint64_t first_lba, last_lba;
-};
-
-#define SCSI_PI_FAULTS_MAX 16
-
-struct scsi_lu_faults {
-	struct scsi_pi_fault pi_faults[SCSI_PI_FAULTS_MAX];
-	unsigned pi_fault_count;
-	/*
-	 * Broken promise (docs/atomic.md): the atomic_tear_write-th WRITE
-	 * ATOMIC after start (1 = the first; 0 = never) is torn on purpose:
-	 * only its first atomic_tear_block blocks are written, and it still
-	 * returns GOOD.
-	 */
-	uint32_t atomic_tear_write;
-	uint32_t atomic_tear_block;
-};
-
-/* Sets the LU's faults (before any command reaches it). */
-void scsi_lu_set_faults(struct scsi_lu *lu, const struct scsi_lu_faults *faults);
 
 /*
  * Zone faults (zbc_zones.c), set-up time only (blocking I/O): puts zone
@@ -76,13 +53,14 @@ enum scsi_fault_action {
 	SCSI_FAULT_ACTION_MEDIUM_ERROR, /* lba_first..lba_last unreadable until written */
 	SCSI_FAULT_ACTION_CORRUPT_READ, /* a read's Data-In comes back with its first byte inverted, GOOD */
 	SCSI_FAULT_ACTION_SHORT_READ,   /* a read sends half its Data-In (whole blocks), GOOD, residual underflow */
-	SCSI_FAULT_ACTION_TEAR_ATOMIC,  /* a WRITE ATOMIC writes only its first `blocks` blocks, GOOD */
+	SCSI_FAULT_ACTION_TEAR_ATOMIC,  /* a WRITE ATOMIC writes only its first `blocks` blocks, GOOD (docs/atomic.md) */
 	SCSI_FAULT_ACTION_ZONE_OFFLINE, /* zone `zone` OFFLINE until the rule goes */
 	SCSI_FAULT_ACTION_ZONE_READ_ONLY, /* zone `zone` READ ONLY until the rule goes */
 	SCSI_FAULT_ACTION_DROP_CONNECTION, /* never answer, and the transport drops the connection that carried it */
 	/* On an ABORT TASK whose referenced command the rule matches (scsi_tmf): */
 	SCSI_FAULT_ACTION_REJECT_ABORT_TASK, /* FUNCTION REJECTED; the command goes on */
 	SCSI_FAULT_ACTION_IGNORE_ABORT_TASK, /* no response at all; the command goes on */
+	SCSI_FAULT_ACTION_CORRUPT_PI,   /* the medium returns pi_field of lba_first..lba_last corrupted until the rule goes */
 };
 
 #define SCSI_FAULT_OPCODES_MAX 16
@@ -110,6 +88,7 @@ struct scsi_fault_rule_params {
 	uint32_t delay_ms;
 	uint32_t blocks;               /* tear-atomic */
 	uint32_t zone;                 /* zone-offline, zone-read-only: the zone's index (0: the zone at LBA 0) */
+	enum scsi_pi_field pi_field;   /* corrupt-pi */
 };
 
 struct scsi_fault_rule_stats {

@@ -89,13 +89,12 @@ static void atomic_params(struct scsi_lu_params *p)
 struct scsi_lu *fuzz_lu_create(struct scsi_device *dev, enum fuzz_lu_variant variant, uint32_t lun)
 {
 	struct scsi_lu_params p;
-	struct scsi_lu_faults faults;
+	bool pi_faults = false;
 	struct backend *be;
 	struct scsi_lu *lu;
 	char err[256];
 	bool cached = false;
 
-	memset(&faults, 0, sizeof(faults));
 	switch (variant) {
 	case FUZZ_LU_CONVENTIONAL:
 		base_params(&p, 512, 192);
@@ -139,11 +138,7 @@ struct scsi_lu *fuzz_lu_create(struct scsi_device *dev, enum fuzz_lu_variant var
 	case FUZZ_LU_PI3_FAULTS:
 		base_params(&p, 512, 192);
 		p.protection_type = 3;
-		faults.pi_faults[0] = (struct scsi_pi_fault){ .field = SCSI_PI_GUARD, .first_lba = 10, .last_lba = 12 };
-		faults.pi_faults[1] = (struct scsi_pi_fault){ .field = SCSI_PI_REF_TAG, .first_lba = 100, .last_lba = 101 };
-		faults.pi_fault_count = 2;
-		faults.atomic_tear_write = 2;
-		faults.atomic_tear_block = 1;
+		pi_faults = true;
 		atomic_params(&p);
 		break;
 	case FUZZ_LU_ZBC_ZD:
@@ -172,7 +167,23 @@ struct scsi_lu *fuzz_lu_create(struct scsi_device *dev, enum fuzz_lu_variant var
 		fprintf(stderr, "fuzz_lu_create: variant %d: %s\n", variant, err);
 		abort();
 	}
-	scsi_lu_set_faults(lu, &faults);
+	if (pi_faults) {
+		/* As sbcemud makes them of pi_faults and atomic_tear_write (daemon/config_faults.c). */
+		static const struct scsi_fault_rule_params rules[] = {
+			{ .action = SCSI_FAULT_ACTION_CORRUPT_PI, .has_lba = true, .lba_first = 10, .lba_last = 12,
+			  .pi_field = SCSI_PI_GUARD, .probability = 1.0 },
+			{ .action = SCSI_FAULT_ACTION_CORRUPT_PI, .has_lba = true, .lba_first = 100, .lba_last = 101,
+			  .pi_field = SCSI_PI_REF_TAG, .probability = 1.0 },
+			{ .action = SCSI_FAULT_ACTION_TEAR_ATOMIC, .every = 2, .count = 1, .blocks = 1, .probability = 1.0 },
+		};
+
+		for (unsigned i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+			if (scsi_lu_fault_add(lu, i + 1, &rules[i], err, sizeof(err)) != 0) {
+				fprintf(stderr, "fuzz_lu_create: fault rule: %s\n", err);
+				abort();
+			}
+		}
+	}
 	if (variant == FUZZ_LU_ZBC_HM &&
 	    (scsi_lu_set_zone_fault(lu, 5, SCSI_ZONE_FAULT_OFFLINE, err, sizeof(err)) != 0 ||
 	     scsi_lu_set_zone_fault(lu, 7, SCSI_ZONE_FAULT_READ_ONLY, err, sizeof(err)) != 0)) {

@@ -294,7 +294,6 @@ START_TEST(zero_length_writes_nothing)
 	wa16(0, 8, 0, 0, 0, 0, &r);
 	harness_expect_good(&r);
 	expect_medium_byte(0, 32, OLD);
-	ck_assert_uint_eq(h.lu->atomic_writes, 0);
 }
 END_TEST
 
@@ -418,18 +417,27 @@ START_TEST(with_boundary_alone_enables)
 }
 END_TEST
 
+/* The tear-atomic rule sbcemud makes of atomic_tear_write = every and atomic_tear_block = blocks (scsi_faults.h). */
+static void tear_rule(uint32_t every, uint32_t blocks)
+{
+	struct scsi_fault_rule_params p = { .action = SCSI_FAULT_ACTION_TEAR_ATOMIC, .every = every, .count = 1,
+					    .blocks = blocks, .probability = 1.0 };
+	char err[128];
+
+	ck_assert_msg(scsi_lu_fault_add(h.lu, 1, &p, err, sizeof(err)) == 0, "%s", err);
+}
+
 /*
- * Fault injection (scsi_faults.h): atomic_tear_write = 2, atomic_tear_block
- * = 3: the second WRITE ATOMIC that writes something writes only its first
- * 3 blocks and still returns GOOD; the first and third are whole.  Commands
- * that write nothing (TRANSFER LENGTH 0, refused) do not count.
+ * Fault injection: a tear-atomic rule every 2, count 1, blocks 3: the second
+ * WRITE ATOMIC that writes something writes only its first 3 blocks and
+ * still returns GOOD; the first and third are whole.  Commands that write
+ * nothing (TRANSFER LENGTH 0, refused) do not count.
  */
 START_TEST(torn_write_fault)
 {
 	struct harness_result r;
 
-	h.lu->faults.atomic_tear_write = 2;
-	h.lu->faults.atomic_tear_block = 3;
+	tear_rule(2, 3);
 	wa16(0, 0, 0, 0, 0, 0, &r); /* TRANSFER LENGTH 0 */
 	harness_expect_good(&r);
 	pattern(0x10, 8);
@@ -447,7 +455,6 @@ START_TEST(torn_write_fault)
 	wa(32, 0, 8, &r);            /* the third: whole */
 	harness_expect_good(&r);
 	expect_medium_pattern(32, 8, 0x50, 0);
-	ck_assert_uint_eq(h.lu->atomic_writes, 3);
 }
 END_TEST
 
@@ -456,8 +463,7 @@ START_TEST(torn_write_clipped)
 {
 	struct harness_result r;
 
-	h.lu->faults.atomic_tear_write = 1;
-	h.lu->faults.atomic_tear_block = 100;
+	tear_rule(1, 100);
 	pattern(0x10, 4);
 	wa(0, 0, 4, &r);
 	harness_expect_good(&r);
