@@ -48,6 +48,10 @@ int sbce_control_lu_add(struct sbce_daemon *d, const json_t *req, json_t *result
 int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
 /* control_power.c */
+/* save: the running configuration's text (control_save.c). */
+int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+/* Records a run-time change of LU key (size in bytes, write_protect 0/1) in the configuration that save writes. */
+void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, uint64_t value);
 int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
 /* ---- request members (control_commands.c) ---- */

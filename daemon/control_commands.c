@@ -353,6 +353,7 @@ static int cmd_lu_write_protect(struct sbce_daemon *d, const json_t *req, json_t
 		return -1;
 	scsi_lu_describe(lu, &info);
 	scsi_lu_set_write_protect(lu, on);
+	sbce_control_track(d, target, info.lun, "write_protect", on ? 1 : 0);
 	sbce_info("control: target %s LUN %u: write protection %s", target, info.lun, on ? "on" : "off");
 	json_object_set_new(result, "write_protect", json_boolean(on));
 	json_object_set_new(result, "previous", json_boolean(info.write_protect));
@@ -389,6 +390,7 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 	}
 	if (scsi_lu_resize(lu, blocks, force, err, errlen) != 0)
 		return -1;
+	sbce_control_track(d, target, info.lun, "size", blocks * info.block_size);
 	sbce_info("control: target %s LUN %u: resized from %llu to %llu blocks", target, info.lun,
 		  (unsigned long long)info.num_blocks, (unsigned long long)blocks);
 	json_object_set_new(result, "blocks", json_integer((json_int_t)blocks));
@@ -422,6 +424,7 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "lu-add", lu_add_members, sbce_control_lu_add },
 	{ "lu-remove", lu_remove_members, sbce_control_lu_remove },
 	{ "power-cut", power_cut_members, sbce_control_power_cut },
+	{ "save", no_members, sbce_control_save },
 	{ "fault-add", fault_add_members, sbce_control_fault_add },
 	{ "fault-list", no_members, sbce_control_fault_list },
 	{ "fault-remove", fault_remove_members, sbce_control_fault_remove },

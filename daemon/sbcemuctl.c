@@ -49,6 +49,7 @@ static const char usage_text[] =
 	"  lu remove LUN [--force] [--target IQN]\n"
 	"  power-cut [--target IQN]                         drop the write cache and every connection, come back\n"
 	"                                                   as after a power cycle\n"
+	"  save                                             the running configuration, for sbcemud -c\n"
 	"  fault add LUN ACTION [--target IQN] [--opcode OP[,OP...]] [--service-action SA]\n"
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
 	"                       [--probability P] [--seed N] [--sense KEY/ASC/ASCQ] [--status S]\n"
@@ -535,6 +536,7 @@ enum output {
 	OUT_ADDED,   /* "rule 3 added" */
 	OUT_REMOVED, /* "removed 2 rules" */
 	OUT_FIELDS,  /* the result's members, "key: value" in the daemon's order */
+	OUT_CONFIG,  /* the result's "config" text as it is */
 };
 
 struct command {
@@ -573,6 +575,7 @@ static const struct command commands[] = {
 	  .npos = 1, .opts = force_opts, .arg = ARG_LUN, .output = OUT_LU, .list = "removed" },
 	{ .group = "power-cut", .wire = "power-cut", .synopsis = "power-cut [--target IQN]", .opts = lu_opts,
 	  .output = OUT_FIELDS },
+	{ .group = "save", .wire = "save", .synopsis = "save", .output = OUT_CONFIG },
 	{ .group = "fault", .name = "add", .wire = "fault-add", .synopsis = "fault add LUN ACTION [OPTIONS] (see --help)",
 	  .npos = 2, .opts = fault_opts, .arg = ARG_STRING, .member = "action", .output = OUT_ADDED },
 	{ .group = "fault", .name = "list", .wire = "fault-list", .synopsis = "fault list", .output = OUT_TABLE,
@@ -705,6 +708,13 @@ static void print_result(const struct command *c, const json_t *req, const json_
 		}
 		break;
 	}
+	case OUT_CONFIG:
+		a = format("%s", json_is_string(json_object_get(result, "config"))
+					 ? json_string_value(json_object_get(result, "config"))
+					 : "");
+		fputs(a, stdout);
+		free(a);
+		break;
 	case OUT_ADDED:
 	case OUT_REMOVED:
 		a = value_text(n);

@@ -356,6 +356,13 @@ int cfg_lun_from_cfgstring(const struct cfg *cfg, const char *name, const char *
 int cfg_target_add_lun(struct cfg_target *target, const struct cfg_lun *l);
 void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun);
 
+/*
+ * Writes cfg as a configuration file that cfg_parse_file() and cfg_finish()
+ * read back to the same configuration: every section, with the keys that
+ * were set (config/write.c).  0, or -1 on a write error.
+ */
+int cfg_write(const struct cfg *cfg, FILE *out);
+
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);
 
