@@ -4,7 +4,8 @@
  * described by a cfgstring over the [lun] keys of the configuration (the
  * syntax of TCMU backstores, docs/tcmu.md), checked as the configuration
  * file is; the running configuration (d->cfg) gains or loses it, so that
- * `lus` and the other commands see what the target serves.
+ * `lus`, save and the other commands see what the target serves.  A reload
+ * (reload.c) adds and removes LUs the same way.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,14 +44,70 @@ static const char *path_user(const struct sbce_daemon *d, const char *path)
 	return NULL;
 }
 
+int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const char *why, char *err, size_t errlen)
+{
+	struct cfg_target *t = d->cfg->targets[i];
+	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], who[CFG_NAME_MAX + 32];
+	const char *user;
+
+	if (scsi_device_find_lu(d->devices[i], scsi_lun_encode(l->lun))) {
+		snprintf(err, errlen, "target %s already has LUN %u", t->name, l->lun);
+		return -1;
+	}
+	if ((user = path_user(d, l->path))) {
+		snprintf(err, errlen, "%s is already the backing file of an LU of %s", l->path, user);
+		return -1;
+	}
+	sbce_lu_state_dir(d->cfg, t, l, state_dir, sizeof(state_dir));
+	snprintf(who, sizeof(who), "target %s LUN %u", t->name, l->lun);
+	if (sbce_lu_open(d, d->devices[i], l, who, state_dir, err, errlen) != 0)
+		return -1;
+	if (cfg_target_add_lun(t, l) != 0) {
+		char ignored[64];
+
+		scsi_lu_remove(d->devices[i], l->lun, ignored, sizeof(ignored));
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	sbce_info("%s: %s added (%s, %s)", why, who, cfg_lu_kind_name(l->kind), l->path);
+	return 0;
+}
+
+int sbce_lu_remove(struct sbce_daemon *d, size_t i, uint32_t lun, bool force, const char *why, unsigned *ended,
+		   char *err, size_t errlen)
+{
+	struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(lun));
+	struct scsi_lu_info info;
+
+	if (!lu) {
+		snprintf(err, errlen, "target %s has no LUN %u", d->cfg->targets[i]->name, lun);
+		return -1;
+	}
+	scsi_lu_describe(lu, &info);
+	if (info.commands && !force) {
+		snprintf(err, errlen, "%u commands are in the LU's task set (force ends them)", info.commands);
+		return -1;
+	}
+	/* SPC-4 4.6.3: what reaches a LUN without an LU; running I/O cannot be cut short, so it must be done. */
+	if (info.commands && scsi_lu_end_commands(lu, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED) != 0) {
+		snprintf(err, errlen, "commands of the LU are running I/O; try again");
+		return -1;
+	}
+	if (scsi_lu_remove(d->devices[i], lun, err, errlen) != 0)
+		return -1;
+	cfg_target_remove_lun(d->cfg->targets[i], lun);
+	sbce_info("%s: target %s LUN %u removed%s", why, d->cfg->targets[i]->name, lun,
+		  info.commands ? " (its commands ended with 05/25/00)" : "");
+	*ended = info.commands;
+	return 0;
+}
+
 int sbce_control_lu_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {
 	const json_t *cfgstring = json_object_get(req, "cfgstring");
 	struct cfg_diag diag = { 0 };
 	struct cfg_target *t;
 	struct cfg_lun l;
-	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], who[CFG_NAME_MAX + 32];
-	const char *user;
 	uint64_t lun;
 	int i = request_target(d, req, err, errlen);
 
@@ -74,22 +131,8 @@ int sbce_control_lu_add(struct sbce_daemon *d, const json_t *req, json_t *result
 	}
 	cfg_diag_free(&diag);
 	l.lun = (uint32_t)lun;
-	if ((user = path_user(d, l.path))) {
-		snprintf(err, errlen, "%s is already the backing file of an LU of %s", l.path, user);
+	if (sbce_lu_add(d, (size_t)i, &l, "control", err, errlen) != 0)
 		return -1;
-	}
-	sbce_lu_state_dir(d->cfg, t, &l, state_dir, sizeof(state_dir));
-	snprintf(who, sizeof(who), "target %s LUN %u", t->name, l.lun);
-	if (sbce_lu_open(d, d->devices[i], &l, who, state_dir, err, errlen) != 0)
-		return -1;
-	if (cfg_target_add_lun(t, &l) != 0) {
-		char ignored[64];
-
-		scsi_lu_remove(d->devices[i], l.lun, ignored, sizeof(ignored));
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	sbce_info("control: %s added (%s, %s)", who, cfg_lu_kind_name(l.kind), l.path);
 	json_object_set_new(result, "target", json_string(t->name));
 	json_object_set_new(result, "lun", json_integer(l.lun));
 	json_object_set_new(result, "kind", json_string(cfg_lu_kind_name(l.kind)));
@@ -103,6 +146,7 @@ int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *res
 	struct scsi_lu_info info;
 	const char *target;
 	bool force = false;
+	unsigned ended = 0;
 	size_t i;
 
 	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0 ||
@@ -111,21 +155,9 @@ int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *res
 	for (i = 0; strcmp(d->cfg->targets[i]->name, target) != 0; i++)
 		;
 	scsi_lu_describe(lu, &info);
-	if (info.commands && !force) {
-		snprintf(err, errlen, "%u commands are in the LU's task set (force ends them)", info.commands);
+	if (sbce_lu_remove(d, i, info.lun, force, "control", &ended, err, errlen) != 0)
 		return -1;
-	}
-	/* SPC-4 4.6.3: what reaches a LUN without an LU; running I/O cannot be cut short, so it must be done. */
-	if (info.commands && scsi_lu_end_commands(lu, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED) != 0) {
-		snprintf(err, errlen, "commands of the LU are running I/O; try again");
-		return -1;
-	}
-	if (scsi_lu_remove(d->devices[i], info.lun, err, errlen) != 0)
-		return -1;
-	cfg_target_remove_lun(d->cfg->targets[i], info.lun);
-	sbce_info("control: target %s LUN %u removed%s", target, info.lun,
-		  info.commands ? " (its commands ended with 05/25/00)" : "");
 	json_object_set_new(result, "removed", json_integer(info.lun));
-	json_object_set_new(result, "ended", json_integer(info.commands));
+	json_object_set_new(result, "ended", json_integer(ended));
 	return 0;
 }

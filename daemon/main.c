@@ -153,38 +153,48 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /*
  * File or embedded default, then overrides, then cross checks, then the
- * paths as start-up will use them.  NULL after printing every error.
+ * paths as start-up will use them.  NULL with every error in diag.
  */
-static struct cfg *load_config(const struct options *o)
+static struct cfg *read_config(const struct options *o, struct cfg_diag *diag)
 {
-	struct cfg_diag diag = { 0 };
 	struct cfg *cfg = cfg_create();
 	int rc;
 
-	if (!cfg) {
-		fprintf(stderr, "sbcemud: out of memory\n");
+	if (!cfg)
 		return NULL;
-	}
 	if (o->config)
-		rc = cfg_parse_file(cfg, o->config, &diag);
+		rc = cfg_parse_file(cfg, o->config, diag);
 	else
-		rc = cfg_parse_string(cfg, "default configuration", cfg_default_ini, &diag);
+		rc = cfg_parse_string(cfg, "default configuration", cfg_default_ini, diag);
 	if (o->listen)
-		rc |= cfg_set(cfg, "--listen", "daemon", "listen", o->listen, &diag);
+		rc |= cfg_set(cfg, "--listen", "daemon", "listen", o->listen, diag);
 	if (o->state_dir)
-		rc |= cfg_set(cfg, "--state-dir", "daemon", "state_dir", o->state_dir, &diag);
+		rc |= cfg_set(cfg, "--state-dir", "daemon", "state_dir", o->state_dir, diag);
 	if (o->log_level)
-		rc |= cfg_set(cfg, "--log-level", "daemon", "log_level", o->log_level, &diag);
+		rc |= cfg_set(cfg, "--log-level", "daemon", "log_level", o->log_level, diag);
 	if (rc == 0)
-		rc = cfg_finish(cfg, &diag);
+		rc = cfg_finish(cfg, diag);
 	if (rc == 0)
-		rc = sbce_check_paths(cfg, &diag);
+		rc = sbce_check_paths(cfg, diag);
 	if (rc != 0) {
-		fputs(diag.text ? diag.text : "", stderr);
-		fprintf(stderr, "sbcemud: %u configuration error%s\n", diag.count, diag.count == 1 ? "" : "s");
-		cfg_diag_free(&diag);
 		cfg_free(cfg);
 		return NULL;
+	}
+	return cfg;
+}
+
+/* read_config() at start-up: NULL after printing every error. */
+static struct cfg *load_config(const struct options *o)
+{
+	struct cfg_diag diag = { 0 };
+	struct cfg *cfg = read_config(o, &diag);
+
+	if (!cfg) {
+		fputs(diag.text ? diag.text : "", stderr);
+		if (diag.count)
+			fprintf(stderr, "sbcemud: %u configuration error%s\n", diag.count, diag.count == 1 ? "" : "s");
+		else
+			fprintf(stderr, "sbcemud: out of memory\n");
 	}
 	cfg_diag_free(&diag);
 	return cfg;
@@ -281,10 +291,25 @@ static void on_terminate(void *arg, int signum)
 	begin_shutdown(d);
 }
 
+/* The options sbcemud started with: a reload reads the same file with the same overrides. */
+static const struct options *started_with;
+
 static void on_hangup(void *arg)
 {
-	(void)arg;
-	sbce_info("SIGHUP: configuration reload is not implemented; nothing changes");
+	struct sbce_daemon *d = arg;
+	struct cfg_diag diag = { 0 };
+	struct cfg *next;
+
+	if (d->state != DAEMON_RUNNING)
+		return;
+	if (!started_with->config) {
+		sbce_info("SIGHUP: running on the embedded default configuration: no file to reload");
+		return;
+	}
+	next = read_config(started_with, &diag);
+	sbce_reload(d, started_with->config, next, &diag);
+	cfg_free(next);
+	cfg_diag_free(&diag);
 }
 
 /* ---- main ---- */
@@ -407,13 +432,13 @@ int main(int argc, char **argv)
 		free(o.listen);
 		return rc;
 	}
+	started_with = &o;
 	d.cfg = load_config(&o);
-	free(o.listen);
-	if (!d.cfg)
-		return EXIT_FAILURE;
-	if (o.check) {
+	if (!d.cfg || o.check) {
+		rc = d.cfg ? EXIT_SUCCESS : EXIT_FAILURE;
 		cfg_free(d.cfg);
-		return EXIT_SUCCESS;
+		free(o.listen);
+		return rc;
 	}
 	sbce_log_set_level((enum sbce_log_level)d.cfg->daemon.log_level);
 	sbce_info("sbcemud %s starting (%s, state in %s)", SBCEMU_VERSION,
@@ -436,5 +461,6 @@ int main(int argc, char **argv)
 	stop(&d);
 	sbce_info("exiting with status %d", d.exit_code);
 	cfg_free(d.cfg);
+	free(o.listen);
 	return d.exit_code;
 }

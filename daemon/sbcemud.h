@@ -105,6 +105,25 @@ void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const 
  */
 int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
 		 const char *state_dir, char *err, size_t errlen);
+/*
+ * Adds LU l to running target i (d->devices[i], d->cfg->targets[i]) and to
+ * the running configuration; why starts the log line ("control", "SIGHUP").
+ * 0, or -1 with the reason in err (control_lus.c).
+ */
+int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const char *why, char *err, size_t errlen);
+/*
+ * Removes LUN lun of running target i: refused while commands are in its
+ * task set unless force (then they end with 05/25/00, *ended says how
+ * many).  0, or -1 with the reason in err.
+ */
+int sbce_lu_remove(struct sbce_daemon *d, size_t i, uint32_t lun, bool force, const char *why, unsigned *ended,
+		   char *err, size_t errlen);
+/*
+ * SIGHUP (reload.c): applies what differs between the running configuration
+ * and next, the file at path loaded again, or logs diag's errors when next
+ * is NULL (nothing changes then).
+ */
+void sbce_reload(struct sbce_daemon *d, const char *path, struct cfg *next, const struct cfg_diag *diag);
 /* The fault keys of l as fault rules of lu (config_faults.c).  0, or -1 with the reason in err. */
 int sbce_lu_config_faults(struct sbce_daemon *d, const struct cfg_lun *l, struct scsi_lu *lu, const char *who,
 			  char *err, size_t errlen);

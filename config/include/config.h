@@ -363,6 +363,33 @@ void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun);
  */
 int cfg_write(const struct cfg *cfg, FILE *out);
 
+/* One difference between two configurations (cfg_diff). */
+enum cfg_change_kind {
+	CFG_CHANGE_KEY,     /* key differs: old_value -> new_value */
+	CFG_CHANGE_ADDED,   /* the section is only in the new configuration */
+	CFG_CHANGE_REMOVED, /* the section is only in the old one */
+};
+
+struct cfg_change {
+	enum cfg_change_kind kind;
+	const char *section;            /* "daemon", "iscsi", "tcmu", "lu", "target", "acl", "lun" */
+	const char *target;             /* target, acl, lun */
+	const char *name;               /* acl: the initiator; lu: the template */
+	uint32_t lun;                   /* lun */
+	const struct cfg_lun *old_lun;  /* lun: the old section (NULL when added) */
+	const struct cfg_lun *new_lun;  /* lun: the new section (NULL when removed) */
+	const char *key;                /* CFG_CHANGE_KEY */
+	const char *old_value, *new_value;
+};
+
+/*
+ * Compares a (running) with b (reloaded), every key of every section as
+ * cfg_write() formats it, and calls fn once per difference: keys first
+ * ([daemon], [iscsi], [tcmu], templates, then each target's keys, ACLs and
+ * LUNs), sections only in b last (config/write.c).
+ */
+void cfg_diff(const struct cfg *a, const struct cfg *b, void (*fn)(void *arg, const struct cfg_change *c), void *arg);
+
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);
 

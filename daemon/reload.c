@@ -1,0 +1,186 @@
+/*
+ * SIGHUP: the configuration file read again and what changed applied with
+ * the rules of the runtime control (docs/control.md, "Reload on SIGHUP"):
+ *   - live: daemon.log_level; LUs added to and removed from a running
+ *     target (removal refused while commands are in the LU's task set);
+ *     an LU's size (as lu-resize) and write_protect (as lu-write-protect);
+ *   - everything else (listening portals, [iscsi], targets and their keys,
+ *     ACLs, an LU's other keys, templates) takes effect at the next start:
+ *     one warning per key names it with its old and new value.
+ * A file that does not load changes nothing; its errors are logged.  What
+ * was applied is in the running configuration (sbcemuctl save).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+#include "sbcemud.h"
+
+struct reload {
+	struct sbce_daemon *d;
+	unsigned applied, at_restart, refused;
+	struct cfg_change *changes; /* collected first: applying them changes the running configuration */
+	size_t count;
+	bool out_of_memory;
+};
+
+/* The running target a change names: its index, or -1 (not running: a new target). */
+static int running_target(const struct sbce_daemon *d, const char *name)
+{
+	for (size_t i = 0; name && i < d->device_count; i++)
+		if (strcmp(d->cfg->targets[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void describe(const struct cfg_change *c, char *buf, size_t len)
+{
+	if (strcmp(c->section, "lun") == 0)
+		snprintf(buf, len, "lun \"%s\" %u", c->target, c->lun);
+	else if (strcmp(c->section, "acl") == 0)
+		snprintf(buf, len, "acl \"%s\" \"%s\"", c->target, c->name);
+	else if (strcmp(c->section, "target") == 0)
+		snprintf(buf, len, "target \"%s\"", c->target);
+	else if (strcmp(c->section, "lu") == 0)
+		snprintf(buf, len, "lu \"%s\"", c->name);
+	else
+		snprintf(buf, len, "%s", c->section);
+}
+
+static void at_restart(struct reload *r, const struct cfg_change *c, const char *why)
+{
+	char where[CFG_NAME_MAX * 2 + 32];
+
+	describe(c, where, sizeof(where));
+	r->at_restart++;
+	if (c->kind == CFG_CHANGE_KEY)
+		sbce_warn("SIGHUP: [%s] %s changed (%s -> %s): %s", where, c->key, c->old_value, c->new_value, why);
+	else
+		sbce_warn("SIGHUP: [%s] %s: %s", where, c->kind == CFG_CHANGE_ADDED ? "added" : "removed", why);
+}
+
+static void refused(struct reload *r, const struct cfg_change *c, const char *err)
+{
+	char where[CFG_NAME_MAX * 2 + 32];
+
+	describe(c, where, sizeof(where));
+	r->refused++;
+	sbce_warn("SIGHUP: [%s] %s%s not applied: %s", where, c->key ? c->key : "", c->key ? "" : "change", err);
+}
+
+static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
+{
+	struct scsi_lu *lu = scsi_device_find_lu(r->d->devices[i], scsi_lun_encode(c->lun));
+	char err[256];
+
+	if (!lu) {
+		refused(r, c, "the LU is not running (removed at run time)");
+	} else if (strcmp(c->key, "size") == 0) {
+		uint64_t blocks = c->new_lun->size / c->new_lun->logical_block_size;
+
+		if (c->new_lun->size % c->new_lun->logical_block_size || c->new_lun->size == 0) {
+			refused(r, c, "not a whole number of blocks");
+		} else if (scsi_lu_resize(lu, blocks, false, err, sizeof(err)) != 0) {
+			refused(r, c, err);
+		} else {
+			sbce_control_track(r->d, c->target, c->lun, "size", c->new_lun->size);
+			sbce_info("SIGHUP: target %s LUN %u resized to %llu blocks", c->target, c->lun,
+				  (unsigned long long)blocks);
+			r->applied++;
+		}
+	} else if (strcmp(c->key, "write_protect") == 0) {
+		scsi_lu_set_write_protect(lu, c->new_lun->write_protect);
+		sbce_control_track(r->d, c->target, c->lun, "write_protect", c->new_lun->write_protect);
+		sbce_info("SIGHUP: target %s LUN %u: write protection %s", c->target, c->lun,
+			  c->new_lun->write_protect ? "on" : "off");
+		r->applied++;
+	} else {
+		at_restart(r, c, "takes effect at the next start (or remove and add the LU: sbcemuctl lu remove, lu add)");
+	}
+}
+
+static void apply(void *arg, const struct cfg_change *c)
+{
+	struct reload *r = arg;
+	struct sbce_daemon *d = r->d;
+	int i = running_target(d, c->target);
+	char err[256];
+	unsigned ended;
+
+	if (strcmp(c->section, "daemon") == 0 && strcmp(c->key, "log_level") == 0) {
+		struct cfg_diag diag = { 0 };
+
+		if (cfg_set(d->cfg, "SIGHUP", "daemon", "log_level", c->new_value, &diag) == 0) {
+			sbce_log_set_level((enum sbce_log_level)d->cfg->daemon.log_level);
+			sbce_info("SIGHUP: log level %s", c->new_value);
+			r->applied++;
+		}
+		cfg_diag_free(&diag);
+	} else if (strcmp(c->section, "lun") != 0 || i < 0) {
+		at_restart(r, c, "takes effect at the next start");
+	} else if (c->kind == CFG_CHANGE_REMOVED) {
+		if (sbce_lu_remove(d, (size_t)i, c->lun, false, "SIGHUP", &ended, err, sizeof(err)) != 0)
+			refused(r, c, err);
+		else
+			r->applied++;
+	} else if (c->kind == CFG_CHANGE_ADDED) {
+		if (sbce_lu_add(d, (size_t)i, c->new_lun, "SIGHUP", err, sizeof(err)) != 0)
+			refused(r, c, err);
+		else
+			r->applied++;
+	} else {
+		lun_key(r, c, (size_t)i);
+	}
+}
+
+/* Copies a change (its values are freed after the call; names point into configurations that stay). */
+static void collect(void *arg, const struct cfg_change *c)
+{
+	struct reload *r = arg;
+	struct cfg_change *grown = realloc(r->changes, (r->count + 1) * sizeof(*grown));
+
+	if (!grown) {
+		r->out_of_memory = true;
+		return;
+	}
+	r->changes = grown;
+	grown[r->count] = *c;
+	grown[r->count].old_value = c->old_value ? strdup(c->old_value) : NULL;
+	grown[r->count].new_value = c->new_value ? strdup(c->new_value) : NULL;
+	r->count++;
+}
+
+void sbce_reload(struct sbce_daemon *d, const char *path, struct cfg *next, const struct cfg_diag *diag)
+{
+	struct reload r = { .d = d };
+
+	if (!next) {
+		const char *text = diag && diag->text ? diag->text : "";
+
+		/* Each message is "file:line: section.key: reason", one per line. */
+		while (*text) {
+			size_t n = strcspn(text, "\n");
+
+			sbce_error("SIGHUP: %.*s", (int)n, text);
+			text += n + (text[n] == '\n');
+		}
+		sbce_error("SIGHUP: %s does not load: nothing changed", path);
+		return;
+	}
+	sbce_info("SIGHUP: reloading %s", path);
+	cfg_diff(d->cfg, next, collect, &r);
+	if (r.out_of_memory)
+		sbce_error("SIGHUP: out of memory: nothing changed");
+	for (size_t i = 0; i < r.count; i++) {
+		if (!r.out_of_memory)
+			apply(&r, &r.changes[i]);
+		free((char *)r.changes[i].old_value);
+		free((char *)r.changes[i].new_value);
+	}
+	free(r.changes);
+	if (r.out_of_memory)
+		return;
+	sbce_info("SIGHUP: %u change%s applied, %u at the next start, %u refused", r.applied, r.applied == 1 ? "" : "s",
+		  r.at_restart, r.refused);
+}

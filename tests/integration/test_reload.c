@@ -1,0 +1,146 @@
+/*
+ * SIGHUP reloads the configuration file (docs/control.md, "Reload on
+ * SIGHUP"): an LU added and one removed (REPORTED LUNS DATA HAS CHANGED,
+ * 06/3F/0E, SPC-4), an LU grown (CAPACITY DATA HAS CHANGED, 06/2A/09), one
+ * write-protected (07/27/00) while the session stays logged in; keys that
+ * cannot change live are named in a warning and left alone; a file that
+ * does not load changes nothing and its error is logged as file:line.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define LUN(n, size, extra) "[lun \"" ITEST_TARGET "\" " #n "]\npath = @DIR@/lun" #n ".img\nsize = " size "\n" extra
+
+static const char before[] = "[iscsi]\nmax_burst_length = 262144\n" LUN(0, "16M", "") LUN(1, "16M", "")
+	LUN(3, "16M", "");
+/* A write-protected backing file is opened read-only and cannot grow: the resize and the protection go to two LUs. */
+static const char after[] = "[daemon]\nworkers = 2\n"
+			    "[iscsi]\nmax_burst_length = 131072\nfirst_burst_length = 65536\n"
+			    LUN(0, "32M", "vendor = CHANGED\n") LUN(2, "16M", "") LUN(3, "16M", "write_protect = true\n");
+static const char broken[] = "[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = lots\n";
+
+static struct itest_daemon d;
+
+/* Sends SIGHUP and waits until the daemon logs the reload's last line (or 5 s). */
+static bool hangup(const char *last)
+{
+	uint64_t end = itest_now_ms() + 5000;
+	char line[512];
+	long seen = 0;
+	FILE *f;
+
+	f = fopen(d.log, "r");
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		seen = ftell(f);
+		fclose(f);
+	}
+	kill(d.pid, SIGHUP);
+	while (itest_now_ms() < end) {
+		f = fopen(d.log, "r");
+		if (f) {
+			fseek(f, seen, SEEK_SET);
+			while (fgets(line, sizeof(line), f))
+				if (strstr(line, last)) {
+					fclose(f);
+					return true;
+				}
+			fclose(f);
+		}
+		usleep(50000);
+	}
+	return false;
+}
+
+static bool log_has(const char *text)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(d.log, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, text) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static long long capacity_blocks(struct iscsi_context *s, int lun, struct itest_result *r)
+{
+	uint8_t cdb[10] = { 0x25 };
+	long long n = -1;
+
+	itest_cmd(s, lun, cdb, 10, ITEST_IN, NULL, 0, 8, r);
+	if (r->transport_ok && r->status == 0 && r->data_len >= 8)
+		n = (long long)itest_get_be32(r->data) + 1;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t tur[6] = { 0 }, block[512] = { 0 }, write10[10] = { 0x2a, 0, 0, 0, 0, 100, 0, 0, 1, 0 };
+	struct iscsi_context *s;
+	struct itest_result r;
+	long long n;
+
+	itest_init(argc, argv, "test_reload: SIGHUP reloads the configuration file");
+	itest_daemon_up(&d, "reload", before);
+	s = itest_session(&d, ITEST_INITIATOR_1, 0);
+	if (!s)
+		return itest_finish();
+	itest_clear_ua(s, 1);
+	itest_clear_ua(s, 3);
+
+	/* A file that does not load: nothing changes. */
+	itest_daemon_write_config(&d, broken);
+	itest_ok(hangup("does not load: nothing changed"), "SIGHUP with a broken file: the daemon says nothing changed",
+		 NULL);
+	itest_ok(log_has("sbcemud.conf:3: lun \"" ITEST_TARGET "\" 0.size: \"lots\" is not a size"),
+		 "... and logs the error as file:line: section.key: reason", NULL);
+	itest_expect_cmd(s, 0, "after the broken reload: TEST UNIT READY LUN 0 -> GOOD (no unit attention)", tur, 6,
+			 ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
+
+	/* The changed file. */
+	itest_daemon_write_config(&d, after);
+	if (!itest_ok(hangup("SIGHUP: 4 changes applied, 4 at the next start"),
+			      "SIGHUP: 4 changes applied (LUN 1 removed, LUN 2 added, LUN 0 size, LUN 3 write_protect), 4 "
+			      "at the next start (workers, max_burst_length, first_burst_length, vendor)", NULL)) {
+		itest_daemon_log_tail(&d, 20);
+		return itest_finish();
+	}
+	itest_ok(log_has("[iscsi] max_burst_length changed (262144 -> 131072): takes effect at the next start"),
+		 "the [iscsi] change is named as taking effect at the next start", NULL);
+	itest_ok(log_has("vendor changed (SBCEMU -> CHANGED)") || log_has("] vendor changed"),
+		 "an LU key that cannot change live (vendor) is named", NULL);
+	itest_expect_cmd(s, 0, "after the reload: TEST UNIT READY LUN 0 -> 06/2A/09 (CAPACITY DATA HAS CHANGED)", tur, 6,
+			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(6, 0x2a, 0x09), NULL);
+	itest_expect_cmd(s, 0, "... the next TEST UNIT READY -> 06/3F/0E (REPORTED LUNS DATA HAS CHANGED)", tur, 6,
+			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(6, 0x3f, 0x0e), NULL);
+	itest_clear_ua(s, 0);
+	n = capacity_blocks(s, 0, &r);
+	itest_ok(n == 65536, "after the reload: READ CAPACITY(10) LUN 0 -> 65536 blocks (size = 32M)", "%lld: %s", n,
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	itest_clear_ua(s, 3);
+	itest_expect_cmd(s, 3, "after the reload: WRITE(10) LUN 3 -> 07/27/00 (write_protect = true)", write10, 10,
+			 ITEST_OUT, block, sizeof(block), 0, EXPECT_SENSE(7, 0x27, 0), NULL);
+	itest_expect_cmd(s, 1, "after the reload: TEST UNIT READY LUN 1 (removed) -> 05/25/00", tur, 6, ITEST_NONE, NULL,
+			 0, 0, EXPECT_SENSE(5, 0x25, 0), NULL);
+	itest_clear_ua(s, 2);
+	n = capacity_blocks(s, 2, &r);
+	itest_ok(n == 32768, "after the reload: LUN 2 (added) -> 32768 blocks", "%lld: %s", n, itest_result_str(&r));
+	itest_result_free(&r);
+
+	/* The same file again: nothing left to apply but what needs a restart. */
+	itest_ok(hangup("SIGHUP: 0 changes applied, 4 at the next start"),
+		 "SIGHUP with the same file: 0 changes applied, the same 4 at the next start", NULL);
+	itest_close(s);
+	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
+	itest_daemon_cleanup(&d);
+	return itest_finish();
+}
