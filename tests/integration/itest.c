@@ -517,3 +517,23 @@ void itest_service(struct iscsi_context *iscsi, int ms, const bool *stop)
 		}
 	}
 }
+
+void itest_async_cmd_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
+{
+	struct itest_async *a = priv;
+
+	(void)iscsi;
+	(void)command_data;
+	a->done = true;
+	a->status = status;
+}
+
+void itest_async_tmf_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
+{
+	struct itest_async *a = priv;
+
+	(void)iscsi;
+	a->done = true;
+	a->status = status;
+	a->response = status == SCSI_STATUS_GOOD && command_data ? *(uint32_t *)command_data : 0xffffffffu;
+}

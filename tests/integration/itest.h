@@ -199,6 +199,15 @@ bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf,
 		  const char *name);
 /* Monotonic milliseconds. */
 uint64_t itest_now_ms(void);
+/* What an asynchronous libiscsi command or task management function came back with (priv of the callbacks below). */
+struct itest_async {
+	bool done;
+	int status;
+	uint32_t response; /* TMF: the iSCSI response (ISCSI_TMR_*), 0xffffffff when none */
+};
+/* libiscsi callbacks filling a struct itest_async: a SCSI command's, a task management function's. */
+void itest_async_cmd_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv);
+void itest_async_tmf_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv);
 /* Runs libiscsi's event loop of iscsi (asynchronous commands) for up to ms, or until *stop (stop may be NULL). */
 void itest_service(struct iscsi_context *iscsi, int ms, const bool *stop);
 /*

@@ -699,32 +699,6 @@ static void test_fault_delay(void)
 
 /* ---- 7. fault hold ---- */
 
-struct async_done {
-	bool done;
-	int status;
-	uint32_t response;
-};
-
-static void read_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
-{
-	struct async_done *a = priv;
-
-	(void)iscsi;
-	(void)command_data;
-	a->done = true;
-	a->status = status;
-}
-
-static void tmf_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
-{
-	struct async_done *a = priv;
-
-	(void)iscsi;
-	a->done = true;
-	a->status = status;
-	a->response = status == SCSI_STATUS_GOOD && command_data ? *(uint32_t *)command_data : 0xffffffffu;
-}
-
 static void service_for(int ms, const bool *stop)
 {
 	itest_service(s, ms, stop);
@@ -740,14 +714,14 @@ static long long held_now(void)
 }
 
 /* Starts an asynchronous READ(10) of LBA 10 and checks that it is held for hold_ms. */
-static struct scsi_task *start_held_read(struct async_done *a, int hold_ms, const char *what)
+static struct scsi_task *start_held_read(struct itest_async *a, int hold_ms, const char *what)
 {
 	struct scsi_task *task;
 	char name[200];
 	long long held;
 
 	memset(a, 0, sizeof(*a));
-	task = iscsi_read10_task(s, 0, 10, 512, 512, 0, 0, 0, 0, 0, read_cb, a);
+	task = iscsi_read10_task(s, 0, 10, 512, 512, 0, 0, 0, 0, 0, itest_async_cmd_cb, a);
 	snprintf(name, sizeof(name), "%s: asynchronous READ(10) LBA 10 sent", what);
 	if (!itest_ok(task != NULL, name, "%s", iscsi_get_error(s)))
 		return NULL;
@@ -762,7 +736,7 @@ static struct scsi_task *start_held_read(struct async_done *a, int hold_ms, cons
 
 static void test_fault_hold(void)
 {
-	struct async_done a, t;
+	struct itest_async a, t;
 	struct scsi_task *task;
 	struct itest_result r;
 	long long v = -1;
@@ -774,7 +748,7 @@ static void test_fault_hold(void)
 	task = start_held_read(&a, 1000, "ABORT TASK case");
 	if (task) {
 		memset(&t, 0, sizeof(t));
-		if (iscsi_task_mgmt_abort_task_async(s, task, tmf_cb, &t) != 0) {
+		if (iscsi_task_mgmt_abort_task_async(s, task, itest_async_tmf_cb, &t) != 0) {
 			itest_ok(false, "ABORT TASK of the held READ(10) sent", "%s", iscsi_get_error(s));
 		} else {
 			service_for(5000, &t.done);
@@ -787,7 +761,7 @@ static void test_fault_hold(void)
 				 a.status);
 		}
 		if (!a.done)
-			iscsi_scsi_cancel_task(s, task); /* libiscsi's side: runs read_cb with SCSI_STATUS_CANCELLED */
+			iscsi_scsi_cancel_task(s, task); /* libiscsi's side: runs itest_async_cmd_cb with SCSI_STATUS_CANCELLED */
 		if (a.done)
 			scsi_free_scsi_task(task);
 		v = held_now();
@@ -805,8 +779,8 @@ static void test_fault_hold(void)
 	task = start_held_read(&a, 500, "LUN RESET case");
 	if (task) {
 		memset(&t, 0, sizeof(t));
-		/* libiscsi cancels its own copy of every task (read_cb: CANCELLED) before sending the reset. */
-		if (iscsi_task_mgmt_lun_reset_async(s, 0, tmf_cb, &t) != 0) {
+		/* libiscsi cancels its own copy of every task (itest_async_cmd_cb: CANCELLED) before sending the reset. */
+		if (iscsi_task_mgmt_lun_reset_async(s, 0, itest_async_tmf_cb, &t) != 0) {
 			itest_ok(false, "LOGICAL UNIT RESET sent", "%s", iscsi_get_error(s));
 		} else {
 			service_for(5000, &t.done);
@@ -1079,7 +1053,7 @@ static void test_lu_add_remove(void)
 {
 	static uint8_t data[512];
 	struct itest_result r;
-	struct async_done a;
+	struct itest_async a;
 	struct scsi_task *task;
 	bool has;
 
@@ -1110,7 +1084,7 @@ static void test_lu_add_remove(void)
 	/* A command held on LUN 3: lu remove refuses without --force; with it the command ends 05/25/00. */
 	ctl_ok(run_ctl("fault add 3 hold --opcode 0x88"), 0, "fault add 3 hold --opcode 0x88");
 	memset(&a, 0, sizeof(a));
-	task = iscsi_read16_task(s, 3, 0, 512, 512, 0, 0, 0, 0, 0, read_cb, &a);
+	task = iscsi_read16_task(s, 3, 0, 512, 512, 0, 0, 0, 0, 0, itest_async_cmd_cb, &a);
 	service_for(500, &a.done);
 	itest_ok(task && !a.done, "LUN 3: READ(16) held", NULL);
 	ctl_ok(run_ctl("lu remove 3"), 1, "lu remove 3 with a command in its task set -> exit 1 (nothing changed)");
@@ -1136,7 +1110,7 @@ static void test_lu_add_remove(void)
 
 static void test_shutdown_releases_held(void)
 {
-	struct async_done a;
+	struct itest_async a;
 	struct scsi_task *task;
 	uint64_t t0;
 	int st;

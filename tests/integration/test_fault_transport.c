@@ -26,32 +26,6 @@ static struct itest_daemon d;
 static struct iscsi_context *s;
 static char out[8192];
 
-struct async_done {
-	bool done;
-	int status;
-	uint32_t response;
-};
-
-static void cmd_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
-{
-	struct async_done *a = priv;
-
-	(void)iscsi;
-	(void)command_data;
-	a->done = true;
-	a->status = status;
-}
-
-static void tmf_cb(struct iscsi_context *iscsi, int status, void *command_data, void *priv)
-{
-	struct async_done *a = priv;
-
-	(void)iscsi;
-	a->done = true;
-	a->status = status;
-	a->response = status == SCSI_STATUS_GOOD && command_data ? *(uint32_t *)command_data : 0xffffffffu;
-}
-
 static bool ctl_ok(const char *args, const char *name)
 {
 	int rc = itest_ctl(&d, out, sizeof(out), "%s", args);
@@ -113,13 +87,13 @@ static void test_drop_connection(void)
 /* ---- ABORT TASK rejected or lost ---- */
 
 /* Sends READ(10) LBA 10 asynchronously and checks that the hold rule holds it. */
-static struct scsi_task *held_read(struct async_done *a, const char *what)
+static struct scsi_task *held_read(struct itest_async *a, const char *what)
 {
 	struct scsi_task *task;
 	char name[200];
 
 	memset(a, 0, sizeof(*a));
-	task = iscsi_read10_task(s, 0, 10, 512, 512, 0, 0, 0, 0, 0, cmd_cb, a);
+	task = iscsi_read10_task(s, 0, 10, 512, 512, 0, 0, 0, 0, 0, itest_async_cmd_cb, a);
 	snprintf(name, sizeof(name), "%s: asynchronous READ(10) LBA 10 sent", what);
 	if (!itest_ok(task != NULL, name, "%s", iscsi_get_error(s)))
 		return NULL;
@@ -130,26 +104,26 @@ static struct scsi_task *held_read(struct async_done *a, const char *what)
 }
 
 /* Sends ABORT TASK for task and waits up to ms for its response. */
-static void abort_task(struct scsi_task *task, struct async_done *t, int ms)
+static void abort_task(struct scsi_task *task, struct itest_async *t, int ms)
 {
 	memset(t, 0, sizeof(*t));
-	if (iscsi_task_mgmt_abort_task_async(s, task, tmf_cb, t) != 0)
+	if (iscsi_task_mgmt_abort_task_async(s, task, itest_async_tmf_cb, t) != 0)
 		itest_note("ABORT TASK not sent: %s", iscsi_get_error(s));
 	else
 		itest_service(s, ms, &t->done);
 }
 
-static void finish_read(struct scsi_task *task, struct async_done *a)
+static void finish_read(struct scsi_task *task, struct itest_async *a)
 {
 	if (!a->done)
-		iscsi_scsi_cancel_task(s, task); /* libiscsi's copy: cmd_cb runs with SCSI_STATUS_CANCELLED */
+		iscsi_scsi_cancel_task(s, task); /* libiscsi's copy: itest_async_cmd_cb runs with SCSI_STATUS_CANCELLED */
 	if (a->done)
 		scsi_free_scsi_task(task);
 }
 
 static void test_reject_abort_task(void)
 {
-	struct async_done a, t;
+	struct itest_async a, t;
 	struct scsi_task *task;
 
 	if (!ctl_ok("fault add 0 hold --opcode 0x28 --count 1", "sbcemuctl fault add 0 hold --opcode 0x28 -> exit 0") ||
@@ -177,7 +151,7 @@ static void test_reject_abort_task(void)
 static void test_ignore_abort_task(void)
 {
 	uint8_t tur[6] = { 0 };
-	struct async_done a, t, reset;
+	struct itest_async a, t, reset;
 	struct scsi_task *task;
 
 	if (!ctl_ok("fault add 0 hold --opcode 0x28 --count 1", "sbcemuctl fault add 0 hold --opcode 0x28 -> exit 0") ||
@@ -192,7 +166,7 @@ static void test_ignore_abort_task(void)
 		 "answered: status 0x%x, response %u", t.status, t.response);
 	itest_ok(held_now() == 1, "ignore-abort-task: the READ(10) is still held", "%.300s", out);
 	memset(&reset, 0, sizeof(reset));
-	if (iscsi_task_mgmt_lun_reset_async(s, 0, tmf_cb, &reset) == 0)
+	if (iscsi_task_mgmt_lun_reset_async(s, 0, itest_async_tmf_cb, &reset) == 0)
 		itest_service(s, 5000, &reset.done);
 	itest_ok(reset.done && reset.status == SCSI_STATUS_GOOD && reset.response == ISCSI_TMR_FUNC_COMPLETE,
 		 "ignore-abort-task: the escalation, LOGICAL UNIT RESET -> FUNCTION COMPLETE",
