@@ -18,6 +18,7 @@ int sbce_control_uint(const json_t *req, const char *name, uint64_t max, bool re
 	const json_t *v = json_object_get(req, name);
 
 	if (!v) {
+		*out = false; /* an optional flag left out is off */
 		if (required)
 			snprintf(err, errlen, "\"%s\" is missing", name);
 		return required ? -1 : 0;
@@ -312,7 +313,7 @@ static int cmd_lu_state(struct sbce_daemon *d, const json_t *req, json_t *result
 	struct scsi_lu_info info;
 	const char *target;
 	unsigned r;
-	bool force;
+	bool force = false;
 
 	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0)
 		return -1;
