@@ -71,7 +71,7 @@ int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **l
  */
 int sbce_control_uint(const json_t *req, const char *name, uint64_t max, bool required, uint64_t *out, char *err,
 		      size_t errlen);
-/* A boolean member: 1 with *out set, 0 when absent (and not required), -1 with the reason in err. */
+/* A boolean member: 1 with *out set, 0 when absent (and not required; *out = false), -1 with the reason in err. */
 int sbce_control_bool(const json_t *req, const char *name, bool required, bool *out, char *err, size_t errlen);
 
 #endif
