@@ -18,7 +18,6 @@ int sbce_control_uint(const json_t *req, const char *name, uint64_t max, bool re
 	const json_t *v = json_object_get(req, name);
 
 	if (!v) {
-		*out = false; /* an optional flag left out is off */
 		if (required)
 			snprintf(err, errlen, "\"%s\" is missing", name);
 		return required ? -1 : 0;
@@ -36,6 +35,7 @@ int sbce_control_bool(const json_t *req, const char *name, bool required, bool *
 	const json_t *v = json_object_get(req, name);
 
 	if (!v) {
+		*out = false; /* an optional flag left out is off */
 		if (required)
 			snprintf(err, errlen, "\"%s\" is missing", name);
 		return required ? -1 : 0;
