@@ -407,7 +407,7 @@ static const char *const lu_wp_members[] = { "target", "lun", "enable", NULL };
 static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
 static const char *const fault_add_members[] = {
 	"target", "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
-	"probability", "seed", "count", "sense_key", "asc", "ascq", "status", "delay_ms", "blocks", "zone", "pi_field", NULL,
+	"probability", "seed", "count", "after_ms", "for_ms", "sense_key", "asc", "ascq", "status", "delay_ms", "blocks", "zone", "pi_field", NULL,
 };
 static const char *const fault_remove_members[] = { "id", "all", NULL };
 static const char *const lu_add_members[] = { "target", "lun", "cfgstring", NULL };

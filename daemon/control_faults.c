@@ -107,7 +107,7 @@ static int parse_trigger(const json_t *req, uint32_t id, struct scsi_fault_rule_
 			 size_t errlen)
 {
 	const json_t *prob = json_object_get(req, "probability");
-	uint64_t every = 1;
+	uint64_t every = 1, after = 0, length = 0;
 
 	if (sbce_control_uint(req, "every", UINT32_MAX, false, &every, err, errlen) < 0 ||
 	    sbce_control_uint(req, "count", INT64_MAX, false, &p->count, err, errlen) < 0)
@@ -127,6 +127,11 @@ static int parse_trigger(const json_t *req, uint32_t id, struct scsi_fault_rule_
 	}
 	if (prob)
 		p->probability = json_number_value(prob);
+	if (sbce_control_uint(req, "after_ms", UINT32_MAX, false, &after, err, errlen) < 0 ||
+	    sbce_control_uint(req, "for_ms", UINT32_MAX, false, &length, err, errlen) < 0)
+		return -1;
+	p->after_ms = (uint32_t)after;
+	p->for_ms = (uint32_t)length;
 	return 0;
 }
 
@@ -193,8 +198,8 @@ static int parse_pi_field(const json_t *req, struct scsi_fault_rule_params *p, c
 
 static int parse_action_members(const json_t *req, struct scsi_fault_rule_params *p, char *err, size_t errlen)
 {
-	static const char *const matching[] = { "every", "probability", "count", "seed", "opcodes", "service_action",
-						"initiator" };
+	static const char *const matching[] = { "every",   "probability",    "count",     "seed",  "opcodes",
+						"service_action", "initiator", "after_ms", "for_ms" };
 	bool zone = p->action == SCSI_FAULT_ACTION_ZONE_OFFLINE || p->action == SCSI_FAULT_ACTION_ZONE_READ_ONLY;
 	unsigned wanted = members_of(p->action);
 	uint64_t v[M_COUNT] = { 0 };
@@ -253,6 +258,14 @@ int sbce_control_fault_add(struct sbce_daemon *d, const json_t *req, json_t *res
 
 /* ---- fault-list ---- */
 
+/* Where a rule with a time window stands: "waiting" (not open yet), "open", "closed" (past its end). */
+static const char *window_state(const struct scsi_fault_rule_params *p, const struct scsi_fault_rule_stats *st)
+{
+	if (st->age_ms < p->after_ms)
+		return "waiting";
+	return !p->for_ms || st->age_ms - p->after_ms < p->for_ms ? "open" : "closed";
+}
+
 struct list_ctx {
 	json_t *rules;
 	const char *target;
@@ -286,6 +299,11 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	}
 	if (p->initiator[0])
 		json_object_set_new(r, "initiator", json_string(p->initiator));
+	if (p->after_ms || p->for_ms) {
+		json_object_set_new(r, "after_ms", json_integer(p->after_ms));
+		json_object_set_new(r, "for_ms", json_integer(p->for_ms));
+		json_object_set_new(r, "window", json_string(window_state(p, st)));
+	}
 	switch (p->action) {
 	case SCSI_FAULT_ACTION_SENSE:
 		json_object_set_new(r, "sense_key", json_integer(p->sense_key));
@@ -308,12 +326,12 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
 		json_object_set_new(r, "zone", json_integer(p->zone));
 		break;
-	case SCSI_FAULT_ACTION_HOLD:
-	case SCSI_FAULT_ACTION_CORRUPT_READ:
-	case SCSI_FAULT_ACTION_SHORT_READ:
 	case SCSI_FAULT_ACTION_CORRUPT_PI:
 		json_object_set_new(r, "pi_field", json_string(pi_field_names[p->pi_field]));
 		break;
+	case SCSI_FAULT_ACTION_HOLD:
+	case SCSI_FAULT_ACTION_CORRUPT_READ:
+	case SCSI_FAULT_ACTION_SHORT_READ:
 	case SCSI_FAULT_ACTION_DROP_CONNECTION:
 	case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
 	case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:

@@ -52,8 +52,9 @@ static const char usage_text[] =
 	"  save                                             the running configuration, for sbcemud -c\n"
 	"  fault add LUN ACTION [--target IQN] [--opcode OP[,OP...]] [--service-action SA]\n"
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
-	"                       [--probability P] [--seed N] [--sense KEY/ASC/ASCQ] [--status S]\n"
-	"                       [--delay MS] [--blocks N] [--zone N] [--pi-field guard|app-tag|ref-tag]\n"
+	"                       [--probability P] [--seed N] [--after MS] [--for MS]\n"
+	"                       [--sense KEY/ASC/ASCQ] [--status S] [--delay MS] [--blocks N] [--zone N]\n"
+	"                       [--pi-field guard|app-tag|ref-tag]\n"
 	"  fault list\n"
 	"  fault remove ID|all\n"
 	"\n"
@@ -205,6 +206,8 @@ static const struct opt fault_opts[] = {
 	{ .name = "count", .kind = OPT_UINT, .member = "count", .max = INT64_MAX },
 	{ .name = "probability", .kind = OPT_PROB, .member = "probability" },
 	{ .name = "seed", .kind = OPT_UINT, .member = "seed", .max = INT64_MAX },
+	{ .name = "after", .kind = OPT_UINT, .member = "after_ms", .max = UINT32_MAX },
+	{ .name = "for", .kind = OPT_UINT, .member = "for_ms", .max = UINT32_MAX },
 	{ .name = "sense", .kind = OPT_SENSE },
 	{ .name = "status", .kind = OPT_UINT, .member = "status", .max = 255 },
 	{ .name = "delay", .kind = OPT_UINT, .member = "delay_ms", .min = 1, .max = 3600000 },
@@ -420,6 +423,9 @@ static char *rule_trigger(const json_t *r)
 		fprintf(f, "%sp=%.15g seed=%lld", SEP(f), json_number_value(p), RULE_INT("seed"));
 	if (RULE_HAS("count") && RULE_INT("count") != 0)
 		fprintf(f, "%scount=%lld", SEP(f), RULE_INT("count"));
+	if (json_is_string(json_object_get(r, "window")))
+		fprintf(f, "%safter=%lldms for=%lldms (%s)", SEP(f), RULE_INT("after_ms"), RULE_INT("for_ms"),
+			json_string_value(json_object_get(r, "window")));
 	if (!ftell(f))
 		fputs("always", f);
 	fclose(f);

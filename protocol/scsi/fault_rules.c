@@ -28,6 +28,7 @@ struct scsi_fault_rule {
 	struct scsi_fault_rule_params p;
 	struct scsi_fault_rule_stats st;
 	uint64_t rng;      /* xorshift64* state, from p.seed */
+	uint64_t added_ns; /* fault_now_ns() when added: the time window's origin */
 	uint8_t *bad;      /* medium-error: one bit per block of lba_first..lba_last still bad */
 };
 
@@ -195,6 +196,7 @@ int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_r
 	if (r->p.every == 0)
 		r->p.every = 1;
 	r->rng = p->seed ? p->seed : id + 0x9e3779b97f4a7c15ull;
+	r->added_ns = fault_now_ns();
 	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR) {
 		uint64_t n = p->lba_last - p->lba_first + 1;
 
@@ -276,8 +278,10 @@ void scsi_lu_fault_foreach(struct scsi_lu *lu,
 				      const struct scsi_fault_rule_stats *st),
 			   void *arg)
 {
-	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next)
+	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
+		r->st.age_ms = (fault_now_ns() - r->added_ns) / 1000000u;
 		fn(arg, r->id, &r->p, &r->st);
+	}
 }
 
 void scsi_fault_lu_fini(struct scsi_lu *lu)
@@ -333,8 +337,22 @@ static bool rule_matches(const struct scsi_fault_rule *r, const struct scsi_cmd 
 	return true;
 }
 
+/* In the rule's time window: from after_ms after it was added, for for_ms (no end when 0). */
+static bool rule_in_window(const struct scsi_fault_rule *r)
+{
+	uint64_t age_ms;
+
+	if (!r->p.after_ms && !r->p.for_ms)
+		return true;
+	age_ms = (fault_now_ns() - r->added_ns) / 1000000u;
+	return age_ms >= r->p.after_ms && (!r->p.for_ms || age_ms - r->p.after_ms < r->p.for_ms);
+}
+
+/* Matching commands outside the time window are not seen: they neither count as matched nor move `every`. */
 static bool rule_fires(struct scsi_fault_rule *r)
 {
+	if (!rule_in_window(r))
+		return false;
 	r->st.matched++;
 	if (r->p.count && r->st.fired >= r->p.count)
 		return false;

@@ -82,6 +82,8 @@ struct scsi_fault_rule_params {
 	double probability;            /* 0..1 */
 	uint64_t seed;
 	uint64_t count;                /* firings at most; 0 = no limit */
+	uint32_t after_ms;             /* time window: fires only from after_ms after the rule was added ... */
+	uint32_t for_ms;               /* ... for for_ms (0 = no end) */
 	/* action */
 	uint8_t sense_key, asc, ascq;
 	uint8_t status;
@@ -96,6 +98,7 @@ struct scsi_fault_rule_stats {
 	uint64_t fired;
 	uint32_t held;                 /* hold: commands held now */
 	uint64_t bad_blocks;           /* medium-error: blocks not yet repaired */
+	uint64_t age_ms;               /* since the rule was added (its time window counts from then) */
 };
 
 /*
