@@ -97,6 +97,7 @@ int cfg_set_naa(const struct cfg_key *key, void *object, const char *value, char
 int cfg_set_zone_list(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 /* A decimal number at *p (advanced past it) of at most max: 0, or -1 (no digits, too big). */
 int cfg_parse_decimal(const char **p, uint64_t max, uint64_t *out);
+int cfg_set_mode_defaults(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 int cfg_set_pi_faults(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 
 /* Checks an iSCSI name (RFC 7143 4.2.7.1: iqn., eui., naa. formats).  Returns 0 or -1 with why. */

@@ -335,6 +335,11 @@ const struct cfg_key cfg_schema[] = {
 	    "(its lowest bit flipped), e.g. `guard 100-107, ref 2048, app 4096`; at most 16 items. Blocks "
 	    "whose stored PI is the escape (never written) stay unchecked. Each item becomes a corrupt-pi fault "
 	    "rule (docs/control.md)."),
+	LUN(mode_defaults, CFG_TYPE_STRING, "", 0, CFG_MODE_DEFAULTS_TEXT_MAX - 1, NULL, cfg_set_mode_defaults,
+	    "Default values of mode page fields (MODE SENSE with PC = 10b), e.g. `wce=0 d_sense=1`: `wce`, `rcd` "
+	    "(Caching page), `d_sense`, `swp` (Control page), `dexcpt`, `mrie` (0-6; Informational Exceptions "
+	    "Control page). The current values start from them unless MODE SELECT saved others (SP = 1); the "
+	    "runtime control changes them while the daemon runs (lu-mode-defaults, docs/control.md)."),
 	LUN_U32(queue_depth, "128", 0, 65535,
 		"Commands this LU's task set holds. Past it a command from an I_T nexus that already has one "
 		"there gets TASK SET FULL (SAM-5 5.3); a nexus with none there always gets one in. 0: no limit."),

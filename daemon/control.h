@@ -51,7 +51,7 @@ int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *res
 /* save: the running configuration's text (control_save.c). */
 int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 /* Records a run-time change of LU key (size in bytes, write_protect 0/1) in the configuration that save writes. */
-void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, uint64_t value);
+void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, const char *text);
 int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
 /* ---- request members (control_commands.c) ---- */

@@ -268,6 +268,12 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 			json_object_set_new(o, "profile", json_string(profile));
 			json_object_set_new(o, "removable", json_boolean(info.removable));
 			json_object_set_new(o, "removal_prevented", json_boolean(info.removal_prevented));
+			{
+				char md[CFG_MODE_DEFAULTS_TEXT_MAX];
+
+				sbce_mode_defaults_text(&info.mode_defaults, md, sizeof(md));
+				json_object_set_new(o, "mode_defaults", json_string(md));
+			}
 			json_array_append_new(lus, o);
 		}
 	}
@@ -354,10 +360,50 @@ static int cmd_lu_write_protect(struct sbce_daemon *d, const json_t *req, json_t
 		return -1;
 	scsi_lu_describe(lu, &info);
 	scsi_lu_set_write_protect(lu, on);
-	sbce_control_track(d, target, info.lun, "write_protect", on ? 1 : 0);
+	sbce_control_track(d, target, info.lun, "write_protect", on ? "true" : "false");
 	sbce_info("control: target %s LUN %u: write protection %s", target, info.lun, on ? "on" : "off");
 	json_object_set_new(result, "write_protect", json_boolean(on));
 	json_object_set_new(result, "previous", json_boolean(info.write_protect));
+	return 0;
+}
+
+static int cmd_lu_mode_defaults(struct sbce_daemon *d, const json_t *req, json_t *result, char *err,
+				size_t errlen)
+{
+	const json_t *fields = json_object_get(req, "fields");
+	struct scsi_mode_defaults md;
+	struct scsi_lu_info info;
+	struct scsi_lu *lu;
+	const char *target;
+	char before[CFG_MODE_DEFAULTS_TEXT_MAX], after[CFG_MODE_DEFAULTS_TEXT_MAX];
+	bool replace, changed;
+
+	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0 ||
+	    sbce_control_bool(req, "replace", false, &replace, err, errlen) < 0)
+		return -1;
+	if (!json_is_string(fields)) {
+		snprintf(err, errlen, "\"fields\" must be a string like \"wce=0 d_sense=1\"");
+		return -1;
+	}
+	if (sbce_mode_defaults(json_string_value(fields), &md, err, errlen) != 0)
+		return -1;
+	scsi_lu_describe(lu, &info);
+	if (!replace) { /* the fields given change, the others keep their defaults */
+		for (int f = 0; f < SCSI_MODE_FIELD_COUNT; f++)
+			if (!(md.set & (1u << f)) && (info.mode_defaults.set & (1u << f))) {
+				md.set |= 1u << f;
+				md.value[f] = info.mode_defaults.value[f];
+			}
+	}
+	changed = scsi_lu_set_mode_defaults(lu, &md);
+	sbce_mode_defaults_text(&info.mode_defaults, before, sizeof(before));
+	sbce_mode_defaults_text(&md, after, sizeof(after));
+	sbce_control_track(d, target, info.lun, "mode_defaults", after);
+	sbce_info("control: target %s LUN %u: mode defaults \"%s\" (were \"%s\")%s", target, info.lun, after, before,
+		  changed ? ", current values changed" : "");
+	json_object_set_new(result, "mode_defaults", json_string(after));
+	json_object_set_new(result, "previous", json_string(before));
+	json_object_set_new(result, "current_changed", json_boolean(changed));
 	return 0;
 }
 
@@ -391,7 +437,12 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 	}
 	if (scsi_lu_resize(lu, blocks, force, err, errlen) != 0)
 		return -1;
-	sbce_control_track(d, target, info.lun, "size", blocks * info.block_size);
+	{
+		char text[32];
+
+		snprintf(text, sizeof(text), "%llu", (unsigned long long)(blocks * info.block_size));
+		sbce_control_track(d, target, info.lun, "size", text);
+	}
 	sbce_info("control: target %s LUN %u: resized from %llu to %llu blocks", target, info.lun,
 		  (unsigned long long)info.num_blocks, (unsigned long long)blocks);
 	json_object_set_new(result, "blocks", json_integer((json_int_t)blocks));
@@ -404,6 +455,7 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 static const char *const no_members[] = { NULL };
 static const char *const lu_state_members[] = { "target", "lun", "state", "force", NULL };
 static const char *const lu_wp_members[] = { "target", "lun", "enable", NULL };
+static const char *const lu_mode_defaults_members[] = { "target", "lun", "fields", "replace", NULL };
 static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
 static const char *const fault_add_members[] = {
 	"target", "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
@@ -422,6 +474,7 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "lu-state", lu_state_members, cmd_lu_state },
 	{ "lu-write-protect", lu_wp_members, cmd_lu_write_protect },
 	{ "lu-resize", lu_resize_members, cmd_lu_resize },
+	{ "lu-mode-defaults", lu_mode_defaults_members, cmd_lu_mode_defaults },
 	{ "lu-add", lu_add_members, sbce_control_lu_add },
 	{ "lu-remove", lu_remove_members, sbce_control_lu_remove },
 	{ "power-cut", power_cut_members, sbce_control_power_cut },

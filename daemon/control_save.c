@@ -12,15 +12,12 @@
 #include "control.h"
 #include "sbcemud.h"
 
-void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, uint64_t value)
+void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, const char *text)
 {
 	struct cfg_diag diag = { 0 };
-	char section[CFG_NAME_MAX + 32], text[32];
+	char section[CFG_NAME_MAX + 32];
 
 	snprintf(section, sizeof(section), "lun \"%s\" %u", target, lun);
-	snprintf(text, sizeof(text), "%llu", (unsigned long long)value);
-	if (strcmp(key, "write_protect") == 0)
-		snprintf(text, sizeof(text), "%s", value ? "true" : "false");
 	if (cfg_set(d->cfg, "sbcemuctl", section, key, text, &diag) != 0)
 		sbce_warn("control: %s LUN %u: %s = %s not kept for save: %s", target, lun, key, text,
 			  diag.text ? diag.text : "");

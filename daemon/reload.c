@@ -3,7 +3,8 @@
  * the rules of the runtime control (docs/control.md, "Reload on SIGHUP"):
  *   - live: daemon.log_level; LUs added to and removed from a running
  *     target (removal refused while commands are in the LU's task set);
- *     an LU's size (as lu-resize) and write_protect (as lu-write-protect);
+ *     an LU's size (as lu-resize), write_protect (as lu-write-protect)
+ *     and mode_defaults (as lu-mode-defaults with replace);
  *   - everything else (listening portals, [iscsi], targets and their keys,
  *     ACLs, an LU's other keys, templates) takes effect at the next start:
  *     one warning per key names it with its old and new value.
@@ -84,17 +85,30 @@ static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
 		} else if (scsi_lu_resize(lu, blocks, false, err, sizeof(err)) != 0) {
 			refused(r, c, err);
 		} else {
-			sbce_control_track(r->d, c->target, c->lun, "size", c->new_lun->size);
+			sbce_control_track(r->d, c->target, c->lun, "size", c->new_value);
 			sbce_info("SIGHUP: target %s LUN %u resized to %llu blocks", c->target, c->lun,
 				  (unsigned long long)blocks);
 			r->applied++;
 		}
 	} else if (strcmp(c->key, "write_protect") == 0) {
 		scsi_lu_set_write_protect(lu, c->new_lun->write_protect);
-		sbce_control_track(r->d, c->target, c->lun, "write_protect", c->new_lun->write_protect);
+		sbce_control_track(r->d, c->target, c->lun, "write_protect", c->new_value);
 		sbce_info("SIGHUP: target %s LUN %u: write protection %s", c->target, c->lun,
 			  c->new_lun->write_protect ? "on" : "off");
 		r->applied++;
+	} else if (strcmp(c->key, "mode_defaults") == 0) {
+		struct scsi_mode_defaults md;
+
+		if (sbce_mode_defaults(c->new_lun->mode_defaults, &md, err, sizeof(err)) != 0) {
+			refused(r, c, err);
+		} else {
+			bool changed = scsi_lu_set_mode_defaults(lu, &md);
+
+			sbce_control_track(r->d, c->target, c->lun, "mode_defaults", c->new_lun->mode_defaults);
+			sbce_info("SIGHUP: target %s LUN %u: mode defaults \"%s\"%s", c->target, c->lun,
+				  c->new_lun->mode_defaults, changed ? ", current values changed" : "");
+			r->applied++;
+		}
 	} else {
 		at_restart(r, c, "takes effect at the next start (or remove and add the LU: sbcemuctl lu remove, lu add)");
 	}

@@ -45,6 +45,10 @@ static const char usage_text[] =
 	"                                                   no-medium (--force: even while removal is prevented)\n"
 	"  lu write-protect LUN on|off [--target IQN]\n"
 	"  lu resize LUN SIZE [--force] [--target IQN]      SIZE in bytes, suffix K, M, G, T (x1024)\n"
+	"  lu mode-defaults LUN FIELDS [--replace] [--target IQN]\n"
+	"                                                   FIELDS: \"wce=0 d_sense=1\" (wce, rcd, d_sense,\n"
+	"                                                   swp, dexcpt, mrie); --replace: the others back\n"
+	"                                                   to the device's defaults\n"
 	"  lu add LUN CFGSTRING [--target IQN]              CFGSTRING: [lun] keys, \"kind=zbc-hm;size=1G;path=x.img\"\n"
 	"  lu remove LUN [--force] [--target IQN]\n"
 	"  power-cut [--target IQN]                         drop the write cache and every connection, come back\n"
@@ -195,6 +199,12 @@ static const struct opt force_opts[] = {
 	{ .name = NULL },
 };
 
+/* lu mode-defaults: --replace gives the whole set (the fields left out go back to the device's own defaults). */
+static const struct opt replace_opts[] = {
+	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "replace", .kind = OPT_FLAG, .member = "replace" },
+	{ .name = NULL },
+};
 
 static const struct opt fault_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
@@ -575,6 +585,10 @@ static const struct command commands[] = {
 	{ .group = "lu", .name = "resize", .wire = "lu-resize", .synopsis = "lu resize LUN SIZE [--force] [--target IQN]",
 	  .npos = 2, .opts = force_opts, .arg = ARG_SIZE, .member = "bytes", .output = OUT_CHANGE, .list = "blocks",
 	  .result = "blocks" },
+	{ .group = "lu", .name = "mode-defaults", .wire = "lu-mode-defaults",
+	  .synopsis = "lu mode-defaults LUN FIELDS [--replace] [--target IQN]", .npos = 2, .opts = replace_opts,
+	  .arg = ARG_STRING, .member = "fields", .output = OUT_CHANGE, .list = "mode defaults",
+	  .result = "mode_defaults" },
 	{ .group = "lu", .name = "add", .wire = "lu-add", .synopsis = "lu add LUN CFGSTRING [--target IQN]", .npos = 2,
 	  .opts = lu_opts, .arg = ARG_STRING, .member = "cfgstring", .output = OUT_LU, .list = "added" },
 	{ .group = "lu", .name = "remove", .wire = "lu-remove", .synopsis = "lu remove LUN [--force] [--target IQN]",

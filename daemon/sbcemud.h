@@ -105,6 +105,10 @@ void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const 
  */
 int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
 		 const char *state_dir, char *err, size_t errlen);
+/* A mode_defaults text (config/mode.c) as the SCSI core takes it.  0, or -1 with the reason in err. */
+int sbce_mode_defaults(const char *text, struct scsi_mode_defaults *out, char *err, size_t errlen);
+/* And back: md's canonical text ("wce=0 d_sense=1"; "" when it sets nothing). */
+void sbce_mode_defaults_text(const struct scsi_mode_defaults *md, char *buf, size_t len);
 /*
  * Adds LU l to running target i (d->devices[i], d->cfg->targets[i]) and to
  * the running configuration; why starts the log line ("control", "SIGHUP").

@@ -42,6 +42,7 @@
 #define CFG_ZONE_LIST_MAX 192 /* offline_zones / read_only_zones text */
 #define CFG_PI_FAULTS_TEXT_MAX 256 /* pi_faults text */
 #define CFG_PI_FAULTS_MAX 16 /* pi_faults items */
+#define CFG_MODE_DEFAULTS_TEXT_MAX 128 /* mode_defaults text */
 #define CFG_TEMPLATE_NAME_MAX 64 /* [lu "NAME"] */
 #define CFG_CFGSTRING_MAX 256 /* the kernel's TCMU_CONFIG_LEN (target_core_user.c) */
 
@@ -231,6 +232,8 @@ struct cfg_lun {
 	enum cfg_profile profile;
 	uint32_t quirks;           /* SCSI_QUIRK_* bits (protocol/scsi/include/scsi.h) */
 	uint32_t product_type;     /* Block Device Characteristics PRODUCT TYPE */
+	/* mode pages: "wce=0 d_sense=1" (cfg_mode_defaults_parse) */
+	char mode_defaults[CFG_MODE_DEFAULTS_TEXT_MAX];
 	struct cfg_key_lines lines;
 };
 
@@ -333,6 +336,29 @@ int cfg_zone_list_walk(const char *text, int (*fn)(void *arg, uint32_t first, ui
  */
 int cfg_pi_fault_walk(const char *text, int (*fn)(void *arg, enum cfg_pi_field field, uint64_t first, uint64_t last),
 		      void *arg, char *why, size_t whylen);
+
+/* The mode page fields lun.mode_defaults sets (config/mode.c says which page and bit each is). */
+enum cfg_mode_field {
+	CFG_MODE_WCE,
+	CFG_MODE_RCD,
+	CFG_MODE_D_SENSE,
+	CFG_MODE_SWP,
+	CFG_MODE_DEXCPT,
+	CFG_MODE_MRIE,
+	CFG_MODE_FIELD_COUNT,
+};
+struct cfg_mode_defaults {
+	uint32_t set;                          /* bit i: field i has a value */
+	uint8_t value[CFG_MODE_FIELD_COUNT];
+};
+/*
+ * A mode_defaults text: "FIELD=N" items separated by spaces or commas, FIELD
+ * one of wce, rcd, d_sense, swp, dexcpt, mrie.  0, or -1 with the reason in
+ * why (and *out unchanged).
+ */
+int cfg_mode_defaults_parse(const char *text, struct cfg_mode_defaults *out, char *why, size_t whylen);
+/* The canonical text of md ("wce=0 d_sense=1", fields in the order above; "" when none). */
+void cfg_mode_defaults_format(const struct cfg_mode_defaults *md, char *buf, size_t len);
 
 /*
  * The logical unit a TCMU device's cfgstring describes (docs/tcmu.md):

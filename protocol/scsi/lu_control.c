@@ -22,6 +22,7 @@ void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
 	info->removable = lu->params.removable;
 	info->removal_prevented = lu->prevent_count > 0;
 	info->commands = lu->ts.count;
+	info->mode_defaults = lu->params.mode_defaults;
 	info->counters = lu->counters;
 	info->backing_errors = lu->backing_errors;
 }

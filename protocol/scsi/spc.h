@@ -212,6 +212,7 @@ extern const size_t spc_mode_pages_len;
 struct spc_mode_state {
 	uint8_t current[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX];
 	uint8_t saved[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX];
+	bool saved_by_select;  /* MODE SELECT with SP = 1 saved pages (now or in the file): they no longer follow the defaults */
 	struct spc_persist_file file;
 };
 

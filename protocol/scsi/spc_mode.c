@@ -317,6 +317,7 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 		if (!img)
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 		memcpy(m->saved, m->current, sizeof(m->saved));
+		m->saved_by_select = true;
 		return spc_persist_cmd(cmd, &m->file, img, img_len, NULL);
 	}
 	return SCSI_OK;

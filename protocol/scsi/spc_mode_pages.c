@@ -26,6 +26,10 @@
  *           EWASC, DEXCPT, MRIE, INTERVAL TIMER and REPORT COUNT may be set
  *           (the device never has an informational exception to report).
  *
+ * An LU may be given other default values for the fields of enum
+ * scsi_mode_field (scsi_lu_params.mode_defaults, config key mode_defaults,
+ * the runtime control's lu-mode-defaults): mode_fields says where each is.
+ *
  * The saved file holds only the changeable bits: a field the code makes
  * non-changeable in a later version takes its new default.  A missing,
  * short or otherwise corrupt file means default values (SPC-4: saved values
@@ -85,6 +89,20 @@ static void zbd_control_lu_defaults(const struct scsi_lu *lu, uint8_t *page)
 		page[4] |= 0x01;
 }
 
+/* Where each field of enum scsi_mode_field lives: page, subpage, byte, mask (its lowest set bit is bit 0 of the value). */
+static const struct {
+	uint8_t page_code, subpage_code, byte, mask;
+} mode_fields[SCSI_MODE_FIELD_COUNT] = {
+	[SCSI_MODE_WCE] = { MODE_PAGE_CACHING, 0, 2, 0x04 },
+	[SCSI_MODE_RCD] = { MODE_PAGE_CACHING, 0, 2, 0x01 },
+	[SCSI_MODE_D_SENSE] = { MODE_PAGE_CONTROL, 0, 2, 0x04 },
+	[SCSI_MODE_SWP] = { MODE_PAGE_CONTROL, 0, 4, 0x08 },
+	[SCSI_MODE_DEXCPT] = { MODE_PAGE_INFORMATIONAL_EXCEPTIONS_CONTROL, 0, 2, 0x08 },
+	[SCSI_MODE_MRIE] = { MODE_PAGE_INFORMATIONAL_EXCEPTIONS_CONTROL, 0, 3, 0x0f },
+};
+_Static_assert(sizeof(((struct scsi_mode_defaults *)0)->value) == SCSI_MODE_FIELD_COUNT,
+	       "struct scsi_mode_defaults holds every field");
+
 #define PAGE(nm, code, sub, length, def, chg) \
 	.name = nm, .page_code = code, .subpage_code = sub, .spf = (sub) != 0, .len = length, .defaults = def, \
 	.changeable = chg
@@ -110,11 +128,54 @@ const size_t spc_mode_pages_len = sizeof(spc_mode_pages) / sizeof(spc_mode_pages
 _Static_assert(sizeof(spc_mode_pages) / sizeof(spc_mode_pages[0]) <= SPC_MODE_PAGES_MAX,
 	       "struct spc_mode_state holds SPC_MODE_PAGES_MAX pages");
 
+/* Sets field f of page (whose def is d) to v, if the field is on that page. */
+static void field_put(const struct spc_mode_page_def *d, int f, uint8_t *page, uint8_t v)
+{
+	uint8_t mask = mode_fields[f].mask, shift = (uint8_t)__builtin_ctz(mask);
+
+	if (d->page_code == mode_fields[f].page_code && d->subpage_code == mode_fields[f].subpage_code)
+		page[mode_fields[f].byte] = (uint8_t)((page[mode_fields[f].byte] & ~mask) | ((v << shift) & mask));
+}
+
 void spc_mode_page_defaults(const struct scsi_lu *lu, size_t i, uint8_t *page)
 {
+	const struct scsi_mode_defaults *md = &lu->params.mode_defaults;
+
 	memcpy(page, spc_mode_pages[i].defaults, spc_mode_pages[i].len);
 	if (spc_mode_pages[i].lu_defaults)
 		spc_mode_pages[i].lu_defaults(lu, page);
+	for (int f = 0; f < SCSI_MODE_FIELD_COUNT; f++)
+		if (md->set & (1u << f))
+			field_put(&spc_mode_pages[i], f, page, md->value[f]);
+}
+
+bool scsi_lu_set_mode_defaults(struct scsi_lu *lu, const struct scsi_mode_defaults *md)
+{
+	struct spc_mode_state *m = lu->mode;
+	uint8_t before[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX], after[SPC_MODE_PAGE_MAX];
+	bool changed = false;
+
+	for (size_t i = 0; i < spc_mode_pages_len; i++)
+		spc_mode_page_defaults(lu, i, before[i]);
+	lu->params.mode_defaults = *md;
+	/* The bits whose default moved take the new default in the current (and unsaved) values. */
+	for (size_t i = 0; i < spc_mode_pages_len; i++) {
+		spc_mode_page_defaults(lu, i, after);
+		for (unsigned b = 2; b < spc_mode_pages[i].len; b++) {
+			uint8_t moved = before[i][b] ^ after[b];
+			uint8_t cur = (uint8_t)((m->current[i][b] & ~moved) | (after[b] & moved));
+
+			changed |= cur != m->current[i][b];
+			m->current[i][b] = cur;
+			if (!m->saved_by_select)
+				m->saved[i][b] = (uint8_t)((m->saved[i][b] & ~moved) | (after[b] & moved));
+		}
+	}
+	if (changed) {
+		spc_mode_sync_current(lu);
+		scsi_ua_establish_all(lu, SCSI_UA_MODE_PARAMETERS_CHANGED, NULL);
+	}
+	return changed;
 }
 
 bool spc_mode_page_present(const struct scsi_lu *lu, size_t i)
@@ -234,7 +295,7 @@ int spc_mode_init(struct scsi_lu *lu)
 	}
 	if (rc == 0) {
 		/* A corrupt file is ignored: the defaults stand (SPC-4 6.11: saved values start as defaults). */
-		(void)load_image(lu, m, img, len);
+		m->saved_by_select = load_image(lu, m, img, len);
 		free(img);
 	}
 	memcpy(m->current, m->saved, sizeof(m->current));

@@ -5,6 +5,16 @@
  * PARAMETERS CHANGED unit attention (06/2A/01) seen by the other I_T nexus
  * only, parameter-list errors (05/1A/00, 05/26/00 with the field pointer),
  * and saved pages across a daemon restart.
+ *
+ * Then mode page defaults (config key mode_defaults, docs/config.md; the
+ * runtime control's lu-mode-defaults, docs/control.md) on a second daemon:
+ * an LU configured with "wce=0 d_sense=1" reports them with PC = 10b and
+ * 00b and answers in descriptor sense (SPC-4 7.5.8 D_SENSE); with a volatile
+ * write cache and WCE = 0 a power cut loses nothing (SBC-4 6.5.5: every write
+ * is on the medium first).  Changed at run time, the current values follow,
+ * every I_T nexus gets MODE PARAMETERS CHANGED (06/2A/01), SWP = 1 makes
+ * writes fail with 07/27/00; pages saved with MODE SELECT SP = 1 stay saved
+ * (PC = 11b) and come back after a power cut; `save` keeps the key.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -421,6 +431,165 @@ static void test_saved_pages(void)
 		 itest_result_str(&r));
 }
 
+/* ---- mode page defaults (second daemon) ---- */
+
+static struct itest_daemon d2;
+static char out[16384];
+
+static const char defaults_config[] = "[lun \"" ITEST_TARGET "\" 0]\n"
+				      "path = @DIR@/lun0.img\nsize = 16M\nvolatile_write_cache = true\n"
+				      "mode_defaults = wce=0 d_sense=1\n";
+
+/* Bit mask of page code's byte at pc (0 current, 2 default, 3 saved), or -1. */
+static int page_bits(struct iscsi_context *s, uint8_t code, int pc, int byte, int mask)
+{
+	uint8_t page[64];
+	int len = read_page(s, code, pc, page, sizeof(page));
+
+	return len > byte ? page[byte] & mask : -1;
+}
+
+static bool ctl(int want, const char *args, const char *name)
+{
+	int rc = itest_ctl(&d2, out, sizeof(out), "%s", args);
+
+	return itest_ok(rc == want, name, "exit %d (want %d): %.300s", rc, want, out);
+}
+
+static void write_block(struct iscsi_context *s, uint32_t lba, uint8_t fill, struct itest_result *r)
+{
+	uint8_t cdb[10] = { 0x2a }, buf[512];
+
+	memset(buf, fill, sizeof(buf));
+	itest_put_be32(cdb + 2, lba);
+	cdb[8] = 1;
+	itest_cmd(s, 0, cdb, 10, ITEST_OUT, buf, sizeof(buf), 0, r);
+}
+
+static void test_defaults_at_start(struct iscsi_context *s)
+{
+	struct itest_result r;
+	long long lost = -1;
+	const char *p;
+
+	itest_ok(page_bits(s, 0x08, 2, 2, 0x04) == 0 && page_bits(s, 0x08, 0, 2, 0x04) == 0,
+		 "mode_defaults wce=0: Caching page WCE = 0 with PC = 10b (default) and 00b (current)", NULL);
+	itest_ok(page_bits(s, 0x0a, 2, 2, 0x04) == 0x04 && sense_format(s) == 0x72,
+		 "mode_defaults d_sense=1: Control page D_SENSE = 1 and a failing command's sense is descriptor format "
+		 "(72h, SPC-4 7.5.8)",
+		 NULL);
+	write_block(s, 7, 0x5a, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_GOOD), "WCE = 0 with volatile_write_cache: WRITE(10) LBA 7 -> GOOD",
+		 "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	ctl(0, "--json power-cut", "sbcemuctl power-cut (WCE = 0) -> exit 0");
+	p = strstr(out, "\"cache_bytes_lost\":");
+	if (p)
+		lost = strtoll(p + strlen("\"cache_bytes_lost\":"), NULL, 10);
+	itest_ok(lost == 0, "WCE = 0: the power cut loses 0 bytes (SBC-4 6.5.5: writes reach the medium before status)",
+		 "cache_bytes_lost %lld: %.200s", lost, out);
+}
+
+static void test_defaults_at_run_time(struct iscsi_context *s, struct iscsi_context *t)
+{
+	struct itest_result r;
+	uint8_t page[64];
+	int len;
+
+	ctl(0, "--json lu mode-defaults 0 \"wce=1 swp=1\"", "sbcemuctl lu mode-defaults 0 \"wce=1 swp=1\" -> exit 0");
+	itest_ok(strstr(out, "\"mode_defaults\": \"wce=1 d_sense=1 swp=1\"") && strstr(out, "\"current_changed\": true"),
+		 "lu-mode-defaults merges with the configured defaults: \"wce=1 d_sense=1 swp=1\", current values changed",
+		 "%.300s", out);
+	expect_tur(s, "after lu-mode-defaults: first session's TEST UNIT READY -> 06/2A/01 MODE PARAMETERS CHANGED",
+		   EXPECT_SENSE(6, 0x2a, 0x01));
+	expect_tur(t, "after lu-mode-defaults: second session's TEST UNIT READY -> 06/2A/01 too (no nexus made the change)",
+		   EXPECT_SENSE(6, 0x2a, 0x01));
+	itest_ok(page_bits(s, 0x08, 2, 2, 0x04) == 0x04 && page_bits(s, 0x08, 0, 2, 0x04) == 0x04,
+		 "wce=1: WCE = 1 with PC = 10b and 00b", NULL);
+	itest_ok(page_bits(s, 0x0a, 0, 4, 0x08) == 0x08, "swp=1: Control page SWP = 1 (current)", NULL);
+	write_block(s, 8, 0x11, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_SENSE(7, 0x27, 0)),
+		 "SWP = 1: WRITE(10) -> DATA PROTECT, WRITE PROTECTED (07/27/00; SPC-4 7.5.8)", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	ctl(0, "--json lus", "sbcemuctl --json lus -> exit 0");
+	itest_ok(strstr(out, "\"mode_defaults\": \"wce=1 d_sense=1 swp=1\"") != NULL,
+		 "lus shows \"mode_defaults\": \"wce=1 d_sense=1 swp=1\"", "%.300s", out);
+	ctl(0, "save", "sbcemuctl save -> exit 0");
+	itest_ok(strstr(out, "mode_defaults = wce=1 d_sense=1 swp=1") != NULL,
+		 "save writes mode_defaults = wce=1 d_sense=1 swp=1", "%.200s", strstr(out, "[lun") ? strstr(out, "[lun") : out);
+
+	ctl(0, "lu mode-defaults 0 '' --replace", "sbcemuctl lu mode-defaults 0 '' --replace -> exit 0");
+	itest_clear_ua(s, 0);
+	itest_clear_ua(t, 0);
+	itest_ok(page_bits(s, 0x08, 2, 2, 0x04) == 0x04 && page_bits(s, 0x0a, 0, 2, 0x04) == 0 &&
+			 page_bits(s, 0x0a, 0, 4, 0x08) == 0,
+		 "--replace with no fields: the device's own defaults again (WCE 1, D_SENSE 0, SWP 0)", NULL);
+	write_block(s, 8, 0x11, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_GOOD), "SWP back to 0: WRITE(10) -> GOOD", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+
+	/* Saved values no longer follow the defaults once MODE SELECT saved them (SPC-4 7.5.1). */
+	len = read_page(s, 0x08, 0, page, sizeof(page));
+	if (!itest_ok(len == 20, "MODE SENSE Caching page -> 20 bytes", "len %d", len))
+		return;
+	page[2] &= (uint8_t)~0x04;
+	mode_select10(s, page, len, true, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_GOOD), "MODE SELECT(10) SP=1 Caching WCE=0 -> GOOD", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	ctl(0, "lu mode-defaults 0 wce=1", "sbcemuctl lu mode-defaults 0 wce=1 (after WCE=0 saved) -> exit 0");
+	itest_clear_ua(s, 0);
+	itest_ok(page_bits(s, 0x08, 2, 2, 0x04) == 0x04 && page_bits(s, 0x08, 3, 2, 0x04) == 0,
+		 "defaults WCE 1, saved WCE 0 (saved pages do not follow the defaults)", NULL);
+	ctl(0, "power-cut", "sbcemuctl power-cut -> exit 0");
+}
+
+static void test_defaults_refused(void)
+{
+	ctl(1, "lu mode-defaults 0 wce=5", "lu mode-defaults 0 wce=5 -> exit 1 (wce takes 0 to 1)");
+	ctl(1, "lu mode-defaults 0 qerr=1", "lu mode-defaults 0 qerr=1 -> exit 1 (not a field the device acts on)");
+	ctl(1, "lu mode-defaults 9 wce=0", "lu mode-defaults 9 wce=0 -> exit 1 (no LUN 9)");
+	ctl(0, "--json lus", "sbcemuctl --json lus -> exit 0");
+	itest_ok(strstr(out, "\"mode_defaults\": \"wce=1\"") != NULL, "after the refusals the defaults are still \"wce=1\"",
+		 "%.300s", out);
+}
+
+static void test_mode_defaults(void)
+{
+	struct iscsi_context *s, *t;
+
+	itest_daemon_init(&d2, "mode-defaults");
+	if (!itest_ok(itest_daemon_write_config(&d2, defaults_config) == 0 && itest_daemon_start(&d2) == 0,
+		      "second sbcemud (mode_defaults = wce=0 d_sense=1) starts", NULL))
+		return;
+	s = itest_session(&d2, ITEST_INITIATOR_1, 0);
+	if (s) {
+		itest_clear_ua(s, 0);
+		test_defaults_at_start(s);
+		itest_close(s);
+	}
+	s = itest_session(&d2, ITEST_INITIATOR_1, 0);
+	t = itest_session(&d2, ITEST_INITIATOR_2, 0);
+	if (s && t) {
+		itest_clear_ua(s, 0);
+		itest_clear_ua(t, 0);
+		test_defaults_at_run_time(s, t);
+	}
+	if (s)
+		itest_close(s);
+	if (t)
+		itest_close(t);
+	s = itest_session(&d2, ITEST_INITIATOR_1, 0);
+	if (s) {
+		itest_clear_ua(s, 0);
+		itest_ok(page_bits(s, 0x08, 0, 2, 0x04) == 0, "after the power cut: current WCE = 0, the saved value", NULL);
+		itest_close(s);
+	}
+	test_defaults_refused();
+	itest_ok(itest_daemon_alive(&d2), "second sbcemud still running", NULL);
+	itest_daemon_cleanup(&d2);
+}
+
 int main(int argc, char **argv)
 {
 	itest_init(argc, argv, "test_mode: MODE SENSE / MODE SELECT, MODE PARAMETERS CHANGED");
@@ -435,6 +604,7 @@ int main(int argc, char **argv)
 	test_mode_sense_all();
 	test_mode_select();
 	test_saved_pages();
+	test_mode_defaults();
 
 	itest_close(a);
 	itest_close(b);

@@ -21,7 +21,7 @@ static const char before[] = "[iscsi]\nmax_burst_length = 262144\n" LUN(0, "16M"
 /* A write-protected backing file is opened read-only and cannot grow: the resize and the protection go to two LUs. */
 static const char after[] = "[daemon]\nworkers = 2\n"
 			    "[iscsi]\nmax_burst_length = 131072\nfirst_burst_length = 65536\n"
-			    LUN(0, "32M", "vendor = CHANGED\n") LUN(2, "16M", "") LUN(3, "16M", "write_protect = true\n");
+			    LUN(0, "32M", "vendor = CHANGED\n") LUN(2, "16M", "") LUN(3, "16M", "write_protect = true\nmode_defaults = d_sense=1\n");
 static const char broken[] = "[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = lots\n";
 
 static struct itest_daemon d;
@@ -107,8 +107,9 @@ int main(int argc, char **argv)
 
 	/* The changed file. */
 	itest_daemon_write_config(&d, after);
-	if (!itest_ok(hangup("SIGHUP: 4 changes applied, 4 at the next start"),
-			      "SIGHUP: 4 changes applied (LUN 1 removed, LUN 2 added, LUN 0 size, LUN 3 write_protect), 4 "
+	if (!itest_ok(hangup("SIGHUP: 5 changes applied, 4 at the next start"),
+			      "SIGHUP: 5 changes applied (LUN 1 removed, LUN 2 added, LUN 0 size, LUN 3 write_protect and "
+			      "mode_defaults), 4 "
 			      "at the next start (workers, max_burst_length, first_burst_length, vendor)", NULL)) {
 		itest_daemon_log_tail(&d, 20);
 		return itest_finish();
@@ -128,7 +129,11 @@ int main(int argc, char **argv)
 	itest_result_free(&r);
 	itest_clear_ua(s, 3);
 	itest_expect_cmd(s, 3, "after the reload: WRITE(10) LUN 3 -> 07/27/00 (write_protect = true)", write10, 10,
-			 ITEST_OUT, block, sizeof(block), 0, EXPECT_SENSE(7, 0x27, 0), NULL);
+			 ITEST_OUT, block, sizeof(block), 0, EXPECT_SENSE(7, 0x27, 0), &r);
+	itest_ok(r.sense.len > 0 && (r.sense.raw[0] & 0x7f) == 0x72,
+		 "... in descriptor format (72h): mode_defaults = d_sense=1 applied live (SPC-4 7.5.8 D_SENSE)",
+		 "response code %02Xh", r.sense.len ? r.sense.raw[0] : 0);
+	itest_result_free(&r);
 	itest_expect_cmd(s, 1, "after the reload: TEST UNIT READY LUN 1 (removed) -> 05/25/00", tur, 6, ITEST_NONE, NULL,
 			 0, 0, EXPECT_SENSE(5, 0x25, 0), NULL);
 	itest_clear_ua(s, 2);

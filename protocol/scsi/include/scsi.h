@@ -454,6 +454,22 @@ struct scsi_lu_params {
 	bool minimal_command_set;
 	uint32_t quirks;
 	uint8_t product_type;
+	/* Default values of mode page fields (spc_mode_pages.c; PC = 10b), where they differ from the device's own. */
+	struct scsi_mode_defaults {
+		uint32_t set;                    /* bit i: field i (enum scsi_mode_field) has a value */
+		uint8_t value[6];
+	} mode_defaults;
+};
+
+/* The mode page fields whose defaults an LU may be given (spc_mode_pages.c names page, byte and bits). */
+enum scsi_mode_field {
+	SCSI_MODE_WCE,     /* Caching: WRITE CACHE ENABLE */
+	SCSI_MODE_RCD,     /* Caching: READ CACHE DISABLE */
+	SCSI_MODE_D_SENSE, /* Control: descriptor format sense data */
+	SCSI_MODE_SWP,     /* Control: SOFTWARE WRITE PROTECT */
+	SCSI_MODE_DEXCPT,  /* Informational Exceptions Control: DISABLE EXCEPTION CONTROL */
+	SCSI_MODE_MRIE,    /* Informational Exceptions Control: METHOD OF REPORTING INFORMATIONAL EXCEPTIONS */
+	SCSI_MODE_FIELD_COUNT,
 };
 
 /*
@@ -614,6 +630,7 @@ struct scsi_lu_info {
 	bool removable;                        /* RMB */
 	bool removal_prevented;                /* an I_T nexus holds PREVENT ALLOW MEDIUM REMOVAL PREVENT = 1 */
 	unsigned commands;                     /* in its task set now */
+	struct scsi_mode_defaults mode_defaults; /* the defaults it was given (scsi_lu_set_mode_defaults) */
 	struct scsi_lu_counters counters;
 	struct scsi_backing_errors backing_errors;
 };
@@ -637,6 +654,15 @@ void scsi_lu_set_readiness(struct scsi_lu *lu, enum scsi_lu_readiness readiness)
 uint64_t scsi_device_power_cycle(struct scsi_device *dev);
 /* Write-protects the medium (07/27/00 for writes, WP in MODE SENSE) or lifts it. */
 void scsi_lu_set_write_protect(struct scsi_lu *lu, bool on);
+/*
+ * Replaces the LU's mode page defaults with md (a field md leaves out takes
+ * the device's own default).  Each field whose default moved takes the new
+ * default as its current value too, and as its saved value while MODE
+ * SELECT has saved none (SPC-4 7.5.1: saved values start as the defaults).
+ * If a current value changed, every I_T nexus gets MODE PARAMETERS CHANGED
+ * (06/2A/01).  Returns whether one did.
+ */
+bool scsi_lu_set_mode_defaults(struct scsi_lu *lu, const struct scsi_mode_defaults *md);
 /*
  * Changes the capacity to num_blocks (the backend resized with it) and
  * establishes CAPACITY DATA HAS CHANGED (06/2A/09) for every I_T nexus.

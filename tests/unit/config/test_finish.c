@@ -263,6 +263,28 @@ START_TEST(pi_and_zone_domain_checks)
 			"t.ini:7: lun \"" T "\" 0.p_i_exponent: 512-byte logical blocks cannot hold 2^1 protection "
 			"intervals of at least 512 bytes\n"
 			"t.ini:8: lun \"" T "\" 0.pi_faults: LBA 2048 is past the last LBA 2047\n");
+	/* lun.mode_defaults (config/mode.c): the field names and ranges of SPC-4 7.5.8, 7.5.12 and SBC-4 6.5.5. */
+	cfg_test_expect("[lun \"" T "\" 0]\nmode_defaults = wce=2\n", false,
+			"t.ini:2: lun \"" T "\" 0.mode_defaults: wce takes 0 to 1\n");
+	cfg_test_expect("[lun \"" T "\" 0]\nmode_defaults = mrie=7\n", false,
+			"t.ini:2: lun \"" T "\" 0.mode_defaults: mrie takes 0 to 6\n");
+	cfg_test_expect("[lun \"" T "\" 0]\nmode_defaults = qerr=1\n", false,
+			"t.ini:2: lun \"" T "\" 0.mode_defaults: \"qerr\" is not a mode field (wce, rcd, d_sense, swp, "
+			"dexcpt, mrie; like \"wce=0 d_sense=1\")\n");
+	cfg_test_expect("[lun \"" T "\" 0]\nmode_defaults = wce\n", false,
+			"t.ini:2: lun \"" T "\" 0.mode_defaults: wce needs a value (wce=N)\n");
+	{
+		struct cfg_mode_defaults md;
+		char why[200], text[CFG_MODE_DEFAULTS_TEXT_MAX];
+
+		ck_assert_int_eq(cfg_mode_defaults_parse("mrie=6,wce=0  swp=1", &md, why, sizeof(why)), 0);
+		ck_assert_uint_eq(md.set, (1u << CFG_MODE_WCE) | (1u << CFG_MODE_SWP) | (1u << CFG_MODE_MRIE));
+		ck_assert_uint_eq(md.value[CFG_MODE_MRIE], 6);
+		cfg_mode_defaults_format(&md, text, sizeof(text));
+		ck_assert_str_eq(text, "wce=0 swp=1 mrie=6");
+		ck_assert_int_eq(cfg_mode_defaults_parse("", &md, why, sizeof(why)), 0);
+		ck_assert_uint_eq(md.set, 0);
+	}
 	cfg_test_expect("[lun \"" T "\" 0]\npi_faults = crc 5\n", false,
 			"t.ini:2: lun \"" T "\" 0.pi_faults: \"crc 5\" is not a list of FIELD LBA or FIELD FIRST-LAST "
 			"items, FIELD one of guard, app, ref (like \"guard 100-107, ref 2048\")\n");

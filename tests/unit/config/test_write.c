@@ -46,6 +46,7 @@ static const char rich[] =
 	"protection_type = 1\n"
 	"p_i_exponent = 1\n"
 	"pi_faults = guard 100-107, ref 2048\n"
+	"mode_defaults = wce=0, d_sense=1 mrie=4\n"
 	"max_atomic_transfer_length = 64\n"
 	"atomic_tear_write = 3\n"
 	"atomic_tear_block = 2\n"
@@ -118,6 +119,7 @@ static void round_trip(const char *text)
 			ck_assert_int_eq(x->profile, y->profile);
 			ck_assert_int_eq(x->removable, y->removable);
 			ck_assert_str_eq(x->pi_faults, y->pi_faults);
+			ck_assert_str_eq(x->mode_defaults, y->mode_defaults);
 			ck_assert_str_eq(x->offline_zones, y->offline_zones);
 		}
 	}
