@@ -141,21 +141,14 @@ struct cfg *cfg_create(void)
 	return cfg;
 }
 
+static void target_free(struct cfg_target *t);
+
 void cfg_free(struct cfg *cfg)
 {
 	if (!cfg)
 		return;
-	for (size_t i = 0; i < cfg->target_count; i++) {
-		struct cfg_target *t = cfg->targets[i];
-
-		for (size_t j = 0; j < t->acl_count; j++)
-			free(t->acls[j]);
-		for (size_t j = 0; j < t->lun_count; j++)
-			free(t->luns[j]);
-		free(t->acls);
-		free(t->luns);
-		free(t);
-	}
+	for (size_t i = 0; i < cfg->target_count; i++)
+		target_free(cfg->targets[i]);
 	free(cfg->targets);
 	for (size_t i = 0; i < cfg->template_count; i++)
 		free(cfg->templates[i]);
@@ -243,6 +236,64 @@ void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun)
 			free(target->luns[i]);
 			memmove(&target->luns[i], &target->luns[i + 1], (target->lun_count - i - 1) * sizeof(target->luns[0]));
 			target->lun_count--;
+			return;
+		}
+	}
+}
+
+/* Frees a target and its sections. */
+static void target_free(struct cfg_target *t)
+{
+	for (size_t j = 0; j < t->acl_count; j++)
+		free(t->acls[j]);
+	for (size_t j = 0; j < t->lun_count; j++)
+		free(t->luns[j]);
+	free(t->acls);
+	free(t->luns);
+	free(t);
+}
+
+struct cfg_target *cfg_add_target(struct cfg *cfg, const struct cfg_target *t)
+{
+	struct cfg_target *copy;
+
+	for (size_t i = 0; i < cfg->target_count; i++)
+		if (strcmp(cfg->targets[i]->name, t->name) == 0)
+			return NULL;
+	if (!grow(&cfg->targets, cfg->target_count) || !(copy = calloc(1, sizeof(*copy))))
+		return NULL;
+	*copy = *t;
+	copy->acls = calloc(t->acl_count ? t->acl_count : 1, sizeof(*copy->acls));
+	copy->luns = calloc(t->lun_count ? t->lun_count : 1, sizeof(*copy->luns));
+	copy->acl_count = copy->lun_count = 0;
+	if (!copy->acls || !copy->luns)
+		goto fail;
+	for (size_t j = 0; j < t->acl_count; j++) {
+		if (!(copy->acls[j] = malloc(sizeof(*copy->acls[j]))))
+			goto fail;
+		*copy->acls[j] = *t->acls[j];
+		copy->acl_count++;
+	}
+	for (size_t j = 0; j < t->lun_count; j++) {
+		if (!(copy->luns[j] = malloc(sizeof(*copy->luns[j]))))
+			goto fail;
+		*copy->luns[j] = *t->luns[j];
+		copy->lun_count++;
+	}
+	cfg->targets[cfg->target_count++] = copy;
+	return copy;
+fail:
+	target_free(copy);
+	return NULL;
+}
+
+void cfg_remove_target(struct cfg *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->target_count; i++) {
+		if (strcmp(cfg->targets[i]->name, name) == 0) {
+			target_free(cfg->targets[i]);
+			memmove(&cfg->targets[i], &cfg->targets[i + 1], (cfg->target_count - i - 1) * sizeof(cfg->targets[0]));
+			cfg->target_count--;
 			return;
 		}
 	}

@@ -47,6 +47,10 @@ int sbce_control_fault_remove(struct sbce_daemon *d, const json_t *req, json_t *
 int sbce_control_lu_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
+/* control_targets.c */
+int sbce_control_target_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_target_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+
 /* control_power.c */
 /* save: the running configuration's text (control_save.c). */
 int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);

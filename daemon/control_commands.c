@@ -464,6 +464,11 @@ static const char *const fault_add_members[] = {
 static const char *const fault_remove_members[] = { "id", "all", NULL };
 static const char *const lu_add_members[] = { "target", "lun", "cfgstring", NULL };
 static const char *const lu_remove_members[] = { "target", "lun", "force", NULL };
+static const char *const target_add_members[] = { "target",	  "cfgstring",	 "alias",
+						   "tpgt",	  "chap_user",	 "chap_secret",
+						   "mutual_user", "mutual_secret", "allowed_initiators",
+						   NULL };
+static const char *const target_remove_members[] = { "target", "force", NULL };
 static const char *const power_cut_members[] = { "target", NULL };
 
 const struct sbce_control_command sbce_control_commands[] = {
@@ -477,6 +482,8 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "lu-mode-defaults", lu_mode_defaults_members, cmd_lu_mode_defaults },
 	{ "lu-add", lu_add_members, sbce_control_lu_add },
 	{ "lu-remove", lu_remove_members, sbce_control_lu_remove },
+	{ "target-add", target_add_members, sbce_control_target_add },
+	{ "target-remove", target_remove_members, sbce_control_target_remove },
 	{ "power-cut", power_cut_members, sbce_control_power_cut },
 	{ "save", no_members, sbce_control_save },
 	{ "fault-add", fault_add_members, sbce_control_fault_add },

@@ -475,35 +475,55 @@ static void alarm_arm(void *arg, uint64_t when_ns)
 	ev_timer_start(loop, &a->timer);
 }
 
+struct sbce_alarm *sbce_alarm_attach(struct sbce_daemon *d, struct scsi_device *dev)
+{
+	struct sbce_alarm *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	ev_timer_init(&a->timer, alarm_cb, 0., 0.);
+	a->timer.data = d->loop.loop;
+	a->dev = dev;
+	scsi_device_set_alarm(dev, alarm_arm, a);
+	return a;
+}
+
+void sbce_alarm_detach(struct sbce_daemon *d, struct sbce_alarm *a)
+{
+	if (!a)
+		return;
+	ev_timer_stop(d->loop.loop, &a->timer);
+	scsi_device_set_alarm(a->dev, NULL, NULL);
+	free(a);
+}
+
 int sbce_faults_start(struct sbce_daemon *d)
 {
-	struct sbce_alarm *alarms = calloc(d->device_count ? d->device_count : 1, sizeof(*alarms));
-
-	if (!alarms) {
+	d->alarms = calloc(d->device_count ? d->device_count : 1, sizeof(*d->alarms));
+	if (!d->alarms) {
 		sbce_error("out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < d->device_count; i++) {
-		ev_timer_init(&alarms[i].timer, alarm_cb, 0., 0.);
-		alarms[i].timer.data = d->loop.loop;
-		alarms[i].dev = d->devices[i];
-		scsi_device_set_alarm(d->devices[i], alarm_arm, &alarms[i]);
+		d->alarms[i] = sbce_alarm_attach(d, d->devices[i]);
+		if (!d->alarms[i]) {
+			sbce_error("out of memory");
+			return -1;
+		}
 	}
-	d->alarms = alarms;
 	return 0;
 }
 
 void sbce_faults_stop(struct sbce_daemon *d)
 {
 	struct remove_ctx ctx = { .all = true };
-	struct sbce_alarm *alarms = d->alarms;
 
-	if (!alarms)
+	if (!d->alarms)
 		return;
 	foreach_lu(d, remove_lu, &ctx);
 	free(ctx.ids);
 	for (size_t i = 0; i < d->device_count; i++) {
-		ev_timer_stop(d->loop.loop, &alarms[i].timer);
-		scsi_device_set_alarm(d->devices[i], NULL, NULL);
+		sbce_alarm_detach(d, d->alarms[i]);
+		d->alarms[i] = NULL;
 	}
 }

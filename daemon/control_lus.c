@@ -34,8 +34,7 @@ static int request_target(struct sbce_daemon *d, const json_t *req, char *err, s
 	return -1;
 }
 
-/* The LU or configuration that already uses path as its backing file, or NULL. */
-static const char *path_user(const struct sbce_daemon *d, const char *path)
+const char *sbce_path_user(const struct sbce_daemon *d, const char *path)
 {
 	for (size_t i = 0; i < d->cfg->target_count; i++)
 		for (size_t k = 0; k < d->cfg->targets[i]->lun_count; k++)
@@ -54,7 +53,7 @@ int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const 
 		snprintf(err, errlen, "target %s already has LUN %u", t->name, l->lun);
 		return -1;
 	}
-	if ((user = path_user(d, l->path))) {
+	if ((user = sbce_path_user(d, l->path))) {
 		snprintf(err, errlen, "%s is already the backing file of an LU of %s", l->path, user);
 		return -1;
 	}

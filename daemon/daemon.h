@@ -90,7 +90,7 @@ struct sbce_workers;
  * Returns NULL with a message in err on failure.
  */
 struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, char *err, size_t errlen);
-/* The executor to give scsi_device_create(). */
+/* The executor to give scsi_device_create(); NULL for no pool (a harness without workers). */
 struct scsi_executor *sbce_workers_executor(struct sbce_workers *w);
 /* Jobs submitted whose done() has not run yet.  Loop thread. */
 unsigned long sbce_workers_in_flight(const struct sbce_workers *w);

@@ -3,6 +3,7 @@
  * in front of the SCSI device the daemon built for it, and the portals last,
  * so no initiator connects before its target exists.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sbcemud.h"
@@ -11,8 +12,6 @@ struct frontend_iscsi {
 	struct iscsi_server *server;
 	struct sbce_ratelimit peer_log_limit;
 	struct sbce_ratelimit warning_limit;
-	struct iscsi_acl_entry **acls; /* one array per target; strings point into the configuration */
-	size_t acl_count;
 };
 
 static void server_params(const struct cfg_iscsi *c, struct iscsi_server_params *p)
@@ -39,7 +38,7 @@ static void server_params(const struct cfg_iscsi *c, struct iscsi_server_params 
 	p->login_failures_per_minute = c->login_failures_per_minute;
 }
 
-/* The ACL entries iscsi_server_add_target() wants. */
+/* The ACL entries iscsi_server_add_target() wants (it copies them: free the array after). */
 static struct iscsi_acl_entry *make_acl(const struct cfg_target *t)
 {
 	struct iscsi_acl_entry *acl = calloc(t->acl_count ? t->acl_count : 1, sizeof(*acl));
@@ -58,17 +57,17 @@ static struct iscsi_acl_entry *make_acl(const struct cfg_target *t)
 	return acl;
 }
 
-static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, struct scsi_device *dev)
+static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, struct scsi_device *dev, char *err,
+		      size_t errlen)
 {
 	struct iscsi_target_params params = { 0 };
 	struct iscsi_acl_entry *acl = make_acl(t);
-	char err[512];
+	int rc;
 
 	if (!acl) {
-		sbce_error("target %s: out of memory", t->name);
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	fe->acls[fe->acl_count++] = acl;
 	params.name = t->name;
 	params.alias = t->alias[0] ? t->alias : NULL;
 	params.tpgt = (uint16_t)t->tpgt;
@@ -79,11 +78,9 @@ static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, str
 	params.mutual.secret = t->mutual_user[0] ? t->mutual_secret : NULL;
 	params.acl = t->acl_count ? acl : NULL;
 	params.acl_len = t->acl_count;
-	if (iscsi_server_add_target(fe->server, &params, err, sizeof(err))) {
-		sbce_error("target %s: %s", t->name, err);
-		return -1;
-	}
-	return 0;
+	rc = iscsi_server_add_target(fe->server, &params, err, errlen);
+	free(acl);
+	return rc;
 }
 
 /*
@@ -113,9 +110,6 @@ static void iscsi_destroy(void *state)
 		return;
 	if (fe->server)
 		iscsi_server_destroy(fe->server);
-	for (size_t i = 0; i < fe->acl_count; i++)
-		free(fe->acls[i]);
-	free(fe->acls);
 	free(fe);
 }
 
@@ -127,7 +121,7 @@ static int iscsi_start(struct sbce_daemon *d, void **state)
 	char err[512];
 
 	*state = fe;
-	if (!fe || !(fe->acls = calloc(cfg->target_count ? cfg->target_count : 1, sizeof(*fe->acls)))) {
+	if (!fe) {
 		sbce_error("cannot create the iSCSI server: out of memory");
 		return -1;
 	}
@@ -153,9 +147,12 @@ static int iscsi_start(struct sbce_daemon *d, void **state)
 			return -1;
 		}
 	}
-	for (size_t i = 0; i < cfg->target_count; i++)
-		if (add_target(fe, cfg->targets[i], d->devices[i]) != 0)
+	for (size_t i = 0; i < cfg->target_count; i++) {
+		if (add_target(fe, cfg->targets[i], d->devices[i], err, sizeof(err)) != 0) {
+			sbce_error("target %s: %s", cfg->targets[i]->name, err);
 			return -1;
+		}
+	}
 	for (unsigned i = 0; i < cfg->daemon.listen_count; i++) {
 		if (iscsi_server_add_portal(fe->server, cfg->daemon.listen[i], err, sizeof(err))) {
 			sbce_error("cannot listen on %s: %s", cfg->daemon.listen[i], err);
@@ -180,28 +177,46 @@ const struct sbce_frontend_ops sbce_frontend_iscsi = {
 	.destroy = iscsi_destroy,
 };
 
+/* The running iSCSI front end's state, or NULL. */
+static struct frontend_iscsi *running(struct sbce_daemon *d)
+{
+	for (size_t i = 0; i < d->frontend_count; i++)
+		if (d->frontends[i].ops == &sbce_frontend_iscsi && d->frontends[i].state)
+			return d->frontends[i].state;
+	return NULL;
+}
+
+int sbce_iscsi_add_target(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev, char *err,
+			  size_t errlen)
+{
+	struct frontend_iscsi *fe = running(d);
+
+	if (!fe) {
+		snprintf(err, errlen, "the iSCSI front end is not running");
+		return -1;
+	}
+	return add_target(fe, t, dev, err, errlen);
+}
+
+unsigned sbce_iscsi_remove_target(struct sbce_daemon *d, const char *target, const char *why)
+{
+	struct frontend_iscsi *fe = running(d);
+
+	return fe ? iscsi_server_remove_target(fe->server, target, why) : 0;
+}
+
 void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
 				void *arg)
 {
-	for (size_t i = 0; i < d->frontend_count; i++) {
-		if (d->frontends[i].ops == &sbce_frontend_iscsi && d->frontends[i].state) {
-			struct frontend_iscsi *fe = d->frontends[i].state;
+	struct frontend_iscsi *fe = running(d);
 
-			iscsi_server_foreach_session(fe->server, fn, arg);
-		}
-	}
+	if (fe)
+		iscsi_server_foreach_session(fe->server, fn, arg);
 }
 
 unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why)
 {
-	unsigned dropped = 0;
+	struct frontend_iscsi *fe = running(d);
 
-	for (size_t i = 0; i < d->frontend_count; i++) {
-		if (d->frontends[i].ops == &sbce_frontend_iscsi && d->frontends[i].state) {
-			struct frontend_iscsi *fe = d->frontends[i].state;
-
-			dropped += iscsi_server_drop_target(fe->server, target, why);
-		}
-	}
-	return dropped;
+	return fe ? iscsi_server_drop_target(fe->server, target, why) : 0;
 }

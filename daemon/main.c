@@ -404,7 +404,10 @@ static void stop(struct sbce_daemon *d)
 	sbce_workers_destroy(d->workers);
 	for (size_t i = 0; i < d->device_count && drained; i++)
 		scsi_device_destroy(d->devices[i]);
+	for (size_t i = 0; i < d->retired_count && drained; i++)
+		scsi_device_destroy(d->retired[i]);
 	free(d->devices);
+	free(d->retired);
 	free(d->alarms);
 	if (drained)
 		scsi_resources_destroy(d->resources);

@@ -5,7 +5,9 @@
  *     target (removal refused while commands are in the LU's task set);
  *     an LU's size (as lu-resize), write_protect (as lu-write-protect)
  *     and mode_defaults (as lu-mode-defaults with replace);
- *   - everything else (listening portals, [iscsi], targets and their keys,
+ *   - targets added (as target-add) and removed (as target-remove without
+ *     force: refused while commands are in its LUs' task sets);
+ *   - everything else (listening portals, [iscsi], targets' keys,
  *     ACLs, an LU's other keys, templates) takes effect at the next start:
  *     one warning per key names it with its old and new value.
  * A file that does not load changes nothing; its errors are logged.  What
@@ -20,6 +22,7 @@
 
 struct reload {
 	struct sbce_daemon *d;
+	const struct cfg *next;     /* the configuration reloaded */
 	unsigned applied, at_restart, refused;
 	struct cfg_change *changes; /* collected first: applying them changes the running configuration */
 	size_t count;
@@ -114,6 +117,31 @@ static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
 	}
 }
 
+/* A target added (as target-add) or removed (as target-remove without force). */
+static void target_change(struct reload *r, const struct cfg_change *c, int i)
+{
+	char err[512];
+	unsigned ended;
+
+	if (c->kind == CFG_CHANGE_ADDED) {
+		const struct cfg_target *t = NULL;
+
+		for (size_t k = 0; k < r->next->target_count && !t; k++)
+			if (strcmp(r->next->targets[k]->name, c->target) == 0)
+				t = r->next->targets[k];
+		if (!t || sbce_target_add(r->d, t, "SIGHUP", err, sizeof(err)) != 0)
+			refused(r, c, t ? err : "not in the reloaded configuration");
+		else
+			r->applied++;
+	} else if (i < 0) {
+		refused(r, c, "the target is not running");
+	} else if (sbce_target_remove(r->d, (size_t)i, false, "SIGHUP", &ended, err, sizeof(err)) != 0) {
+		refused(r, c, err);
+	} else {
+		r->applied++;
+	}
+}
+
 static void apply(void *arg, const struct cfg_change *c)
 {
 	struct reload *r = arg;
@@ -131,6 +159,8 @@ static void apply(void *arg, const struct cfg_change *c)
 			r->applied++;
 		}
 		cfg_diag_free(&diag);
+	} else if (strcmp(c->section, "target") == 0 && c->kind != CFG_CHANGE_KEY) {
+		target_change(r, c, i);
 	} else if (strcmp(c->section, "lun") != 0 || i < 0) {
 		at_restart(r, c, "takes effect at the next start");
 	} else if (c->kind == CFG_CHANGE_REMOVED) {
@@ -167,7 +197,7 @@ static void collect(void *arg, const struct cfg_change *c)
 
 void sbce_reload(struct sbce_daemon *d, const char *path, struct cfg *next, const struct cfg_diag *diag)
 {
-	struct reload r = { .d = d };
+	struct reload r = { .d = d, .next = next };
 
 	if (!next) {
 		const char *text = diag && diag->text ? diag->text : "";

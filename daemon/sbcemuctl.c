@@ -51,6 +51,10 @@ static const char usage_text[] =
 	"                                                   to the device's defaults\n"
 	"  lu add LUN CFGSTRING [--target IQN]              CFGSTRING: [lun] keys, \"kind=zbc-hm;size=1G;path=x.img\"\n"
 	"  lu remove LUN [--force] [--target IQN]\n"
+	"  target add IQN LUN0-CFGSTRING [--alias A] [--tpgt N] [--allowed-initiators LIST]\n"
+	"             [--chap-user U --chap-secret S [--mutual-user U --mutual-secret S]]\n"
+	"                                                   a new target with LUN 0 (add more with lu add)\n"
+	"  target remove IQN [--force]                      logins get Target removed, connections drop\n"
 	"  power-cut [--target IQN]                         drop the write cache and every connection, come back\n"
 	"                                                   as after a power cycle\n"
 	"  save                                             the running configuration, for sbcemud -c\n"
@@ -195,6 +199,23 @@ static const struct opt lu_opts[] = {
 /* lu state, lu resize, lu remove: --force overrides the refusal that protects data or the host's wish. */
 static const struct opt force_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
+	{ .name = NULL },
+};
+
+/* target add: the [target] keys (docs/config.md). */
+static const struct opt target_opts[] = {
+	{ .name = "alias", .kind = OPT_STRING, .member = "alias" },
+	{ .name = "tpgt", .kind = OPT_UINT, .member = "tpgt", .min = 1, .max = 65535 },
+	{ .name = "allowed-initiators", .kind = OPT_STRING, .member = "allowed_initiators" },
+	{ .name = "chap-user", .kind = OPT_STRING, .member = "chap_user" },
+	{ .name = "chap-secret", .kind = OPT_STRING, .member = "chap_secret" },
+	{ .name = "mutual-user", .kind = OPT_STRING, .member = "mutual_user" },
+	{ .name = "mutual-secret", .kind = OPT_STRING, .member = "mutual_secret" },
+	{ .name = NULL },
+};
+
+static const struct opt target_remove_opts[] = {
 	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
 	{ .name = NULL },
 };
@@ -542,6 +563,7 @@ enum arg {
 	ARG_SIZE,    /* SIZE -> bytes */
 	ARG_RULE_ID, /* ID|all, alone -> "id": ID or "all": true */
 	ARG_LUN,     /* the LUN alone */
+	ARG_TARGET,  /* the target's name first (not a LUN), then the text when there are two */
 };
 
 enum output {
@@ -593,6 +615,11 @@ static const struct command commands[] = {
 	  .opts = lu_opts, .arg = ARG_STRING, .member = "cfgstring", .output = OUT_LU, .list = "added" },
 	{ .group = "lu", .name = "remove", .wire = "lu-remove", .synopsis = "lu remove LUN [--force] [--target IQN]",
 	  .npos = 1, .opts = force_opts, .arg = ARG_LUN, .output = OUT_LU, .list = "removed" },
+	{ .group = "target", .name = "add", .wire = "target-add",
+	  .synopsis = "target add IQN LUN0-CFGSTRING [--alias A] [--tpgt N] [--allowed-initiators LIST] [CHAP options]",
+	  .npos = 2, .opts = target_opts, .arg = ARG_TARGET, .member = "cfgstring", .output = OUT_FIELDS },
+	{ .group = "target", .name = "remove", .wire = "target-remove", .synopsis = "target remove IQN [--force]",
+	  .npos = 1, .opts = target_remove_opts, .arg = ARG_TARGET, .output = OUT_FIELDS },
 	{ .group = "power-cut", .wire = "power-cut", .synopsis = "power-cut [--target IQN]", .opts = lu_opts,
 	  .output = OUT_FIELDS },
 	{ .group = "save", .wire = "save", .synopsis = "save", .output = OUT_CONFIG },
@@ -643,6 +670,12 @@ static int put_positionals(const struct command *c, json_t *req, const char **po
 			return -1;
 		else
 			set_member(req, "id", json_integer((json_int_t)n));
+		return 0;
+	}
+	if (c->arg == ARG_TARGET) {
+		set_member(req, "target", json_string(pos[0]));
+		if (c->npos == 2)
+			set_member(req, c->member, json_string(last));
 		return 0;
 	}
 	if (parse_arg("LUN", pos[0], 0, CFG_MAX_LUN, &n))

@@ -51,7 +51,9 @@ struct sbce_daemon {
 	struct sbce_control *control;        /* NULL: no control socket */
 	ev_tstamp started;                   /* for status's uptime */
 	uint32_t next_fault_id;              /* the id the next fault rule gets */
-	struct sbce_alarm *alarms;           /* one per device: delayed commands (control_faults.c) */
+	struct sbce_alarm **alarms;          /* one per device: delayed commands (control_faults.c) */
+	struct scsi_device **retired;        /* devices of targets removed at run time (control_targets.c), */
+	size_t retired_count;                /* kept for their ending sessions until exit */
 };
 
 /* control.c: listens on daemon.control_socket (nothing when it is empty).  0, or -1 after logging why. */
@@ -61,7 +63,18 @@ void sbce_control_stop(struct sbce_daemon *d);
 int sbce_faults_start(struct sbce_daemon *d);
 /* Removes every fault rule (held commands run, so that a shutdown can drain) and stops the alarms. */
 void sbce_faults_stop(struct sbce_daemon *d);
+/* The alarm of one device (a target added at run time), or NULL when out of memory; and its end. */
+struct sbce_alarm *sbce_alarm_attach(struct sbce_daemon *d, struct scsi_device *dev);
+void sbce_alarm_detach(struct sbce_daemon *d, struct sbce_alarm *a);
 
+/*
+ * frontend_iscsi.c: serves target t (its SCSI device dev) from now on (0,
+ * or -1 with the reason in err); takes it away again (login: Target
+ * removed; its connections dropped, how many returned).
+ */
+int sbce_iscsi_add_target(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev, char *err,
+			  size_t errlen);
+unsigned sbce_iscsi_remove_target(struct sbce_daemon *d, const char *target, const char *why);
 /* frontend_iscsi.c: closes the connections of target's sessions; returns how many. */
 unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why);
 /* frontend_iscsi.c: every logged-in iSCSI session (none when the iSCSI front end is not running). */
@@ -122,6 +135,21 @@ int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const 
  */
 int sbce_lu_remove(struct sbce_daemon *d, size_t i, uint32_t lun, bool force, const char *why, unsigned *ended,
 		   char *err, size_t errlen);
+/* The running target whose LU has path as its backing file, or NULL (control_lus.c). */
+const char *sbce_path_user(const struct sbce_daemon *d, const char *path);
+/*
+ * Adds target t (a finished configuration's, copied) with its LUs and serves
+ * it; why starts the log line.  0, or -1 with the reason in err and nothing
+ * changed (control_targets.c).
+ */
+int sbce_target_add(struct sbce_daemon *d, const struct cfg_target *t, const char *why, char *err, size_t errlen);
+/*
+ * Removes running target i: refused while commands are in its LUs' task
+ * sets unless force; its connections are dropped, its LUs closed.  0 (*ended:
+ * the commands ended), or -1 with the reason in err and nothing changed.
+ */
+int sbce_target_remove(struct sbce_daemon *d, size_t i, bool force, const char *why, unsigned *ended, char *err,
+		       size_t errlen);
 /*
  * SIGHUP (reload.c): applies what differs between the running configuration
  * and next, the file at path loaded again, or logs diag's errors when next

@@ -167,7 +167,7 @@ struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, c
 
 struct scsi_executor *sbce_workers_executor(struct sbce_workers *w)
 {
-	return &w->executor;
+	return w ? &w->executor : NULL;
 }
 
 unsigned long sbce_workers_in_flight(const struct sbce_workers *w)

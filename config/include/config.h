@@ -381,6 +381,14 @@ int cfg_lun_from_cfgstring(const struct cfg *cfg, const char *name, const char *
  */
 int cfg_target_add_lun(struct cfg_target *target, const struct cfg_lun *l);
 void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun);
+/*
+ * The runtime control's target-add / target-remove: adds a copy of t (its
+ * ACLs and LUNs too) to cfg and returns it (NULL: out of memory, or cfg has
+ * a target of that name); removes the target called name with its sections
+ * (nothing when there is none).
+ */
+struct cfg_target *cfg_add_target(struct cfg *cfg, const struct cfg_target *t);
+void cfg_remove_target(struct cfg *cfg, const char *name);
 
 /*
  * Writes cfg as a configuration file that cfg_parse_file() and cfg_finish()

@@ -155,6 +155,7 @@ struct iscsi_server {
 	struct iscsi_server_params params;
 	struct iscsi_portal *portals;
 	struct iscsi_target *targets;
+	struct iscsi_target *removed_targets; /* iscsi_server_remove_target(): kept for their sessions until destroy */
 	struct iscsi_session *sessions;
 	struct iscsi_conn *conns;         /* every connection whose socket is open */
 	struct iscsi_conn *flush_list;    /* connections with output to write before the loop sleeps */
@@ -411,6 +412,8 @@ static inline bool iscsi_sn_le(uint32_t a, uint32_t b)
 void iscsi_log(const struct iscsi_server *srv, enum iscsi_log_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct iscsi_target *iscsi_server_find_target(struct iscsi_server *srv, const char *name);
+/* A target removed at run time with that name (login: Target removed), or NULL. */
+struct iscsi_target *iscsi_server_find_removed_target(struct iscsi_server *srv, const char *name);
 /* Called when a connection object is freed (shutdown bookkeeping). */
 void iscsi_server_conn_freed(struct iscsi_server *srv);
 

@@ -195,6 +195,9 @@ static enum iscsi_login_status login_first_pdu(struct iscsi_conn *conn, struct i
 	if (!login->neg.target_name[0])
 		return ISCSI_LOGIN_STATUS_MISSING_PARAMETER;
 	login->target = iscsi_server_find_target(conn->srv, login->neg.target_name);
+	/* RFC 7143 11.13.5: 0204h Target removed, for a target the runtime control took away. */
+	if (!login->target && iscsi_server_find_removed_target(conn->srv, login->neg.target_name))
+		return ISCSI_LOGIN_STATUS_TARGET_REMOVED;
 	if (!login->target)
 		return ISCSI_LOGIN_STATUS_NOT_FOUND;
 	login->acl_entry = acl_lookup(login->target, login->neg.initiator_name, &allowed);

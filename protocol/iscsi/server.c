@@ -396,13 +396,38 @@ nomem:
 	return -1;
 }
 
-struct iscsi_target *iscsi_server_find_target(struct iscsi_server *srv, const char *name)
+static struct iscsi_target *find_in(struct iscsi_target *list, const char *name)
 {
 	/* RFC 7143 4.2.7.1: names are compared after stringprep; we accept them as sent, case-insensitively. */
-	for (struct iscsi_target *t = srv->targets; t; t = t->next)
+	for (struct iscsi_target *t = list; t; t = t->next)
 		if (strcasecmp(t->name, name) == 0)
 			return t;
 	return NULL;
+}
+
+struct iscsi_target *iscsi_server_find_target(struct iscsi_server *srv, const char *name)
+{
+	return find_in(srv->targets, name);
+}
+
+struct iscsi_target *iscsi_server_find_removed_target(struct iscsi_server *srv, const char *name)
+{
+	return find_in(srv->removed_targets, name);
+}
+
+unsigned iscsi_server_remove_target(struct iscsi_server *srv, const char *name, const char *why)
+{
+	struct iscsi_target **pp = &srv->targets, *t;
+
+	while (*pp && strcasecmp((*pp)->name, name) != 0)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return 0;
+	t = *pp;
+	*pp = t->next;
+	t->next = srv->removed_targets;
+	srv->removed_targets = t;
+	return iscsi_server_drop_target(srv, t->name, why);
 }
 
 static void shutdown_check_done(struct iscsi_server *srv)
@@ -461,6 +486,11 @@ void iscsi_server_destroy(struct iscsi_server *srv)
 			close(p->fd);
 		}
 		free(p);
+	}
+	while (srv->removed_targets) {
+		struct iscsi_target *t = srv->removed_targets;
+		srv->removed_targets = t->next;
+		target_free(t);
 	}
 	while (srv->targets) {
 		struct iscsi_target *t = srv->targets;

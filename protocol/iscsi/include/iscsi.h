@@ -144,6 +144,16 @@ void iscsi_server_foreach_session(struct iscsi_server *srv,
  */
 unsigned iscsi_server_drop_target(struct iscsi_server *srv, const char *target, const char *why);
 
+/*
+ * Takes a target away at run time: SendTargets no longer lists it, a login
+ * to it gets Target removed (0204h, RFC 7143 11.13.5), and its connections
+ * are dropped as by iscsi_server_drop_target().  The target stays allocated
+ * (its device too, the caller's) until iscsi_server_destroy(), for sessions
+ * still ending.  A target added again later with the same name is a new one.
+ * Returns the connections closed.
+ */
+unsigned iscsi_server_remove_target(struct iscsi_server *srv, const char *name, const char *why);
+
 /* Frees the server after shutdown completed. */
 void iscsi_server_destroy(struct iscsi_server *srv);
 
