@@ -51,11 +51,15 @@ int sbce_control_lu_remove(struct sbce_daemon *d, const json_t *req, json_t *res
 int sbce_control_target_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 int sbce_control_target_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
-/* control_power.c */
 /* save: the running configuration's text (control_save.c). */
 int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
-/* Records a run-time change of LU key (size in bytes, write_protect 0/1) in the configuration that save writes. */
+/*
+ * Records a run-time change of an LU key (its text) in the configuration
+ * that save writes; nothing for an LU the configuration does not have (a
+ * TCMU backstore's).
+ */
 void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, const char *text);
+/* control_power.c */
 int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
 /* ---- request members (control_commands.c) ---- */
@@ -64,8 +68,9 @@ int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *res
 int sbce_control_target(struct sbce_daemon *d, const json_t *req, size_t *index, char *err, size_t errlen);
 
 /*
- * The LU a request names ("target", optional with one target, and "lun"):
- * 0 with *lu and *target set, or -1 with the reason in err.
+ * The LU a request names ("target", optional with one target, and "lun"; or
+ * "tcmu", a TCMU backstore's name, and "lun" 0): 0 with *lu and *target set
+ * (the target's name, or the backstore's), or -1 with the reason in err.
  */
 int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **lu, const char **target, char *err,
 		    size_t errlen);

@@ -74,9 +74,25 @@ int sbce_control_target(struct sbce_daemon *d, const json_t *req, size_t *index,
 int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **lu, const char **target, char *err,
 		    size_t errlen)
 {
+	const json_t *tcmu = json_object_get(req, "tcmu");
 	uint64_t lun;
 	size_t i;
 
+	if (tcmu) { /* a TCMU backstore: its one LU is LUN 0 (commands that take "tcmu" list it as a member) */
+		if (!json_is_string(tcmu) || json_object_get(req, "target")) {
+			snprintf(err, errlen, "\"tcmu\" names a backstore (a string, without \"target\")");
+			return -1;
+		}
+		if (sbce_control_uint(req, "lun", 0, true, &lun, err, errlen) < 0)
+			return -1;
+		*lu = sbce_tcmu_find_lu(d, json_string_value(tcmu));
+		if (!*lu) {
+			snprintf(err, errlen, "no TCMU backstore \"%.200s\" is served", json_string_value(tcmu));
+			return -1;
+		}
+		*target = json_string_value(tcmu);
+		return 0;
+	}
 	if (sbce_control_target(d, req, &i, err, errlen) != 0 ||
 	    sbce_control_uint(req, "lun", SCSI_MAX_LUNS - 1, true, &lun, err, errlen) < 0)
 		return -1;
@@ -231,6 +247,36 @@ static json_t *counters_json(const struct scsi_lu_counters *c)
 			 "sense_keys", keys, "latency_us", latency);
 }
 
+/* One LU of `lus`: key is "target" (name the target's) or "tcmu" (name the backstore's). */
+static json_t *lu_json(const char *key, const char *name, const char *path, const char *profile, struct scsi_lu *lu)
+{
+	struct scsi_lu_info info;
+	char md[CFG_MODE_DEFAULTS_TEXT_MAX];
+	json_t *o;
+
+	scsi_lu_describe(lu, &info);
+	sbce_mode_defaults_text(&info.mode_defaults, md, sizeof(md));
+	o = json_pack("{s:s, s:i, s:s, s:i, s:I, s:i, s:s, s:s, s:b, s:i, s:o, s:{s:I, s:I, s:I}}", key, name, "lun",
+		      (int)info.lun, "kind", kind_name(info.kind), "block_size", (int)info.block_size, "blocks",
+		      (json_int_t)info.num_blocks, "protection_type", (int)info.protection_type, "backing", path,
+		      "state", readiness_names[info.readiness], "write_protect", info.write_protect, "queued",
+		      (int)info.commands, "counters", counters_json(&info.counters), "backing_errors", "no_space",
+		      (json_int_t)info.backing_errors.no_space, "io", (json_int_t)info.backing_errors.io, "other",
+		      (json_int_t)info.backing_errors.other);
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "profile", json_string(profile));
+	json_object_set_new(o, "removable", json_boolean(info.removable));
+	json_object_set_new(o, "removal_prevented", json_boolean(info.removal_prevented));
+	json_object_set_new(o, "mode_defaults", json_string(md));
+	return o;
+}
+
+static void tcmu_lu_json(void *arg, const char *name, const char *path, struct scsi_lu *lu)
+{
+	json_array_append_new(arg, lu_json("tcmu", name, path, "-", lu));
+}
+
 static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {
 	json_t *lus = json_array();
@@ -244,8 +290,6 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 		for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
 			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(n));
 			const char *path = "", *profile = "none";
-			struct scsi_lu_info info;
-			json_t *o;
 
 			if (!lu)
 				continue;
@@ -254,29 +298,10 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 					path = t->luns[k]->path;
 					profile = cfg_profile_name(t->luns[k]->profile);
 				}
-			scsi_lu_describe(lu, &info);
-			o = json_pack("{s:s, s:i, s:s, s:i, s:I, s:i, s:s, s:s, s:b, s:i, s:o, s:{s:I, s:I, s:I}}",
-					       "target", t->name, "lun", (int)info.lun, "kind", kind_name(info.kind),
-					       "block_size", (int)info.block_size, "blocks", (json_int_t)info.num_blocks,
-					       "protection_type", (int)info.protection_type, "backing", path,
-					       "state", readiness_names[info.readiness], "write_protect",
-					       info.write_protect, "queued", (int)info.commands, "counters",
-					       counters_json(&info.counters), "backing_errors", "no_space",
-					       (json_int_t)info.backing_errors.no_space, "io",
-					       (json_int_t)info.backing_errors.io, "other",
-					       (json_int_t)info.backing_errors.other);
-			json_object_set_new(o, "profile", json_string(profile));
-			json_object_set_new(o, "removable", json_boolean(info.removable));
-			json_object_set_new(o, "removal_prevented", json_boolean(info.removal_prevented));
-			{
-				char md[CFG_MODE_DEFAULTS_TEXT_MAX];
-
-				sbce_mode_defaults_text(&info.mode_defaults, md, sizeof(md));
-				json_object_set_new(o, "mode_defaults", json_string(md));
-			}
-			json_array_append_new(lus, o);
+			json_array_append_new(lus, lu_json("target", t->name, path, profile, lu));
 		}
 	}
+	sbce_tcmu_foreach_lu(d, tcmu_lu_json, lus);
 	json_object_set_new(result, "lus", lus);
 	return 0;
 }
@@ -453,12 +478,12 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 /* ---- the table ---- */
 
 static const char *const no_members[] = { NULL };
-static const char *const lu_state_members[] = { "target", "lun", "state", "force", NULL };
-static const char *const lu_wp_members[] = { "target", "lun", "enable", NULL };
-static const char *const lu_mode_defaults_members[] = { "target", "lun", "fields", "replace", NULL };
+static const char *const lu_state_members[] = { "target", "tcmu", "lun", "state", "force", NULL };
+static const char *const lu_wp_members[] = { "target", "tcmu", "lun", "enable", NULL };
+static const char *const lu_mode_defaults_members[] = { "target", "tcmu", "lun", "fields", "replace", NULL };
 static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
 static const char *const fault_add_members[] = {
-	"target", "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
+	"target", "tcmu", "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
 	"probability", "seed", "count", "after_ms", "for_ms", "sense_key", "asc", "ascq", "status", "delay_ms", "blocks", "zone", "pi_field", NULL,
 };
 static const char *const fault_remove_members[] = { "id", "all", NULL };

@@ -251,7 +251,7 @@ int sbce_control_fault_add(struct sbce_daemon *d, const json_t *req, json_t *res
 	    scsi_lu_fault_add(lu, id, &p, err, errlen) != 0)
 		return -1;
 	d->next_fault_id = id;
-	sbce_info("control: target %s: fault rule %u (%s) added", target, id, action_names[p.action]);
+	sbce_info("control: %s: fault rule %u (%s) added", target, id, action_names[p.action]);
 	json_object_set_new(result, "id", json_integer(id));
 	return 0;
 }
@@ -269,6 +269,7 @@ static const char *window_state(const struct scsi_fault_rule_params *p, const st
 struct list_ctx {
 	json_t *rules;
 	const char *target;
+	bool tcmu;            /* target is a TCMU backstore's name */
 	uint32_t lun;
 };
 
@@ -276,8 +277,8 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 		      const struct scsi_fault_rule_stats *st)
 {
 	struct list_ctx *ctx = arg;
-	json_t *r = json_pack("{s:i, s:s, s:i, s:s, s:i, s:f, s:I, s:I, s:I, s:I, s:i}", "id", (int)id, "target",
-			      ctx->target, "lun", (int)ctx->lun, "action", action_names[p->action], "every",
+	json_t *r = json_pack("{s:i, s:s, s:i, s:s, s:i, s:f, s:I, s:I, s:I, s:I, s:i}", "id", (int)id,
+			      ctx->tcmu ? "tcmu" : "target", ctx->target, "lun", (int)ctx->lun, "action", action_names[p->action], "every",
 			      (int)p->every, "probability", p->probability, "seed", (json_int_t)p->seed, "count",
 			      (json_int_t)p->count, "matched", (json_int_t)st->matched, "fired", (json_int_t)st->fired,
 			      "held", (int)st->held);
@@ -340,27 +341,45 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	json_array_append_new(ctx->rules, r);
 }
 
-/* Calls fn for every LU of every target. */
-static void foreach_lu(struct sbce_daemon *d, void (*fn)(void *arg, const char *target, struct scsi_lu *lu),
-		       void *arg)
+typedef void lu_fn(void *arg, const char *target, bool tcmu, struct scsi_lu *lu);
+
+struct tcmu_walk {
+	lu_fn *fn;
+	void *arg;
+};
+
+static void tcmu_lu(void *arg, const char *name, const char *path, struct scsi_lu *lu)
 {
+	struct tcmu_walk *w = arg;
+
+	(void)path;
+	w->fn(w->arg, name, true, lu);
+}
+
+/* Calls fn for every LU of every target, then for every TCMU backstore's (tcmu: target is its name). */
+static void foreach_lu(struct sbce_daemon *d, lu_fn *fn, void *arg)
+{
+	struct tcmu_walk w = { fn, arg };
+
 	for (size_t i = 0; i < d->device_count; i++) {
 		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++) {
 			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(l));
 
 			if (lu)
-				fn(arg, d->cfg->targets[i]->name, lu);
+				fn(arg, d->cfg->targets[i]->name, false, lu);
 		}
 	}
+	sbce_tcmu_foreach_lu(d, tcmu_lu, &w);
 }
 
-static void list_lu(void *arg, const char *target, struct scsi_lu *lu)
+static void list_lu(void *arg, const char *target, bool tcmu, struct scsi_lu *lu)
 {
 	struct list_ctx *ctx = arg;
 	struct scsi_lu_info info;
 
 	scsi_lu_describe(lu, &info);
 	ctx->target = target;
+	ctx->tcmu = tcmu;
 	ctx->lun = info.lun;
 	scsi_lu_fault_foreach(lu, list_rule, ctx);
 }
@@ -406,11 +425,12 @@ static void gather_id(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	ctx->ids[ctx->nids++] = id;
 }
 
-static void remove_lu(void *arg, const char *target, struct scsi_lu *lu)
+static void remove_lu(void *arg, const char *target, bool tcmu, struct scsi_lu *lu)
 {
 	struct remove_ctx *ctx = arg;
 
 	(void)target;
+	(void)tcmu;
 	if (!ctx->all) {
 		ctx->removed += scsi_lu_fault_remove(lu, ctx->id) == 0;
 		return;

@@ -21,6 +21,8 @@ struct tcmu_lu {
 	struct frontend_tcmu *fe;
 	struct tcmu_lu *next;
 	struct scsi_device *dev;
+	struct sbce_alarm *alarm; /* delayed commands of fault rules (control_faults.c) */
+	char name[256];           /* the backstore's name in LIO */
 	char path[CFG_PATH_MAX]; /* its backing file ("" when refused) */
 };
 
@@ -63,15 +65,11 @@ static int check_config(void *arg, const char *cfgstring, char *reason, size_t l
 	return rc;
 }
 
-/* A backing file already in use (an iSCSI LU of the configuration, another TCMU device) would be written twice. */
+/* A backing file already in use (an iSCSI LU of a target, another TCMU device) would be written twice. */
 static const char *path_in_use(const struct frontend_tcmu *fe, const char *path)
 {
-	const struct cfg *cfg = fe->d->cfg;
-
-	for (size_t i = 0; i < cfg->target_count; i++)
-		for (size_t k = 0; k < cfg->targets[i]->lun_count; k++)
-			if (strcmp(cfg->targets[i]->luns[k]->path, path) == 0)
-				return "a LUN of the configuration";
+	if (sbce_path_user(fe->d, path))
+		return "a LUN of a target";
 	for (const struct tcmu_lu *t = fe->lus; t; t = t->next)
 		if (strcmp(t->path, path) == 0)
 			return "another TCMU device";
@@ -96,6 +94,8 @@ static struct scsi_device *open_device(void *arg, const struct tcmu_device_info 
 		return NULL;
 	}
 	t->fe = fe;
+	snprintf(t->name, sizeof(t->name), "%s", info->name);
+	t->alarm = sbce_alarm_attach(d, t->dev); /* NULL (out of memory): delay rules then run at once */
 	sbce_observe_backing_errors(d, t->dev);
 	if (cfg_lun_from_cfgstring(d->cfg, info->name, info->cfgstring, info->dev_size, &l, &diag)) {
 		first_message(&diag, reason, len);
@@ -133,6 +133,7 @@ static void lu_flushed(void *arg, int err)
 
 	if (err)
 		sbce_error("tcmu: flushing %s failed: %s", t->path, strerror(-err));
+	sbce_alarm_detach(fe->d, t->alarm);
 	scsi_device_destroy(t->dev);
 	free(t);
 	fe->flushing--;
@@ -245,3 +246,42 @@ const struct sbce_frontend_ops sbce_frontend_tcmu = {
 	.drain = tcmu_drain,
 	.destroy = tcmu_destroy,
 };
+
+void sbce_tcmu_foreach_lu(struct sbce_daemon *d,
+			  void (*fn)(void *arg, const char *name, const char *path, struct scsi_lu *lu), void *arg)
+{
+	for (size_t i = 0; i < d->frontend_count; i++) {
+		struct frontend_tcmu *fe = d->frontends[i].state;
+
+		if (d->frontends[i].ops != &sbce_frontend_tcmu || !fe)
+			continue;
+		for (struct tcmu_lu *t = fe->lus; t; t = t->next) {
+			struct scsi_lu *lu = scsi_device_find_lu(t->dev, scsi_lun_encode(0));
+
+			if (lu)
+				fn(arg, t->name, t->path, lu);
+		}
+	}
+}
+
+struct find_ctx {
+	const char *name;
+	struct scsi_lu *lu;
+};
+
+static void find_lu(void *arg, const char *name, const char *path, struct scsi_lu *lu)
+{
+	struct find_ctx *ctx = arg;
+
+	(void)path;
+	if (strcmp(name, ctx->name) == 0)
+		ctx->lu = lu;
+}
+
+struct scsi_lu *sbce_tcmu_find_lu(struct sbce_daemon *d, const char *name)
+{
+	struct find_ctx ctx = { .name = name };
+
+	sbce_tcmu_foreach_lu(d, find_lu, &ctx);
+	return ctx.lu;
+}

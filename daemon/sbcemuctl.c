@@ -63,6 +63,8 @@ static const char usage_text[] =
 	"                       [--probability P] [--seed N] [--after MS] [--for MS]\n"
 	"                       [--sense KEY/ASC/ASCQ] [--status S] [--delay MS] [--blocks N] [--zone N]\n"
 	"                       [--pi-field guard|app-tag|ref-tag]\n"
+	"  (lu state, lu write-protect, lu mode-defaults and fault add take --tcmu NAME instead of\n"
+	"   --target: LUN 0 of the TCMU backstore NAME)\n"
 	"  fault list\n"
 	"  fault remove ID|all\n"
 	"\n"
@@ -196,6 +198,21 @@ static const struct opt lu_opts[] = {
 	{ .name = NULL },
 };
 
+/* lu write-protect: also a TCMU backstore's LU (--tcmu NAME, LUN 0). */
+static const struct opt lu_tcmu_opts[] = {
+	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
+	{ .name = NULL },
+};
+
+/* lu state: --force, and --tcmu. */
+static const struct opt state_opts[] = {
+	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
+	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
+	{ .name = NULL },
+};
+
 /* lu state, lu resize, lu remove: --force overrides the refusal that protects data or the host's wish. */
 static const struct opt force_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
@@ -223,12 +240,14 @@ static const struct opt target_remove_opts[] = {
 /* lu mode-defaults: --replace gives the whole set (the fields left out go back to the device's own defaults). */
 static const struct opt replace_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
 	{ .name = "replace", .kind = OPT_FLAG, .member = "replace" },
 	{ .name = NULL },
 };
 
 static const struct opt fault_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
 	{ .name = "opcode", .kind = OPT_OPCODES },
 	{ .name = "service-action", .kind = OPT_UINT, .member = "service_action", .max = 0xffff },
 	{ .name = "lba", .kind = OPT_LBA },
@@ -478,8 +497,17 @@ static const struct column target_columns[] = {
 	{ "SESSIONS", "sessions", NULL }, { NULL, NULL, NULL },
 };
 
+/* Whose LU a row is: the target's name, or "tcmu:" and the TCMU backstore's. */
+static char *lu_owner(const json_t *row)
+{
+	const char *tcmu = json_string_value(json_object_get(row, "tcmu"));
+	const char *target = json_string_value(json_object_get(row, "target"));
+
+	return tcmu ? format("tcmu:%s", tcmu) : format("%s", target ? target : "-");
+}
+
 static const struct column lu_columns[] = {
-	{ "TARGET", "target", NULL },	     { "LUN", "lun", NULL },
+	{ "TARGET", NULL, lu_owner },	     { "LUN", "lun", NULL },
 	{ "KIND", "kind", NULL },	     { "PROFILE", "profile", NULL },	{ "STATE", "state", NULL },
 	{ "WP", "write_protect", NULL },     { "BLOCKS", "blocks", NULL },
 	{ "BSIZE", "block_size", NULL },     { "CMDS", "counters.commands", NULL },
@@ -493,7 +521,7 @@ static const struct column session_columns[] = {
 };
 
 static const struct column rule_columns[] = {
-	{ "ID", "id", NULL },	     { "LUN", "lun", NULL },	       { "ACTION", "action", NULL },
+	{ "ID", "id", NULL },	     { "TARGET", NULL, lu_owner }, { "LUN", "lun", NULL },	{ "ACTION", "action", NULL },
 	{ "MATCH", NULL, rule_match }, { "TRIGGER", NULL, rule_trigger }, { "FIRED", "fired", NULL },
 	{ NULL, NULL, NULL },
 };
@@ -598,11 +626,12 @@ static const struct command commands[] = {
 	{ .group = "lus", .wire = "lus", .synopsis = "lus", .output = OUT_TABLE, .list = "lus", .columns = lu_columns },
 	{ .group = "sessions", .wire = "sessions", .synopsis = "sessions", .output = OUT_TABLE, .list = "sessions",
 	  .columns = session_columns },
-	{ .group = "lu", .name = "state", .wire = "lu-state", .synopsis = "lu state LUN STATE [--force] [--target IQN]",
-	  .npos = 2, .opts = force_opts, .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "state",
+	{ .group = "lu", .name = "state", .wire = "lu-state",
+	  .synopsis = "lu state LUN STATE [--force] [--target IQN | --tcmu NAME]", .npos = 2, .opts = state_opts, .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "state",
 	  .result = "state" },
 	{ .group = "lu", .name = "write-protect", .wire = "lu-write-protect",
-	  .synopsis = "lu write-protect LUN on|off [--target IQN]", .npos = 2, .opts = lu_opts, .arg = ARG_ONOFF,
+	  .synopsis = "lu write-protect LUN on|off [--target IQN | --tcmu NAME]", .npos = 2, .opts = lu_tcmu_opts,
+	  .arg = ARG_ONOFF,
 	  .member = "enable", .output = OUT_CHANGE, .list = "write-protect", .result = "write_protect" },
 	{ .group = "lu", .name = "resize", .wire = "lu-resize", .synopsis = "lu resize LUN SIZE [--force] [--target IQN]",
 	  .npos = 2, .opts = force_opts, .arg = ARG_SIZE, .member = "bytes", .output = OUT_CHANGE, .list = "blocks",

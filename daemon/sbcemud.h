@@ -75,6 +75,14 @@ void sbce_alarm_detach(struct sbce_daemon *d, struct sbce_alarm *a);
 int sbce_iscsi_add_target(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev, char *err,
 			  size_t errlen);
 unsigned sbce_iscsi_remove_target(struct sbce_daemon *d, const char *target, const char *why);
+/*
+ * frontend_tcmu.c: calls fn for the LU of every TCMU device being served
+ * (name: the backstore's name in LIO, path: its backing file); the LU of
+ * the one called name, or NULL.
+ */
+void sbce_tcmu_foreach_lu(struct sbce_daemon *d,
+			  void (*fn)(void *arg, const char *name, const char *path, struct scsi_lu *lu), void *arg);
+struct scsi_lu *sbce_tcmu_find_lu(struct sbce_daemon *d, const char *name);
 /* frontend_iscsi.c: closes the connections of target's sessions; returns how many. */
 unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why);
 /* frontend_iscsi.c: every logged-in iSCSI session (none when the iSCSI front end is not running). */

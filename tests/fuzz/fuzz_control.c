@@ -36,6 +36,22 @@ unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const
 	return 0;
 }
 
+/* Nor TCMU backstores. */
+void sbce_tcmu_foreach_lu(struct sbce_daemon *d,
+			  void (*fn)(void *arg, const char *name, const char *path, struct scsi_lu *lu), void *arg)
+{
+	(void)d;
+	(void)fn;
+	(void)arg;
+}
+
+struct scsi_lu *sbce_tcmu_find_lu(struct sbce_daemon *d, const char *name)
+{
+	(void)d;
+	(void)name;
+	return NULL;
+}
+
 /* Nor targets added at run time (target-add is checked up to serving the new target); removed, they just go. */
 int sbce_iscsi_add_target(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev, char *err,
 			  size_t errlen)

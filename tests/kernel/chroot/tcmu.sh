@@ -3,8 +3,9 @@
 # the host's root inside the guest: targetcli finds user:sbcemu over D-Bus,
 # refuses a bad cfgstring with sbcemu's reason, creates backstores of each
 # kind, tcm_loop puts them in front of sd; what sd sees (capacity, zones,
-# atomic write limits) is what the cfgstrings say, and data written through
-# the ring reaches the backing files.  docs/tcmu.md.
+# atomic write limits) is what the cfgstrings say, data written through the
+# ring reaches the backing files, and the runtime control's fault rules and
+# LU states act on a backstore.  docs/tcmu.md, docs/control.md.
 . "$SBCE_REPO/tests/kernel/chroot/lib.sh"
 
 setup_base
@@ -68,6 +69,35 @@ dd if="$conv" bs=64k skip=64 count=16 iflag=direct status=none | cmp -s - /tmp/p
 dd if="$STATE/conv0.img" bs=64k skip=64 count=16 status=none | cmp -s - /tmp/pattern ||
 	fail "conv0: the backing file does not hold the data written"
 value conv0_data ok
+
+# The runtime control on a TCMU backstore (docs/control.md, "tcmu"): a
+# medium-error rule on conv0's blocks 8192-8199 reaches the application as
+# EIO with the LBA in dmesg (SBC-4: 03/11/00, INFORMATION = the LBA, passed
+# through the ring and LIO), a 4 KiB write repairs them; offline makes reads
+# fail, ready brings them back.
+CTL=("$SBCE_BUILDDIR/daemon/sbcemuctl" --state-dir "$STATE")
+step "sbcemuctl fault add 0 medium-error --lba 8192-8199 --tcmu conv0"
+"${CTL[@]}" fault add 0 medium-error --lba 8192-8199 --tcmu conv0 || fail "sbcemuctl fault add --tcmu conv0 failed"
+"${CTL[@]}" lus | tee /tmp/lus | grep -q '^tcmu:conv0 ' || fail "sbcemuctl lus does not list tcmu:conv0: $(cat /tmp/lus)"
+dmesg -c >/dev/null
+if dd if="$conv" of=/dev/null bs=512 skip=8192 count=1 iflag=direct status=none 2>/tmp/dd.err; then
+	fail "conv0: a read of a block under a medium-error rule succeeded"
+fi
+grep -q 'Input/output error' /tmp/dd.err || fail "conv0: the failed read said: $(cat /tmp/dd.err)"
+dmesg | grep -iE 'medium|sense|sector' | head -n 6
+dmesg | grep -q "critical medium error.*sector 8192 " || fail "conv0: dmesg has no medium error at sector 8192"
+expect "conv0 repairing write" dd if=/dev/zero of="$conv" bs=4096 seek=1024 count=1 oflag=direct conv=notrunc status=none
+expect "conv0 read after the repair" dd if="$conv" of=/dev/null bs=4096 skip=1024 count=1 iflag=direct status=none
+"${CTL[@]}" --json fault list | tee /tmp/rules | grep -q '"tcmu": "conv0"' || fail "fault list: $(cat /tmp/rules)"
+"${CTL[@]}" fault remove all || fail "sbcemuctl fault remove all failed"
+value conv0_medium_error ok
+"${CTL[@]}" lu state 0 offline --tcmu conv0 || fail "sbcemuctl lu state 0 offline --tcmu conv0 failed"
+if dd if="$conv" of=/dev/null bs=4096 count=1 iflag=direct status=none 2>/dev/null; then
+	fail "conv0: a read of an offline LU succeeded"
+fi
+"${CTL[@]}" lu state 0 ready --tcmu conv0 || fail "sbcemuctl lu state 0 ready --tcmu conv0 failed"
+expect "conv0 read when ready again" dd if="$conv" of=/dev/null bs=4096 count=1 iflag=direct status=none
+value conv0_offline ok
 
 # zbc0: a host-managed zoned disk with the cfgstring's zones.
 b=${zbc#/dev/}
