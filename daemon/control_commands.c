@@ -309,18 +309,26 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 static void session_json(void *arg, const struct iscsi_session_info *s)
 {
 	char isid[13];
+	json_t *o;
 
 	snprintf(isid, sizeof(isid), "%02x%02x%02x%02x%02x%02x", s->isid[0], s->isid[1], s->isid[2], s->isid[3],
 		 s->isid[4], s->isid[5]);
-	json_array_append_new(
-		arg, json_pack("{s:s?, s:s, s:s, s:i, s:s, s:i, s:s, s:i, s:s, s:s, s:b, s:b, s:I, s:I, s:I}", "target",
-			       s->target, "initiator", s->initiator, "isid", isid, "tsih", (int)s->tsih, "type",
-			       s->target ? "normal" : "discovery", "connections", (int)s->connections, "peer", s->peer,
-			       "commands", (int)s->commands, "header_digest", s->header_digest ? "CRC32C" : "None",
-			       "data_digest", s->data_digest ? "CRC32C" : "None", "immediate_data", s->immediate_data,
-			       "initial_r2t", s->initial_r2t, "max_burst_length", (json_int_t)s->max_burst_length,
-			       "first_burst_length", (json_int_t)s->first_burst_length, "max_recv_data_segment_length",
-			       (json_int_t)s->max_recv_data_segment_length));
+	o = json_pack("{s:s?, s:s, s:s, s:i, s:s, s:i, s:s, s:i, s:s, s:s, s:b, s:b, s:I, s:I, s:I}", "target",
+		      s->target, "initiator", s->initiator, "isid", isid, "tsih", (int)s->tsih, "type",
+		      s->target ? "normal" : "discovery", "connections", (int)s->connections, "peer", s->peer, "commands",
+		      (int)s->commands, "header_digest", s->header_digest ? "CRC32C" : "None", "data_digest",
+		      s->data_digest ? "CRC32C" : "None", "immediate_data", s->immediate_data, "initial_r2t",
+		      s->initial_r2t, "max_burst_length", (json_int_t)s->max_burst_length, "first_burst_length",
+		      (json_int_t)s->first_burst_length, "max_recv_data_segment_length",
+		      (json_int_t)s->max_recv_data_segment_length);
+	if (!o)
+		return;
+	/* Its connection (a session has one here) and its command window. */
+	json_object_set_new(o, "cid", json_integer(s->cid));
+	json_object_set_new(o, "portal", json_string(s->portal));
+	json_object_set_new(o, "exp_cmd_sn", json_integer(s->exp_cmd_sn));
+	json_object_set_new(o, "max_cmd_sn", json_integer(s->max_cmd_sn));
+	json_array_append_new(arg, o);
 }
 
 static int cmd_sessions(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)

@@ -108,7 +108,8 @@ struct iscsi_conn *iscsi_conn_accept(struct iscsi_server *srv, int fd)
 	if (getpeername(fd, (struct sockaddr *)&conn->peer_addr, &peer_len) == 0)
 		format_peer(&conn->peer_addr, conn->peer, sizeof(conn->peer));
 	conn->local_addr_len = sizeof(conn->local_addr);
-	getsockname(fd, (struct sockaddr *)&conn->local_addr, &conn->local_addr_len);
+	if (getsockname(fd, (struct sockaddr *)&conn->local_addr, &conn->local_addr_len) == 0)
+		format_peer(&conn->local_addr, conn->local, sizeof(conn->local));
 	conn->next = srv->conns;
 	if (srv->conns)
 		srv->conns->prev = conn;

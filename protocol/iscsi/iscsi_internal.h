@@ -245,6 +245,7 @@ struct iscsi_conn {
 	enum iscsi_conn_state state;
 	unsigned refs;
 	char peer[64];                    /* for logs */
+	char local[64];                   /* the portal address it came in on, "address:port" */
 	struct sockaddr_storage peer_addr;
 	struct iscsi_portal *portal;      /* accepted on; NULL once the socket is closed */
 	ev_tstamp tx_progress;            /* queued output last moved (or was queued into an empty queue) */

@@ -415,6 +415,25 @@ static void test_ctl_basics(void)
 		itest_ok(json_num(ctl_out, "pid", &pid) && pid == d.pid, "sbcemuctl --json status: pid is the daemon's",
 			 "pid %lld, daemon %d; stdout: %.300s", pid, (int)d.pid, ctl_out);
 	}
+	rc = run_ctl("--json sessions");
+	ctl_ok(rc, 0, "sbcemuctl --json sessions -> exit 0");
+	{
+		char portal[64];
+		long long exp = -1, max = -1, cmds = -1;
+
+		snprintf(portal, sizeof(portal), "\"portal\": \"127.0.0.1:%d\"", d.port);
+		itest_ok(strstr(ctl_out, "\"initiator\": \"" ITEST_INITIATOR_1 "\"") && strstr(ctl_out, "\"type\": \"normal\"") &&
+				 strstr(ctl_out, portal) && strstr(ctl_out, "\"cid\""),
+			 "sessions: the test's session, type normal, its connection's portal 127.0.0.1:<port> and CID",
+			 "stdout: %.600s", ctl_out);
+		itest_ok(json_num(ctl_out, "exp_cmd_sn", &exp) && json_num(ctl_out, "max_cmd_sn", &max) &&
+				 json_num(ctl_out, "commands", &cmds) && cmds == 0 && max - exp + 1 >= 1,
+			 "sessions: no command in flight, a command window of at least 1 (MaxCmdSN - ExpCmdSN + 1, "
+			 "RFC 7143 4.2.2.1)",
+			 "commands %lld, ExpCmdSN %lld, MaxCmdSN %lld", cmds, exp, max);
+	}
+	ctl_ok(run_ctl("sessions"), 0, "sbcemuctl sessions (table) -> exit 0");
+	itest_ok(strstr(ctl_out, ITEST_INITIATOR_1) != NULL, "sessions table lists the initiator", "stdout: %.300s", ctl_out);
 	ctl_ok(run_ctl("bogus"), 2, "sbcemuctl bogus (unknown command) -> exit 2 (usage)");
 	rc = run_ctl("lu state 0 sideways");
 	itest_ok(rc == 1 || rc == 2, "sbcemuctl lu state 0 sideways (unknown state) -> exit 1 or 2, nothing changed",

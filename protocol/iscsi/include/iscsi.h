@@ -128,6 +128,9 @@ struct iscsi_session_info {
 	uint16_t tsih;
 	unsigned connections;
 	const char *peer;              /* "address:port" of its connection, or "" */
+	const char *portal;            /* the local "address:port" it came in on, or "" */
+	uint16_t cid;                  /* its connection's CID */
+	uint32_t exp_cmd_sn, max_cmd_sn; /* the command window (RFC 7143 4.2.2.1) */
 	unsigned commands;             /* SCSI commands delivered and not yet answered */
 	bool header_digest, data_digest; /* CRC32C negotiated */
 	bool immediate_data, initial_r2t;
