@@ -497,6 +497,38 @@ int cfg_default_state_dir(char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
+int cfg_default_runtime_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (geteuid() == 0)
+		n = snprintf(buf, len, "/run/sbcemu");
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/sbcemu", xdg);
+	else
+		return -1;
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/*
+ * An unset control_socket of a daemon on the default state directory goes in
+ * the runtime directory (one such daemon at a time: the state directory's
+ * lock); a daemon given its own state directory keeps it there, so daemons
+ * on different state directories never share a socket.
+ */
+static void default_control_socket(struct cfg_daemon *d, bool state_dir_default)
+{
+	char dir[CFG_PATH_MAX];
+	unsigned index;
+
+	if (!state_dir_default || !cfg_schema_find(CFG_SECTION_DAEMON, "control_socket", &index) ||
+	    (d->lines.set_mask >> index & 1) || cfg_default_runtime_dir(dir, sizeof(dir)) != 0)
+		return;
+	snprintf(d->control_socket, sizeof(d->control_socket), "%.*s/control.sock",
+		 (int)(sizeof(d->control_socket) - sizeof("/control.sock")), dir);
+}
+
 int cfg_finish(struct cfg *cfg, struct cfg_diag *diag)
 {
 	struct finish f = { .cfg = cfg, .diag = diag, .before = diag->count };
@@ -505,6 +537,7 @@ int cfg_finish(struct cfg *cfg, struct cfg_diag *diag)
 	check_required(&f, CFG_SECTION_DAEMON, &d->lines, "daemon");
 	check_required(&f, CFG_SECTION_ISCSI, &cfg->iscsi.lines, "iscsi");
 	check_iscsi(&f);
+	default_control_socket(d, !d->state_dir[0]);
 	if (!d->state_dir[0] && cfg_default_state_dir(d->state_dir, sizeof(d->state_dir)))
 		fail(&f, 0, "daemon", "state_dir", "no default state directory (HOME is not set): set state_dir");
 	if (d->state_dir[0] && d->state_dir[0] != '/') {

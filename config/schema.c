@@ -128,7 +128,9 @@ const struct cfg_key cfg_schema[] = {
 	       "Least severe message written to stderr."),
 	DAEMON(control_socket, CFG_TYPE_PATH, "control.sock", 0, 107, NULL, cfg_set_path,
 	       "Unix socket of the runtime control (`sbcemuctl`, docs/control.md), mode 0600; a relative "
-	       "path is taken from state_dir; empty: no control socket."),
+	       "path is taken from state_dir; empty: no control socket. Unset, a daemon on the default state "
+	       "directory puts it in the runtime directory (`/run/sbcemu/control.sock` for root, else "
+	       "`$XDG_RUNTIME_DIR/sbcemu/control.sock`), one given a state directory in that directory."),
 	DAEMON(workers, CFG_TYPE_U32, "4", 1, 64, NULL, cfg_set_u32,
 	       "Worker threads that run backend I/O (the event loop never blocks on it)."),
 	DAEMON(max_commands, CFG_TYPE_U32, "4096", 0, UINT32_MAX, NULL, cfg_set_u32,

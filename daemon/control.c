@@ -303,7 +303,12 @@ int sbce_control_start(struct sbce_daemon *d)
 	}
 	memcpy(ctl->path, path, strlen(path) + 1);
 	memcpy(addr.sun_path, path, strlen(path) + 1);
-	rc = clear_stale_socket(path);
+	/* Its directory: the state directory, or the runtime directory (/run/sbcemu) made here, 0700. */
+	*strrchr(ctl->path, '/') = '\0';
+	rc = sbce_make_dirs(ctl->path);
+	memcpy(ctl->path, path, strlen(path) + 1);
+	if (rc == 0)
+		rc = clear_stale_socket(path);
 	if (rc != 0) {
 		sbce_error("control socket %s: %s", path, rc == -EEXIST ? "a file that is not a socket is in the way"
 								    : strerror(-rc));

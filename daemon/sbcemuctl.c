@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -69,7 +70,8 @@ static const char usage_text[] =
 	"  fault remove ID|all\n"
 	"\n"
 	"  -s, --socket SOCKET  the control socket; else $SBCEMU_CONTROL_SOCKET, else\n"
-	"                       control.sock in the state directory\n"
+	"                       control.sock in --state-dir, else in the runtime directory\n"
+	"                       (/run/sbcemu for root), else in the default state directory\n"
 	"      --state-dir DIR  the daemon's state directory\n"
 	"      --json           print the daemon's result object as JSON\n"
 	"  -h, --help           show this help\n"
@@ -850,16 +852,37 @@ static int parse_globals(int argc, char **argv, struct globals *g)
 	return EXIT_USAGE;
 }
 
-/* The socket path (malloc'd): -s, else $SBCEMU_CONTROL_SOCKET, else control.sock in the state directory. */
+/*
+ * The socket path (malloc'd): -s, else $SBCEMU_CONTROL_SOCKET, else
+ * control.sock in --state-dir, else the one a daemon on the default state
+ * directory makes in the runtime directory (config/finish.c), else
+ * control.sock in the default state directory (a daemon configured so).
+ */
 static char *socket_path(const struct globals *g)
 {
 	const char *env = getenv("SBCEMU_CONTROL_SOCKET");
 	char dir[CFG_PATH_MAX];
+	struct stat st;
 
 	if (g->socket || (env && env[0]))
 		return format("%s", g->socket ? g->socket : env);
-	if (g->state_dir || cfg_default_state_dir(dir, sizeof(dir)) == 0)
-		return format("%s/control.sock", g->state_dir ? g->state_dir : dir);
+	if (g->state_dir) {
+		char *path = format("%s/control.sock", g->state_dir);
+
+		/* The default state directory given by name: its daemon's socket may be in the runtime directory. */
+		if (stat(path, &st) == 0 || cfg_default_state_dir(dir, sizeof(dir)) != 0 || strcmp(dir, g->state_dir) != 0)
+			return path;
+		free(path);
+	}
+	if (cfg_default_runtime_dir(dir, sizeof(dir)) == 0) {
+		char *path = format("%s/control.sock", dir);
+
+		if (stat(path, &st) == 0)
+			return path;
+		free(path);
+	}
+	if (cfg_default_state_dir(dir, sizeof(dir)) == 0)
+		return format("%s/control.sock", dir);
 	fputs("sbcemuctl: no default state directory (no home directory): use -s or --state-dir\n", stderr);
 	return NULL;
 }

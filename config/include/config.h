@@ -318,6 +318,8 @@ extern const char cfg_default_ini[];
 
 /* /var/lib/sbcemu for root, else $XDG_STATE_HOME/sbcemu or ~/.local/state/sbcemu.  Returns 0 or -1. */
 int cfg_default_state_dir(char *buf, size_t len);
+/* /run/sbcemu for root, else $XDG_RUNTIME_DIR/sbcemu.  Returns 0, or -1 when there is none. */
+int cfg_default_runtime_dir(char *buf, size_t len);
 
 /*
  * A zone list (lun.offline_zones, lun.read_only_zones): zone indexes and

@@ -242,6 +242,39 @@ START_TEST(default_state_dir)
 }
 END_TEST
 
+/*
+ * daemon.control_socket (docs/config.md): unset, in the runtime directory for
+ * a daemon on the default state directory, else in its state directory; set,
+ * relative to the state directory.
+ */
+START_TEST(default_control_socket)
+{
+	const char *lun = "[lun \"" T "\" 0]\npath = a\n";
+	char text[256], want[256];
+	struct cfg *cfg;
+
+	setenv("XDG_RUNTIME_DIR", "/run/user/1000", 1);
+	setenv("XDG_STATE_HOME", "/xdg", 1);
+	cfg = cfg_test_parse_ok(lun, true);
+	ck_assert_str_eq(cfg->daemon.control_socket,
+			 geteuid() == 0 ? "/run/sbcemu/control.sock" : "/run/user/1000/sbcemu/control.sock");
+	ck_assert_int_eq(cfg_default_runtime_dir(want, sizeof(want)), 0);
+	ck_assert_str_eq(want, geteuid() == 0 ? "/run/sbcemu" : "/run/user/1000/sbcemu");
+	cfg_free(cfg);
+	snprintf(text, sizeof(text), "[daemon]\nstate_dir = /srv\n%s", lun);
+	cfg = cfg_test_parse_ok(text, true);
+	ck_assert_str_eq(cfg->daemon.control_socket, "/srv/control.sock");
+	cfg_free(cfg);
+	snprintf(text, sizeof(text), "[daemon]\ncontrol_socket = ctl.sock\n%s", lun);
+	cfg = cfg_test_parse_ok(text, true);
+	snprintf(want, sizeof(want), "%s/ctl.sock", geteuid() == 0 ? "/var/lib/sbcemu" : "/xdg/sbcemu");
+	ck_assert_str_eq(cfg->daemon.control_socket, want);
+	cfg_free(cfg);
+	unsetenv("XDG_RUNTIME_DIR");
+	unsetenv("XDG_STATE_HOME");
+}
+END_TEST
+
 /* Protection information (docs/pi.md) and zone domains (docs/zbc.md): each error names file, line and key. */
 START_TEST(pi_and_zone_domain_checks)
 {
@@ -373,6 +406,7 @@ int main(void)
 	tcase_add_test(tc, shared_backing_file);
 	tcase_add_test(tc, relative_state_dir);
 	tcase_add_test(tc, default_state_dir);
+	tcase_add_test(tc, default_control_socket);
 	tcase_add_test(tc, profiles);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
