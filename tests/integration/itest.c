@@ -473,6 +473,42 @@ bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf,
 	return false;
 }
 
+long long itest_json_num(const char *json, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+bool itest_daemon_log_has(const struct itest_daemon *d, const char *text)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(d->log, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, text) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+long long itest_capacity10(struct iscsi_context *iscsi, int lun)
+{
+	uint8_t cdb[10] = { 0x25 };
+	struct itest_result r;
+	long long n = -1;
+
+	itest_cmd(iscsi, lun, cdb, 10, ITEST_IN, NULL, 0, 8, &r);
+	if (r.transport_ok && r.status == 0 && r.data_len >= 8)
+		n = (long long)itest_get_be32(r.data) + 1;
+	itest_result_free(&r);
+	return n;
+}
+
 uint64_t itest_now_ms(void)
 {
 	struct timespec ts;

@@ -197,6 +197,12 @@ bool itest_write16(struct iscsi_context *iscsi, int lun, uint64_t lba, const voi
 		   uint32_t block_size, bool fua, const char *name);
 bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf, uint32_t nblocks, uint32_t block_size,
 		  const char *name);
+/* The number after "key": in json (sbcemuctl --json output), or -1 when there is none. */
+long long itest_json_num(const char *json, const char *key);
+/* Whether the daemon's log has a line containing text. */
+bool itest_daemon_log_has(const struct itest_daemon *d, const char *text);
+/* READ CAPACITY(10) of lun: the number of blocks (RETURNED LOGICAL BLOCK ADDRESS + 1), or -1. */
+long long itest_capacity10(struct iscsi_context *iscsi, int lun);
 /* Monotonic milliseconds. */
 uint64_t itest_now_ms(void);
 /* What an asynchronous libiscsi command or task management function came back with (priv of the callbacks below). */

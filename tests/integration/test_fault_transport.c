@@ -33,20 +33,9 @@ static bool ctl_ok(const char *args, const char *name)
 	return itest_ok(rc == 0, name, "exit %d: %.300s", rc, out);
 }
 
-/* The number after "key": in the JSON of the last sbcemuctl call, or -1. */
-static long long out_num(const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(out, pat);
-	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
-}
-
 static long long held_now(void)
 {
-	return itest_ctl(&d, out, sizeof(out), "--json fault list") == 0 ? out_num("held") : -1;
+	return itest_ctl(&d, out, sizeof(out), "--json fault list") == 0 ? itest_json_num(out, "held") : -1;
 }
 
 static struct iscsi_context *new_session(void)
@@ -74,7 +63,7 @@ static void test_drop_connection(void)
 	itest_result_free(&r);
 	itest_close(s);
 	ctl_ok("--json fault list", "sbcemuctl --json fault list -> exit 0");
-	itest_ok(out_num("fired") == 1 && out_num("held") == 0,
+	itest_ok(itest_json_num(out, "fired") == 1 && itest_json_num(out, "held") == 0,
 		 "drop-connection: the rule fired once and holds nothing (the drop aborted the command)", "%.300s", out);
 	s = new_session();
 	if (!s)
@@ -178,7 +167,7 @@ static void test_ignore_abort_task(void)
 	itest_expect_cmd(s, 0, "after LOGICAL UNIT RESET: TEST UNIT READY -> 06/29/03", tur, 6, ITEST_NONE, NULL, 0, 0,
 			 EXPECT_SENSE(6, 0x29, 0x03), NULL);
 	ctl_ok("--json fault list", "sbcemuctl --json fault list -> exit 0");
-	itest_ok(strstr(out, "\"ignore-abort-task\"") && out_num("fired") >= 1,
+	itest_ok(strstr(out, "\"ignore-abort-task\"") && itest_json_num(out, "fired") >= 1,
 		 "fault list shows the ignore-abort-task rule with its firing", "%.300s", out);
 	ctl_ok("fault remove all", "sbcemuctl fault remove all (hold, ignore-abort-task) -> exit 0");
 }

@@ -35,17 +35,6 @@ static bool ctl_ok(const char *args, const char *name)
 	return itest_ok(rc == 0, name, "exit %d: %.300s", rc, out);
 }
 
-/* The number after "key": in the JSON of the last sbcemuctl call, or -1. */
-static long long out_num(const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(out, pat);
-	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
-}
-
 static bool out_has(const char *text)
 {
 	return strstr(out, text) != NULL;
@@ -82,8 +71,8 @@ static void test_window(void)
 		 (unsigned long long)t);
 	itest_result_free(&r);
 	ctl_ok("--json fault list", "sbcemuctl --json fault list (window waiting) -> exit 0");
-	itest_ok(out_has("\"window\": \"waiting\"") && out_num("matched") == 0 && out_num("after_ms") == 3000 &&
-			 out_num("for_ms") == 3000,
+	itest_ok(out_has("\"window\": \"waiting\"") && itest_json_num(out, "matched") == 0 && itest_json_num(out, "after_ms") == 3000 &&
+			 itest_json_num(out, "for_ms") == 3000,
 		 "fault list before the window: \"window\": \"waiting\", after_ms 3000, for_ms 3000, matched 0 (commands "
 		 "outside the window are not seen)",
 		 "%.400s", out);
@@ -101,7 +90,7 @@ static void test_window(void)
 		 itest_result_str(&r));
 	itest_result_free(&r);
 	ctl_ok("--json fault list", "sbcemuctl --json fault list (window open) -> exit 0");
-	itest_ok(out_has("\"window\": \"open\"") && out_num("matched") == 2 && out_num("fired") == 2,
+	itest_ok(out_has("\"window\": \"open\"") && itest_json_num(out, "matched") == 2 && itest_json_num(out, "fired") == 2,
 		 "fault list in the window: \"window\": \"open\", matched 2, fired 2", "%.400s", out);
 
 	sleep_until(t0, 6700);
@@ -110,7 +99,7 @@ static void test_window(void)
 		 itest_result_str(&r));
 	itest_result_free(&r);
 	ctl_ok("--json fault list", "sbcemuctl --json fault list (window closed) -> exit 0");
-	itest_ok(out_has("\"window\": \"closed\"") && out_num("matched") == 2 && out_num("fired") == 2,
+	itest_ok(out_has("\"window\": \"closed\"") && itest_json_num(out, "matched") == 2 && itest_json_num(out, "fired") == 2,
 		 "fault list after the window: \"window\": \"closed\", still matched 2, fired 2", "%.400s", out);
 	ctl_ok("fault list", "sbcemuctl fault list (table, with the window in TRIGGER) -> exit 0");
 	itest_ok(out_has("after=3000ms for=3000ms (closed)"), "fault list table: TRIGGER shows after=3000ms for=3000ms (closed)",
@@ -146,7 +135,7 @@ static void test_every_in_window(void)
 		 "the window did not count)",
 		 "failed mask 0x%x (want 0xa)", fails);
 	itest_ctl(&d, out, sizeof(out), "--json fault list");
-	itest_ok(out_has("\"window\": \"open\"") && out_num("for_ms") == 0 && out_num("matched") == 4,
+	itest_ok(out_has("\"window\": \"open\"") && itest_json_num(out, "for_ms") == 0 && itest_json_num(out, "matched") == 4,
 		 "fault list: --for absent (0): the window stays \"open\", matched 4", "%.400s", out);
 	ctl_ok("fault remove all", "sbcemuctl fault remove all (every rule) -> exit 0");
 }

@@ -57,30 +57,6 @@ static bool hangup(const char *last)
 	return false;
 }
 
-static bool log_has(const char *text)
-{
-	char line[1024];
-	bool found = false;
-	FILE *f = fopen(d.log, "r");
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, text) != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
-static long long capacity_blocks(struct iscsi_context *s, int lun, struct itest_result *r)
-{
-	uint8_t cdb[10] = { 0x25 };
-	long long n = -1;
-
-	itest_cmd(s, lun, cdb, 10, ITEST_IN, NULL, 0, 8, r);
-	if (r->transport_ok && r->status == 0 && r->data_len >= 8)
-		n = (long long)itest_get_be32(r->data) + 1;
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	uint8_t tur[6] = { 0 }, block[512] = { 0 }, write10[10] = { 0x2a, 0, 0, 0, 0, 100, 0, 0, 1, 0 };
@@ -100,7 +76,7 @@ int main(int argc, char **argv)
 	itest_daemon_write_config(&d, broken);
 	itest_ok(hangup("does not load: nothing changed"), "SIGHUP with a broken file: the daemon says nothing changed",
 		 NULL);
-	itest_ok(log_has("sbcemud.conf:3: lun \"" ITEST_TARGET "\" 0.size: \"lots\" is not a size"),
+	itest_ok(itest_daemon_log_has(&d, "sbcemud.conf:3: lun \"" ITEST_TARGET "\" 0.size: \"lots\" is not a size"),
 		 "... and logs the error as file:line: section.key: reason", NULL);
 	itest_expect_cmd(s, 0, "after the broken reload: TEST UNIT READY LUN 0 -> GOOD (no unit attention)", tur, 6,
 			 ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
@@ -114,19 +90,17 @@ int main(int argc, char **argv)
 		itest_daemon_log_tail(&d, 20);
 		return itest_finish();
 	}
-	itest_ok(log_has("[iscsi] max_burst_length changed (262144 -> 131072): takes effect at the next start"),
+	itest_ok(itest_daemon_log_has(&d, "[iscsi] max_burst_length changed (262144 -> 131072): takes effect at the next start"),
 		 "the [iscsi] change is named as taking effect at the next start", NULL);
-	itest_ok(log_has("vendor changed (SBCEMU -> CHANGED)") || log_has("] vendor changed"),
+	itest_ok(itest_daemon_log_has(&d, "vendor changed (SBCEMU -> CHANGED)") || itest_daemon_log_has(&d, "] vendor changed"),
 		 "an LU key that cannot change live (vendor) is named", NULL);
 	itest_expect_cmd(s, 0, "after the reload: TEST UNIT READY LUN 0 -> 06/2A/09 (CAPACITY DATA HAS CHANGED)", tur, 6,
 			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(6, 0x2a, 0x09), NULL);
 	itest_expect_cmd(s, 0, "... the next TEST UNIT READY -> 06/3F/0E (REPORTED LUNS DATA HAS CHANGED)", tur, 6,
 			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(6, 0x3f, 0x0e), NULL);
 	itest_clear_ua(s, 0);
-	n = capacity_blocks(s, 0, &r);
-	itest_ok(n == 65536, "after the reload: READ CAPACITY(10) LUN 0 -> 65536 blocks (size = 32M)", "%lld: %s", n,
-		 itest_result_str(&r));
-	itest_result_free(&r);
+	n = itest_capacity10(s, 0);
+	itest_ok(n == 65536, "after the reload: READ CAPACITY(10) LUN 0 -> 65536 blocks (size = 32M)", "%lld", n);
 	itest_clear_ua(s, 3);
 	itest_expect_cmd(s, 3, "after the reload: WRITE(10) LUN 3 -> 07/27/00 (write_protect = true)", write10, 10,
 			 ITEST_OUT, block, sizeof(block), 0, EXPECT_SENSE(7, 0x27, 0), &r);
@@ -137,9 +111,8 @@ int main(int argc, char **argv)
 	itest_expect_cmd(s, 1, "after the reload: TEST UNIT READY LUN 1 (removed) -> 05/25/00", tur, 6, ITEST_NONE, NULL,
 			 0, 0, EXPECT_SENSE(5, 0x25, 0), NULL);
 	itest_clear_ua(s, 2);
-	n = capacity_blocks(s, 2, &r);
-	itest_ok(n == 32768, "after the reload: LUN 2 (added) -> 32768 blocks", "%lld: %s", n, itest_result_str(&r));
-	itest_result_free(&r);
+	n = itest_capacity10(s, 2);
+	itest_ok(n == 32768, "after the reload: LUN 2 (added) -> 32768 blocks", "%lld", n);
 
 	/* The same file again: nothing left to apply but what needs a restart. */
 	itest_ok(hangup("SIGHUP: 0 changes applied, 4 at the next start"),

@@ -43,19 +43,6 @@ static uint64_t report_luns(struct iscsi_context *s)
 	return bits;
 }
 
-static long long capacity_blocks(struct iscsi_context *s, int lun)
-{
-	uint8_t cdb[10] = { 0x25 };
-	struct itest_result r;
-	long long n = -1;
-
-	itest_cmd(s, lun, cdb, 10, ITEST_IN, NULL, 0, 8, &r);
-	if (r.transport_ok && r.status == 0 && r.data_len >= 8)
-		n = (long long)itest_get_be32(r.data) + 1;
-	itest_result_free(&r);
-	return n;
-}
-
 static bool ctl(const char *args, const char *name)
 {
 	int rc = itest_ctl(&d, out, sizeof(out), "%s", args);
@@ -110,12 +97,12 @@ int main(int argc, char **argv)
 		itest_ok(report_luns(s) == ((1ull << 0) | (1ull << 2) | (1ull << 3) | (1ull << 5)),
 			 "after the restart: REPORT LUNS lists LUNs 0, 2, 3 and 5", "bits %llx",
 			 (unsigned long long)report_luns(s));
-		itest_ok(capacity_blocks(s, 0) == 65536, "after the restart: READ CAPACITY(10) of LUN 0 -> 65536 blocks",
-			 "%lld", capacity_blocks(s, 0));
+		itest_ok(itest_capacity10(s, 0) == 65536, "after the restart: READ CAPACITY(10) of LUN 0 -> 65536 blocks",
+			 "%lld", itest_capacity10(s, 0));
 		itest_expect_cmd(s, 0, "after the restart: WRITE(10) to LUN 0 -> 07/27/00 (WRITE PROTECTED)", write10, 10,
 				 ITEST_OUT, block, sizeof(block), 0, EXPECT_SENSE(7, 0x27, 0), NULL);
-		itest_ok(capacity_blocks(s, 5) == 16384, "after the restart: LUN 5 (added at run time) has 16384 blocks",
-			 "%lld", capacity_blocks(s, 5));
+		itest_ok(itest_capacity10(s, 5) == 16384, "after the restart: LUN 5 (added at run time) has 16384 blocks",
+			 "%lld", itest_capacity10(s, 5));
 		itest_close(s);
 	}
 	itest_ok(itest_ctl(&d, out, sizeof(out), "--json fault list") == 0 && strstr(out, "\"zone-offline\"") &&

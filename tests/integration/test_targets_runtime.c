@@ -73,19 +73,6 @@ static bool discovered(const char *name)
 	return found;
 }
 
-static long long capacity(struct iscsi_context *s, int lun)
-{
-	uint8_t cdb[10] = { 0x25 };
-	struct itest_result r;
-	long long n = -1;
-
-	itest_cmd(s, lun, cdb, 10, ITEST_IN, NULL, 0, 8, &r);
-	if (r.transport_ok && r.status == 0 && r.data_len >= 8)
-		n = (long long)itest_get_be32(r.data) + 1;
-	itest_result_free(&r);
-	return n;
-}
-
 static void test_add(void)
 {
 	struct iscsi_context *s;
@@ -102,7 +89,7 @@ static void test_add(void)
 	s = login(ADDED, err, sizeof(err));
 	if (!itest_ok(s != NULL, "login to the added target -> success", "%s", err))
 		return;
-	itest_ok(capacity(s, 0) == 65536, "added target LUN 0: READ CAPACITY(10) -> 65536 blocks (size=32M)", NULL);
+	itest_ok(itest_capacity10(s, 0) == 65536, "added target LUN 0: READ CAPACITY(10) -> 65536 blocks (size=32M)", NULL);
 	itest_pattern(buf, sizeof(buf), 77);
 	itest_write16(s, 0, 1000, buf, 1, 512, true, "added target: WRITE(16) FUA LBA 1000");
 	itest_close(s);
@@ -210,19 +197,6 @@ static void test_add_again(void)
 	itest_close(s);
 }
 
-static bool log_has(const char *text)
-{
-	char line[1024];
-	bool found = false;
-	FILE *f = fopen(d.log, "r");
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, text) != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 static void test_sighup(void)
 {
 	struct iscsi_context *s;
@@ -231,13 +205,13 @@ static void test_sighup(void)
 
 	itest_daemon_write_config(&d, reloaded);
 	kill(d.pid, SIGHUP);
-	for (end = itest_now_ms() + 5000; itest_now_ms() < end && !log_has("SIGHUP: 2 changes applied");)
+	for (end = itest_now_ms() + 5000; itest_now_ms() < end && !itest_daemon_log_has(&d, "SIGHUP: 2 changes applied");)
 		usleep(50000);
-	itest_ok(log_has("SIGHUP: target " HUP " added") && log_has("SIGHUP: target " ADDED " removed"),
+	itest_ok(itest_daemon_log_has(&d, "SIGHUP: target " HUP " added") && itest_daemon_log_has(&d, "SIGHUP: target " ADDED " removed"),
 		 "SIGHUP: the file's new target added, the one only added at run time removed", NULL);
-	itest_ok(log_has("SIGHUP: 2 changes applied"), "SIGHUP: 2 changes applied", NULL);
+	itest_ok(itest_daemon_log_has(&d, "SIGHUP: 2 changes applied"), "SIGHUP: 2 changes applied", NULL);
 	s = login(HUP, err, sizeof(err));
-	itest_ok(s && capacity(s, 0) == 16384, "login to the target SIGHUP added -> LUN 0 of 16384 blocks (8M)", "%s",
+	itest_ok(s && itest_capacity10(s, 0) == 16384, "login to the target SIGHUP added -> LUN 0 of 16384 blocks (8M)", "%s",
 		 s ? "" : err);
 	if (s)
 		itest_close(s);
