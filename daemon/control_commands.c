@@ -139,13 +139,23 @@ static const char *kind_name(enum scsi_lu_kind kind)
 
 /* ---- introspection ---- */
 
-static unsigned lu_count(const struct sbce_daemon *d)
+static void count_tcmu_lu(void *arg, const char *name, const char *path, struct scsi_lu *lu)
+{
+	(void)name;
+	(void)path;
+	(void)lu;
+	++*(unsigned *)arg;
+}
+
+/* The LUs of every target and every TCMU backstore. */
+static unsigned lu_count(struct sbce_daemon *d)
 {
 	unsigned n = 0;
 
 	for (size_t i = 0; i < d->device_count; i++)
 		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++)
 			n += scsi_device_find_lu(d->devices[i], scsi_lun_encode(l)) != NULL;
+	sbce_tcmu_foreach_lu(d, count_tcmu_lu, &n);
 	return n;
 }
 
