@@ -89,6 +89,9 @@ sbce_value prevented_read_rc $rc
 exec 4<&-
 sleep 1
 sbce_host_ctl "lu state $lc no-medium"
+# CTL gets no answer: give the host time to run it before anything opens the
+# card again (each open sends PREVENT, and a pull while it holds is refused).
+sleep 3
 sbce_value pulled_read_fails "$(yes_no poll 30 card_fails)"
 rc=0
 dd if="$card" of=/dev/null bs=512 count=1 iflag=direct 2>/tmp/card.err || rc=$?
