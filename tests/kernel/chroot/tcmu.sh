@@ -72,24 +72,28 @@ value conv0_data ok
 
 # The runtime control on a TCMU backstore (docs/control.md, "tcmu"): a
 # medium-error rule on conv0's blocks 8192-8199 reaches the application as
-# EIO with the LBA in dmesg (SBC-4: 03/11/00, INFORMATION = the LBA, passed
+# an error (ENODATA: the block layer's BLK_STS_MEDIUM) with the LBA in dmesg (SBC-4: 03/11/00, INFORMATION = the LBA, passed
 # through the ring and LIO), a 4 KiB write repairs them; offline makes reads
 # fail, ready brings them back.
 CTL=("$SBCE_BUILDDIR/daemon/sbcemuctl" --state-dir "$STATE")
 step "sbcemuctl fault add 0 medium-error --lba 8192-8199 --tcmu conv0"
-"${CTL[@]}" fault add 0 medium-error --lba 8192-8199 --tcmu conv0 || fail "sbcemuctl fault add --tcmu conv0 failed"
+rule=$("${CTL[@]}" --json fault add 0 medium-error --lba 8192-8199 --tcmu conv0) ||
+	fail "sbcemuctl fault add --tcmu conv0 failed"
+rule=$(tr -dc '0-9' <<<"$rule")
 "${CTL[@]}" lus | tee /tmp/lus | grep -q '^tcmu:conv0 ' || fail "sbcemuctl lus does not list tcmu:conv0: $(cat /tmp/lus)"
 dmesg -c >/dev/null
 if dd if="$conv" of=/dev/null bs=512 skip=8192 count=1 iflag=direct status=none 2>/tmp/dd.err; then
 	fail "conv0: a read of a block under a medium-error rule succeeded"
 fi
-grep -q 'Input/output error' /tmp/dd.err || fail "conv0: the failed read said: $(cat /tmp/dd.err)"
+# The block layer hands a medium error to the application as ENODATA (BLK_STS_MEDIUM), others as EIO.
+grep -qE 'No data available|Input/output error' /tmp/dd.err || fail "conv0: the failed read said: $(cat /tmp/dd.err)"
 dmesg | grep -iE 'medium|sense|sector' | head -n 6
 dmesg | grep -q "critical medium error.*sector 8192 " || fail "conv0: dmesg has no medium error at sector 8192"
 expect "conv0 repairing write" dd if=/dev/zero of="$conv" bs=4096 seek=1024 count=1 oflag=direct conv=notrunc status=none
 expect "conv0 read after the repair" dd if="$conv" of=/dev/null bs=4096 skip=1024 count=1 iflag=direct status=none
 "${CTL[@]}" --json fault list | tee /tmp/rules | grep -q '"tcmu": "conv0"' || fail "fault list: $(cat /tmp/rules)"
-"${CTL[@]}" fault remove all || fail "sbcemuctl fault remove all failed"
+# Only this rule: faulty0's offline zones are rules too (made from its template's offline_zones).
+"${CTL[@]}" fault remove "$rule" || fail "sbcemuctl fault remove $rule failed"
 value conv0_medium_error ok
 "${CTL[@]}" lu state 0 offline --tcmu conv0 || fail "sbcemuctl lu state 0 offline --tcmu conv0 failed"
 if dd if="$conv" of=/dev/null bs=4096 count=1 iflag=direct status=none 2>/dev/null; then
