@@ -299,7 +299,8 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 
 		for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
 			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(n));
-			const char *path = "", *profile = "none";
+			const char *path = "", *profile = "none", *kind = NULL;
+			json_t *o;
 
 			if (!lu)
 				continue;
@@ -307,8 +308,12 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 				if (t->luns[k]->lun == n) {
 					path = t->luns[k]->path;
 					profile = cfg_profile_name(t->luns[k]->profile);
+					kind = cfg_lu_kind_name(t->luns[k]->kind); /* zbc-zd is a zbc-hm LU to the core */
 				}
-			json_array_append_new(lus, lu_json("target", t->name, path, profile, lu));
+			o = lu_json("target", t->name, path, profile, lu);
+			if (o && kind)
+				json_object_set_new(o, "kind", json_string(kind));
+			json_array_append_new(lus, o);
 		}
 	}
 	sbce_tcmu_foreach_lu(d, tcmu_lu_json, lus);
