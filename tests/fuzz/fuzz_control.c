@@ -77,6 +77,13 @@ void sbce_observe_backing_errors(struct sbce_daemon *d, struct scsi_device *dev)
 	(void)dev;
 }
 
+/* The harness never starts the socket (sbce_control_start), which makes its directory. */
+int sbce_make_dirs(const char *path)
+{
+	(void)path;
+	return -38; /* ENOSYS */
+}
+
 /* No backing files here: lu-add is checked up to opening one, which this harness refuses. */
 int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
 		 const char *state_dir, char *err, size_t errlen)
