@@ -20,9 +20,9 @@
 
 #include "control.h"
 
-static int running_index(const struct sbce_daemon *d, const char *name)
+int sbce_target_index(const struct sbce_daemon *d, const char *name)
 {
-	for (size_t i = 0; i < d->device_count; i++)
+	for (size_t i = 0; name && i < d->device_count; i++)
 		if (strcmp(d->cfg->targets[i]->name, name) == 0)
 			return (int)i;
 	return -1;
@@ -36,7 +36,7 @@ int sbce_target_add(struct sbce_daemon *d, const struct cfg_target *t, const cha
 	struct cfg_target *copy;
 	const char *user;
 
-	if (running_index(d, t->name) >= 0) {
+	if (sbce_target_index(d, t->name) >= 0) {
 		snprintf(err, errlen, "target %s already exists", t->name);
 		return -1;
 	}
@@ -251,7 +251,7 @@ int sbce_control_target_add(struct sbce_daemon *d, const json_t *req, json_t *re
 		snprintf(err, errlen, "\"target\" must be the new target's name");
 		return -1;
 	}
-	if (running_index(d, json_string_value(target)) >= 0) {
+	if (sbce_target_index(d, json_string_value(target)) >= 0) {
 		snprintf(err, errlen, "target %s already exists", json_string_value(target));
 		return -1;
 	}
@@ -280,7 +280,7 @@ int sbce_control_target_remove(struct sbce_daemon *d, const json_t *req, json_t 
 	}
 	if (sbce_control_bool(req, "force", false, &force, err, errlen) < 0)
 		return -1;
-	i = running_index(d, json_string_value(target));
+	i = sbce_target_index(d, json_string_value(target));
 	if (i < 0) {
 		snprintf(err, errlen, "no target \"%.224s\"", json_string_value(target));
 		return -1;

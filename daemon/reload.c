@@ -29,15 +29,6 @@ struct reload {
 	bool out_of_memory;
 };
 
-/* The running target a change names: its index, or -1 (not running: a new target). */
-static int running_target(const struct sbce_daemon *d, const char *name)
-{
-	for (size_t i = 0; name && i < d->device_count; i++)
-		if (strcmp(d->cfg->targets[i]->name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
 static void describe(const struct cfg_change *c, char *buf, size_t len)
 {
 	if (strcmp(c->section, "lun") == 0)
@@ -146,7 +137,7 @@ static void apply(void *arg, const struct cfg_change *c)
 {
 	struct reload *r = arg;
 	struct sbce_daemon *d = r->d;
-	int i = running_target(d, c->target);
+	int i = sbce_target_index(d, c->target);
 	char err[256];
 	unsigned ended;
 

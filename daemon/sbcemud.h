@@ -145,6 +145,8 @@ int sbce_lu_remove(struct sbce_daemon *d, size_t i, uint32_t lun, bool force, co
 		   char *err, size_t errlen);
 /* The running target whose LU has path as its backing file, or NULL (control_lus.c). */
 const char *sbce_path_user(const struct sbce_daemon *d, const char *path);
+/* The index of the running target called name (in d->devices and d->cfg->targets), or -1. */
+int sbce_target_index(const struct sbce_daemon *d, const char *name);
 /*
  * Adds target t (a finished configuration's, copied) with its LUs and serves
  * it; why starts the log line.  0, or -1 with the reason in err and nothing
