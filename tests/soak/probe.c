@@ -47,6 +47,53 @@ bool proc_sample(pid_t pid, struct proc_sample *p)
 	return p->rss_kb >= 0;
 }
 
+/*
+ * A sample taken once the descriptor count has held for 300 ms (at most 5 s
+ * of waiting): the daemon closes a connection only when its event loop reads
+ * the peer's FIN, so the readiness probe's connection (itest_daemon_start)
+ * can still be open just after a restart.
+ */
+bool proc_sample_settled(pid_t pid, struct proc_sample *p)
+{
+	struct proc_sample prev;
+	int steady = 0;
+
+	if (!proc_sample(pid, &prev))
+		return false;
+	for (int i = 0; i < 50 && steady < 3; i++) {
+		usleep(100000);
+		if (!proc_sample(pid, p))
+			return false;
+		steady = p->fds == prev.fds ? steady + 1 : 0;
+		prev = *p;
+	}
+	return true;
+}
+
+/* Every open descriptor of PID and what it points at, one "# " line each. */
+void proc_print_fds(pid_t pid)
+{
+	char path[64], full[400], target[256];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", path, e->d_name);
+		n = readlink(full, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = 0;
+		printf("#   fd %s -> %s\n", e->d_name, target);
+	}
+	closedir(d);
+}
+
 /* ---- hang reports ---- */
 
 static void dump_stacks(void)

@@ -199,7 +199,7 @@ static int parse_opts(int argc, char **argv, struct soak_opts *o)
 
 static void sample(struct proc_sample *p, const char *when)
 {
-	if (!proc_sample(soak.d.pid, p))
+	if (!proc_sample_settled(soak.d.pid, p))
 		printf("# cannot read /proc/%d (%s)\n", (int)soak.d.pid, when);
 }
 
@@ -315,6 +315,10 @@ static void finish(void)
 	if (alive_at_end) {
 		sample(&fin, "the end");
 		have_fin = fin.fds >= 0;
+		if (have_fin && fin.fds != pre.fds) {
+			printf("# sbcemud's descriptors at the end (%d before the logins):\n", pre.fds);
+			proc_print_fds(soak.d.pid);
+		}
 	}
 	watch_op("stopping sbcemud (SIGTERM)", -1);
 	term_status = itest_daemon_stop(&soak.d, SIGTERM);

@@ -194,6 +194,8 @@ struct proc_sample {
 	int threads;
 };
 bool proc_sample(pid_t pid, struct proc_sample *p);
+bool proc_sample_settled(pid_t pid, struct proc_sample *p);
+void proc_print_fds(pid_t pid);
 void watchdog_start(void);
 void watch_op(const char *what, int sess);
 void watch_idle(void);
