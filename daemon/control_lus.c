@@ -16,6 +16,7 @@
 static int request_target(struct sbce_daemon *d, const json_t *req, char *err, size_t errlen)
 {
 	const json_t *t = json_object_get(req, "target");
+	int i;
 
 	if (t && !json_is_string(t)) {
 		snprintf(err, errlen, "\"target\" must be a string");
@@ -27,11 +28,10 @@ static int request_target(struct sbce_daemon *d, const json_t *req, char *err, s
 		snprintf(err, errlen, "\"target\" is missing (the daemon has %zu targets)", d->device_count);
 		return -1;
 	}
-	for (size_t i = 0; i < d->device_count; i++)
-		if (strcmp(d->cfg->targets[i]->name, json_string_value(t)) == 0)
-			return (int)i;
-	snprintf(err, errlen, "no target \"%.224s\"", json_string_value(t));
-	return -1;
+	i = sbce_target_index(d, json_string_value(t));
+	if (i < 0)
+		snprintf(err, errlen, "no target \"%.224s\"", json_string_value(t));
+	return i;
 }
 
 const char *sbce_path_user(const struct sbce_daemon *d, const char *path)

@@ -77,6 +77,12 @@ int itest_daemon_start(struct itest_daemon *d);
 /* Sends sig, waits up to 15 s (then SIGKILL).  Returns the wait status, or -1. */
 int itest_daemon_stop(struct itest_daemon *d, int sig);
 bool itest_daemon_alive(struct itest_daemon *d);
+/*
+ * Whether the daemon exits within ms milliseconds (it is reaped then).  A
+ * daemon that kills itself closes its sockets before it can be reaped, so a
+ * client sees the connection drop a moment before waitpid does.
+ */
+bool itest_daemon_exits_within(struct itest_daemon *d, unsigned ms);
 /* Stops a running daemon (SIGTERM) and removes the scratch directory unless kept. */
 void itest_daemon_cleanup(struct itest_daemon *d);
 /* Prints the last lines of the daemon log as TAP comments. */
@@ -90,6 +96,9 @@ void itest_daemon_up(struct itest_daemon *d, const char *name, const char *confi
  */
 int itest_ctl(const struct itest_daemon *d, char *out, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* A check named name that "sbcemuctl ARGS" (itest_ctl) exits with want; its stdout stays in out. */
+bool itest_ctl_expect(const struct itest_daemon *d, char *out, size_t cap, int want, const char *args,
+		      const char *name);
 
 /* ---- sessions ---- */
 

@@ -294,6 +294,16 @@ bool itest_daemon_alive(struct itest_daemon *d)
 	return true;
 }
 
+bool itest_daemon_exits_within(struct itest_daemon *d, unsigned ms)
+{
+	for (unsigned waited = 0; itest_daemon_alive(d); waited += 20) {
+		if (waited >= ms)
+			return false;
+		usleep(20000);
+	}
+	return true;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -358,4 +368,12 @@ int itest_ctl(const struct itest_daemon *d, char *out, size_t cap, const char *f
 	if (itest_verbose())
 		itest_note("sbcemuctl %s -> %d", args, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+bool itest_ctl_expect(const struct itest_daemon *d, char *out, size_t cap, int want, const char *args,
+		      const char *name)
+{
+	int rc = itest_ctl(d, out, cap, "%s", args);
+
+	return itest_ok(rc == want, name, "exit %d (want %d): %.300s", rc, want, out ? out : "");
 }

@@ -28,9 +28,7 @@ static char out[8192];
 
 static bool ctl_ok(const char *args, const char *name)
 {
-	int rc = itest_ctl(&d, out, sizeof(out), "%s", args);
-
-	return itest_ok(rc == 0, name, "exit %d: %.300s", rc, out);
+	return itest_ctl_expect(&d, out, sizeof(out), 0, args, name);
 }
 
 static long long held_now(void)

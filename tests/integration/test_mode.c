@@ -451,9 +451,7 @@ static int page_bits(struct iscsi_context *s, uint8_t code, int pc, int byte, in
 
 static bool ctl(int want, const char *args, const char *name)
 {
-	int rc = itest_ctl(&d2, out, sizeof(out), "%s", args);
-
-	return itest_ok(rc == want, name, "exit %d (want %d): %.300s", rc, want, out);
+	return itest_ctl_expect(&d2, out, sizeof(out), want, args, name);
 }
 
 static void write_block(struct iscsi_context *s, uint32_t lba, uint8_t fill, struct itest_result *r)

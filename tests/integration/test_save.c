@@ -45,9 +45,7 @@ static uint64_t report_luns(struct iscsi_context *s)
 
 static bool ctl(const char *args, const char *name)
 {
-	int rc = itest_ctl(&d, out, sizeof(out), "%s", args);
-
-	return itest_ok(rc == 0, name, "exit %d", rc);
+	return itest_ctl_expect(&d, out, sizeof(out), 0, args, name);
 }
 
 int main(int argc, char **argv)
