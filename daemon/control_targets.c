@@ -232,6 +232,11 @@ static int requested_target(struct sbce_daemon *d, const json_t *req, const char
 		snprintf(err, errlen, "%.*s", (int)strcspn(diag.text, "\n"), diag.text);
 		goto fail;
 	}
+	/* An empty cfgstring ("", ";") sets no key: no LUN 0, and no target either. */
+	if (cand->target_count != 1 || cand->targets[0]->lun_count == 0) {
+		snprintf(err, errlen, "\"cfgstring\" sets no key of LUN 0: a new target needs its LUN 0 (\"size=1G;path=x.img\")");
+		goto fail;
+	}
 	cfg_diag_free(&diag);
 	*out = cand;
 	return 0;

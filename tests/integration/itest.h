@@ -78,6 +78,11 @@ int itest_daemon_start(struct itest_daemon *d);
 int itest_daemon_stop(struct itest_daemon *d, int sig);
 bool itest_daemon_alive(struct itest_daemon *d);
 /*
+ * kill(pid, sig) for a daemon that is running; -1 and nothing sent when it is
+ * not (pid -1 after it died: kill(-1, sig) would signal every process).
+ */
+int itest_daemon_signal(const struct itest_daemon *d, int sig);
+/*
  * Whether the daemon exits within ms milliseconds (it is reaped then).  A
  * daemon that kills itself closes its sockets before it can be reaped, so a
  * client sees the connection drop a moment before waitpid does.

@@ -294,6 +294,11 @@ bool itest_daemon_alive(struct itest_daemon *d)
 	return true;
 }
 
+int itest_daemon_signal(const struct itest_daemon *d, int sig)
+{
+	return d->pid > 0 ? kill(d->pid, sig) : -1;
+}
+
 bool itest_daemon_exits_within(struct itest_daemon *d, unsigned ms)
 {
 	for (unsigned waited = 0; itest_daemon_alive(d); waited += 20) {

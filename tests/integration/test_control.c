@@ -1140,7 +1140,7 @@ static void test_shutdown_releases_held(void)
 	if (!task)
 		return;
 	t0 = itest_now_ms();
-	kill(d.pid, SIGTERM);
+	itest_daemon_signal(&d, SIGTERM);
 	service_for(5000, &a.done);
 	itest_ok(a.done && a.status == SCSI_STATUS_GOOD,
 		 "SIGTERM with a READ(10) held by a fault rule: the rule goes, the READ(10) is answered GOOD",

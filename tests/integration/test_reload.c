@@ -40,7 +40,7 @@ static bool hangup(const char *last)
 		seen = ftell(f);
 		fclose(f);
 	}
-	kill(d.pid, SIGHUP);
+	itest_daemon_signal(&d, SIGHUP);
 	while (itest_now_ms() < end) {
 		f = fopen(d.log, "r");
 		if (f) {

@@ -105,7 +105,7 @@ static bool round_trip(int round, const struct round *rd, int *responded, int *l
 	}
 	itest_raw_write(c.fd, buf, len);
 	usleep(rd->delay_us);
-	kill(d.pid, SIGTERM);
+	itest_daemon_signal(&d, SIGTERM);
 	while (itest_raw_recv(&c, &p, 10000) == 1) {
 		uint32_t itt = itest_get_be32(p.bhs + 16);
 

@@ -117,6 +117,12 @@ static void test_refused(void)
 	itest_ok(rc == 1, "target add on the backing file of the other target's LUN 0 -> exit 1", "exit %d", rc);
 	rc = ctl("target add iqn.2026-12.org.sbcemu:bad 'size=8M;path=b.img' --chap-user u --chap-secret short");
 	itest_ok(rc == 1, "target add with an 5-byte CHAP secret -> exit 1 (RFC 7143 12.1.3: at least 12)", "exit %d", rc);
+	rc = ctl("target add iqn.2026-12.org.sbcemu:bad ''");
+	itest_ok(rc == 1 && !itest_daemon_exits_within(&d, 300),
+		 "target add with an empty cfgstring -> exit 1 (no LUN 0), the daemon still serving", "exit %d", rc);
+	rc = ctl("target add iqn.2026-12.org.sbcemu:bad ';' --tpgt 2");
+	itest_ok(rc == 1 && !itest_daemon_exits_within(&d, 300), "target add with cfgstring ';' and a target key only -> exit 1",
+		 "exit %d", rc);
 	rc = ctl("target add NotAnIqn 'size=8M;path=b.img'");
 	itest_ok(rc == 1, "target add with a name that is no iSCSI name -> exit 1", "exit %d", rc);
 	rc = ctl("target remove iqn.2026-12.org.sbcemu:nothing");
@@ -204,7 +210,7 @@ static void test_sighup(void)
 	uint64_t end;
 
 	itest_daemon_write_config(&d, reloaded);
-	kill(d.pid, SIGHUP);
+	itest_daemon_signal(&d, SIGHUP);
 	for (end = itest_now_ms() + 5000; itest_now_ms() < end && !itest_daemon_log_has(&d, "SIGHUP: 2 changes applied");)
 		usleep(50000);
 	itest_ok(itest_daemon_log_has(&d, "SIGHUP: target " HUP " added") && itest_daemon_log_has(&d, "SIGHUP: target " ADDED " removed"),
