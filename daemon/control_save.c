@@ -16,11 +16,8 @@ void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun,
 {
 	struct cfg_diag diag = { 0 };
 	char section[CFG_NAME_MAX + 32];
-	size_t i;
 
-	for (i = 0; i < d->cfg->target_count && strcmp(d->cfg->targets[i]->name, target) != 0; i++)
-		;
-	if (i == d->cfg->target_count)
+	if (sbce_target_index(d, target) < 0)
 		return;
 	snprintf(section, sizeof(section), "lun \"%s\" %u", target, lun);
 	if (cfg_set(d->cfg, "sbcemuctl", section, key, text, &diag) != 0)
