@@ -1,6 +1,6 @@
 #!/bin/bash
 # Micro-benchmark of the T10 PI guard CRC (ISA-L crc16_t10dif, as used by
-# protocol/scsi/pi.c) against memcpy of the same buffer, in one run.
+# protocol/scsi/sbc/pi.c) against memcpy of the same buffer, in one run.
 # Prints GB/s and the ratio to memcpy for 512- and 4096-byte blocks.
 #
 # Usage: scripts/bench-crc16.sh [BUILD_DIR]     (default build/, built if needed)

@@ -93,7 +93,7 @@ enum cfg_quirk {
 	CFG_QUIRK_ALL = (1u << 8) - 1,
 };
 
-/* lun.lba_locks: how commands share blocks (protocol/scsi/lba_lock.c). */
+/* lun.lba_locks: how commands share blocks (protocol/scsi/sched/lba_lock.c). */
 enum cfg_lba_locks {
 	CFG_LBA_LOCKS_RANGE, /* each command locks the blocks it touches */
 	CFG_LBA_LOCKS_LU,    /* every lock covers the LU (the comparison benchmark) */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pi.h"
+#include "sbc/pi.h"
 
 static double now(void)
 {

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "fuzz_lu.h"
-#include "scsi_internal.h"
+#include "core/scsi_internal.h"
 
 #define MAX_CMDS 8
 #define SEPARATOR "#NEXT#"

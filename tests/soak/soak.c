@@ -8,7 +8,7 @@
  * (backends/be_file.c): be_file_write() without FUA is pwrite_all(), a
  * pwrite(2) loop that returns only once every byte is in the file; with FUA
  * it is pwritev2(RWF_DSYNC), or pwrite + fdatasync.  The SCSI core
- * (protocol/scsi/sbc_rw.c, write_work on a worker) completes the command
+ * (protocol/scsi/sbc/sbc_rw.c, write_work on a worker) completes the command
  * with GOOD only after the backend write returned.  So when GOOD is on the
  * wire the data is in the kernel's page cache of the backing file, which
  * outlives the process: SIGKILL ends the daemon, not the kernel, and the

@@ -1,5 +1,5 @@
 /*
- * workers.c: the executor contract of protocol/scsi/scsi.h: work() runs on a
+ * workers.c: the executor contract of protocol/scsi/include/scsi.h: work() runs on a
  * worker thread, never the loop thread; done() runs on the loop thread, once
  * per job; jobs submitted from done() run too; destroy finishes what is queued.
  */

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "scsi_proto.h"
+#include "core/scsi_proto.h"
 #include "scsi_wire.h"
 #include "backend.h"
 

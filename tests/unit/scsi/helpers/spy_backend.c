@@ -1,7 +1,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "scsi_internal.h"
+#include "core/scsi_internal.h"
 #include "spy_backend.h"
 
 static struct spy_backend *spy(struct backend *be)

@@ -7,7 +7,7 @@
 #define SBCEMU_TEST_ZBC_FIXTURE_H
 
 #include "harness.h"
-#include "zbc.h"
+#include "zbc/zbc.h"
 
 /*
  * A harness with a zoned LU: kind, num_blocks, zone_size, conventional

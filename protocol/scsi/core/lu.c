@@ -1,0 +1,314 @@
+/*
+ * SCSI target devices, logical units and I_T nexuses.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/task_set.h"
+#include "zbc/zbc.h"
+
+uint64_t scsi_lun_encode(uint32_t lun)
+{
+	/* SAM-5 4.7.4: peripheral device addressing below 256, flat space addressing above. */
+	if (lun < 256)
+		return (uint64_t)lun << 48;
+	return ((uint64_t)(0x4000 | (lun & 0x3fff))) << 48;
+}
+
+bool scsi_lun_decode(uint64_t sam_lun, uint32_t *lun)
+{
+	uint16_t first = (uint16_t)(sam_lun >> 48);
+
+	if (sam_lun & 0x0000ffffffffffffull)
+		return false;
+	switch (first >> 14) {
+	case 0: /* peripheral device addressing, bus 0 */
+		if (first & 0x3f00)
+			return false;
+		*lun = first & 0xff;
+		return true;
+	case 1: /* flat space addressing */
+		*lun = first & 0x3fff;
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *executor,
+				       struct scsi_resources *res)
+{
+	struct scsi_device *dev = calloc(1, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	snprintf(dev->name, sizeof(dev->name), "%s", name);
+	dev->executor = executor ? executor : &scsi_executor_inline;
+	scsi_resources_add_device(res, dev);
+	return dev;
+}
+
+static void lu_destroy(struct scsi_lu *lu)
+{
+	scsi_fault_lu_fini(lu);
+	pthread_mutex_destroy(&lu->fault_rules_lock);
+	zbc_fini(lu);
+	spc_pr_fini(lu);
+	spc_mode_fini(lu);
+	be_close(lu->backend);
+	free(lu);
+}
+
+int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errlen)
+{
+	struct scsi_lu *lu = lun < SCSI_MAX_LUNS ? dev->lus[lun] : NULL;
+	int rc;
+
+	if (!lu) {
+		snprintf(err, errlen, "no LUN %u", lun);
+		return -1;
+	}
+	if (lu->ts.count) {
+		snprintf(err, errlen, "%u commands are in the LU's task set", lu->ts.count);
+		return -1;
+	}
+	/* What it acknowledged stays (as at shutdown): the backend and the zone state made durable first. */
+	rc = lu->backend->ops->flush(lu->backend);
+	if (rc == 0 && lu->zbc)
+		rc = zbc_flush(lu);
+	if (rc != 0) {
+		snprintf(err, errlen, "flushing its backing store failed (%s); the LU stays", strerror(-rc));
+		return -1;
+	}
+	dev->lus[lun] = NULL;
+	/* SPC-4 REPORT LUNS: the inventory changed, for every I_T nexus and the LUs it still has (3F/0E). */
+	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next) {
+		n->ua_pending[lun] = 0;
+		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+			if (dev->lus[i])
+				scsi_ua_establish(n, i, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
+	}
+	lu_destroy(lu);
+	return 0;
+}
+
+void scsi_device_destroy(struct scsi_device *dev)
+{
+	if (!dev)
+		return;
+	scsi_resources_remove_device(dev->res, dev);
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+		if (dev->lus[i])
+			lu_destroy(dev->lus[i]);
+	free(dev);
+}
+
+/* ---- flushing a device (a clean shutdown) ---- */
+
+struct device_flush {
+	struct scsi_io_job job;
+	struct scsi_lu *lu;
+	struct device_flush_state *state;
+	int rc;
+};
+
+struct device_flush_state {
+	unsigned pending;
+	int err;
+	void (*done)(void *arg, int err);
+	void *arg;
+};
+
+/* Worker: the backend's completed writes, then the zone state file (SBC-4 SYNCHRONIZE CACHE's effect). */
+static void flush_work(struct scsi_io_job *job)
+{
+	struct device_flush *f = (struct device_flush *)job;
+
+	f->rc = f->lu->backend->ops->flush(f->lu->backend);
+	if (f->rc == 0 && f->lu->zbc)
+		f->rc = zbc_flush(f->lu);
+}
+
+static void flush_state_put(struct device_flush_state *st)
+{
+	if (--st->pending)
+		return;
+	st->done(st->arg, st->err);
+	free(st);
+}
+
+static void flush_done(struct scsi_io_job *job)
+{
+	struct device_flush *f = (struct device_flush *)job;
+
+	if (f->rc && !f->state->err)
+		f->state->err = f->rc;
+	flush_state_put(f->state);
+	free(f);
+}
+
+void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err), void *arg)
+{
+	struct device_flush_state *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		done(arg, -ENOMEM);
+		return;
+	}
+	*st = (struct device_flush_state){ .pending = 1, .done = done, .arg = arg };
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
+		struct device_flush *f;
+
+		if (!dev->lus[i])
+			continue;
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			st->err = -ENOMEM;
+			continue;
+		}
+		*f = (struct device_flush){ .job = { .work = flush_work, .done = flush_done }, .lu = dev->lus[i],
+					    .state = st };
+		st->pending++;
+		dev->executor->submit(dev->executor, &f->job);
+	}
+	flush_state_put(st);
+}
+
+struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t sam_lun)
+{
+	uint32_t lun;
+
+	if (!scsi_lun_decode(sam_lun, &lun) || lun >= SCSI_MAX_LUNS)
+		return NULL;
+	return dev->lus[lun];
+}
+
+struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_params *params,
+			       struct backend *backend, char *err, size_t errlen)
+{
+	struct scsi_lu *lu;
+
+	if (params->lun >= SCSI_MAX_LUNS) {
+		snprintf(err, errlen, "LUN %u is out of range (0..%u)", params->lun, SCSI_MAX_LUNS - 1);
+		return NULL;
+	}
+	if (dev->lus[params->lun]) {
+		snprintf(err, errlen, "LUN %u is defined twice", params->lun);
+		return NULL;
+	}
+	if (params->logical_block_size != 512 && params->logical_block_size != 4096) {
+		snprintf(err, errlen, "logical block size %u is not 512 or 4096", params->logical_block_size);
+		return NULL;
+	}
+	lu = calloc(1, sizeof(*lu));
+	if (!lu) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	lu->dev = dev;
+	lu->params = *params;
+	snprintf(lu->state_dir, sizeof(lu->state_dir), "%s", params->state_dir ? params->state_dir : ".");
+	lu->params.state_dir = lu->state_dir;
+	lu->backend = backend;
+	lu->lun = params->lun;
+	lu->kind = params->kind;
+	lu->block_size = params->logical_block_size;
+	lu->num_blocks = params->num_blocks ? params->num_blocks : backend->size / lu->block_size;
+	lu->mode_current.dpofua = true;
+	lu->mode_current.wce = true;
+	if (spc_mode_init(lu) != 0 || spc_pr_init(lu) != 0) {
+		snprintf(err, errlen, "cannot load the saved state of LUN %u from %s", params->lun, lu->state_dir);
+		spc_pr_fini(lu);
+		spc_mode_fini(lu);
+		free(lu);
+		return NULL;
+	}
+	if (zbc_init(lu, err, errlen) != 0 || sbc_pi_init(lu, err, errlen) != 0) {
+		zbc_fini(lu);
+		spc_pr_fini(lu);
+		spc_mode_fini(lu);
+		free(lu);
+		return NULL;
+	}
+	pthread_mutex_init(&lu->fault_rules_lock, NULL);
+	dev->lus[lu->lun] = lu;
+	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next)
+		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+			if (dev->lus[i])
+				scsi_ua_establish(n, i, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
+	return lu;
+}
+
+void scsi_device_observe_backing_errors(struct scsi_device *dev, scsi_backing_error_fn observe, void *arg)
+{
+	dev->backing_error_observer = observe;
+	dev->backing_error_arg = arg;
+}
+
+struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_transport_ops *transport,
+				     const char *initiator_port_name, const char *target_port_name,
+				     uint16_t relative_target_port)
+{
+	struct scsi_nexus *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->dev = dev;
+	n->transport = transport;
+	snprintf(n->initiator_port_name, sizeof(n->initiator_port_name), "%s", initiator_port_name);
+	/* SPC-4 7.6.4: the nexus's TransportID, for persistent reservations. */
+	if (transport && transport->transport_id_encode)
+		n->transport_id_len = transport->transport_id_encode(initiator_port_name, n->transport_id,
+								     sizeof(n->transport_id));
+	snprintf(n->target_port_name, sizeof(n->target_port_name), "%s", target_port_name);
+	n->relative_target_port = relative_target_port;
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+		n->ua_pending[i] = 1u << SCSI_UA_POWER_ON_RESET;
+	n->outstanding = 1; /* the creator's reference, dropped by scsi_nexus_destroy */
+	n->next = dev->nexuses;
+	dev->nexuses = n;
+	return n;
+}
+
+void scsi_nexus_get(struct scsi_nexus *nexus)
+{
+	nexus->outstanding++;
+}
+
+void scsi_nexus_put(struct scsi_nexus *nexus)
+{
+	struct scsi_nexus **pp;
+
+	if (--nexus->outstanding > 0)
+		return;
+	for (pp = &nexus->dev->nexuses; *pp; pp = &(*pp)->next) {
+		if (*pp == nexus) {
+			*pp = nexus->next;
+			break;
+		}
+	}
+	free(nexus);
+}
+
+static bool match_nexus(const struct scsi_cmd *cmd, const void *nexus)
+{
+	return cmd->nexus == nexus;
+}
+
+void scsi_nexus_destroy(struct scsi_nexus *nexus)
+{
+	struct scsi_device *dev = nexus->dev;
+
+	nexus->destroying = true;
+	scsi_nexus_get(nexus);
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
+		if (!dev->lus[i])
+			continue;
+		scsi_task_set_abort(dev->lus[i], match_nexus, nexus, NULL);
+		spc_pr_nexus_lost(dev->lus[i], nexus);
+	}
+	nexus->outstanding--;  /* the creator's reference (ours keeps it above zero) */
+	scsi_nexus_put(nexus); /* ours: frees the nexus once no command holds it */
+}

@@ -1,0 +1,457 @@
+/*
+ * Declarations shared between the files of the SCSI core only.  Transports
+ * and the daemon use scsi.h.
+ */
+#ifndef SBCEMU_SCSI_INTERNAL_H
+#define SBCEMU_SCSI_INTERNAL_H
+
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
+#include <limits.h>
+#include <pthread.h>
+
+#include "scsi.h"
+#include "scsi_faults.h"
+#include "core/scsi_proto.h"
+#include "scsi_wire.h"
+#include "backend.h"
+
+/* ---- handler results ---- */
+
+typedef enum scsi_result (*scsi_parse_fn)(struct scsi_cmd *cmd);
+typedef enum scsi_result (*scsi_exec_fn)(struct scsi_cmd *cmd);
+typedef bool (*scsi_enabled_fn)(const struct scsi_lu *lu);
+/*
+ * Fills cmd->lock (mode and ranges) for a command whose blocks are known
+ * only from its Data-Out (lba_lock.c has the default from the row's flags).
+ * Runs on the loop thread when the command is about to start.
+ */
+typedef void (*scsi_lock_fn)(struct scsi_cmd *cmd);
+
+/* ---- the opcode table (op_table.c) ---- */
+
+/* Where a command's service action lives in its CDB. */
+enum scsi_sa_location {
+	SCSI_SA_NONE,
+	SCSI_SA_BYTE1,     /* byte 1 bits 4:0 (MAINTENANCE IN, SERVICE ACTION IN(16), PR, SANITIZE) */
+	SCSI_SA_BYTES8_9,  /* variable-length CDBs (7Fh) */
+};
+
+/* Reservation conflict classes (SPC-4 5.13.1, table 52; SPC-2 reservations). */
+enum scsi_pr_class {
+	SCSI_PR_ALLOWED,    /* never conflicts (INQUIRY, REPORT LUNS, PR IN/OUT, ...) */
+	SCSI_PR_READ,       /* conflicts with Exclusive Access types */
+	SCSI_PR_WRITE,      /* conflicts with Write Exclusive and Exclusive Access types */
+	SCSI_PR_CONFLICT,   /* conflicts with any reservation held by another I_T nexus */
+};
+
+#define OP_DATA_IN          (1u << 0)  /* transfers Data-In */
+#define OP_DATA_OUT         (1u << 1)  /* transfers Data-Out */
+#define OP_MEDIUM_ACCESS    (1u << 2)  /* NOT READY while stopped */
+#define OP_SKIP_UA          (1u << 3)  /* not stopped by a pending unit attention */
+#define OP_HEAD_OF_QUEUE    (1u << 4)  /* implicit HEAD OF QUEUE (SAM-5 8.6) */
+#define OP_WRITES_MEDIUM    (1u << 5)  /* refused with DATA PROTECT when write protected */
+#define OP_NO_LU_OK         (1u << 6)  /* runs for a LUN that has no LU (cmd->lu == NULL) */
+#define OP_IN_PROGRESS_OK   (1u << 7)  /* allowed while a sanitize or format runs */
+#define OP_SHORT_DATA_OUT_OK (1u << 8) /* exec handles a Data-Out shorter than data_length (FCP-4 9.4.2 a) */
+/*
+ * The CDB has an RDPROTECT / WRPROTECT / VRPROTECT field (byte 1; byte 2 of
+ * WRITE SCATTERED(16); byte 10 of 32-byte CDBs): REPORT SUPPORTED OPERATION
+ * CODES shows it only on LUs formatted with protection information.
+ */
+#define OP_PROTECT_FIELD    (1u << 9)
+/*
+ * LBA locks (lba_lock.c), taken when the command starts on [cmd->lba,
+ * cmd->lba + cmd->nblocks) as parse decoded them: shared by reads; alone
+ * for writes; alone even with lba_locks = lu for read-modify-write and
+ * atomic writes.  A row's lock function, when it has one, decides instead.
+ */
+#define OP_LBA_READ         (1u << 10)
+#define OP_LBA_WRITE        (1u << 11)
+#define OP_LBA_EXCLUSIVE    (1u << 12)
+/*
+ * The command changes the whole medium or its layout (FORMAT UNIT, SANITIZE,
+ * ZONE ACTIVATE): it starts only when no other command of the LU runs, and
+ * holds every block until it calls scsi_cmd_unquiesce() or completes;
+ * younger commands that touch the medium wait for that, then meet the NOT
+ * READY gate if the operation goes on in the background.
+ */
+#define OP_QUIESCE          (1u << 13)
+/* exec reads the Data-Out through cmd->data_out_sgl (in pieces); else it finds it gathered in cmd->data_out. */
+#define OP_DATA_OUT_SGL     (1u << 14)
+/* In the minimal command set of the sbc4-minimal profile (lu_profile.c, docs/profiles.md). */
+#define OP_MINIMAL          (1u << 15)
+
+/* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
+#define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
+#define SCSI_FAULT_CORRUPT_READ (1u << 1) /* a fault rule: invert the first byte of the Data-In */
+#define SCSI_FAULT_SHORT_READ (1u << 2)   /* a fault rule: send half the Data-In */
+
+/* The NOT READY sense of an LU whose readiness is not SCSI_LU_READY (lu.c). */
+struct scsi_sense_info scsi_lu_not_ready_sense(const struct scsi_lu *lu);
+
+/* ---- device profiles (lu_profile.c) ---- */
+
+/* True if the LU's profile takes the row away (scsi_op_supported). */
+bool scsi_lu_profile_hides_op(const struct scsi_lu *lu, const struct scsi_op *op);
+/* True if the LU's profile takes VPD page code away (spc_vpd.c). */
+bool scsi_lu_profile_hides_vpd(const struct scsi_lu *lu, uint8_t code);
+
+/* ---- fault rules (fault_rules.c) ---- */
+
+struct scsi_fault_rule;
+
+enum scsi_fault_verdict {
+	SCSI_FAULT_PASS, /* execute the command */
+	SCSI_FAULT_DONE, /* a rule set its status: complete it */
+	SCSI_FAULT_HELD, /* a rule holds it: scsi_cmd_resume() or an abort ends that */
+};
+
+/* Before exec, when the command starts: what the LU's rules do to it. */
+enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd);
+/* At completion of a GOOD command, before its residual: what corrupt-read / short-read rules do to its Data-In. */
+void scsi_fault_data_in(struct scsi_cmd *cmd);
+/*
+ * An ABORT TASK names referenced: what the LU's reject-abort-task and
+ * ignore-abort-task rules make of it: SCSI_TMF_FUNCTION_REJECTED,
+ * SCSI_TMF_NO_RESPONSE, or SCSI_TMF_FUNCTION_COMPLETE (no rule fired: abort it).
+ */
+enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced);
+/*
+ * Calls fn for each corrupt-pi rule of lu (its field and LBA range), under
+ * the rules' lock: safe on a worker thread (sbc_pi.c, reading the medium).
+ */
+void scsi_fault_corrupt_pi_foreach(struct scsi_lu *lu,
+				   void (*fn)(void *arg, enum scsi_pi_field field, uint64_t first, uint64_t last), void *arg);
+/* At completion: off the held list; a write repairs the medium-error blocks it covered. */
+void scsi_fault_cmd_done(struct scsi_cmd *cmd);
+void scsi_fault_lu_fini(struct scsi_lu *lu);
+/* A held command goes on: executes (or completes, when aborted meanwhile). */
+void scsi_cmd_resume(struct scsi_cmd *cmd);
+
+struct scsi_op {
+	const char *name;               /* as the standard writes it: "WRITE SAME(16)" */
+	uint8_t opcode;
+	uint16_t service_action;
+	enum scsi_sa_location sa_location;
+	uint8_t cdb_len;
+	uint8_t usage[SCSI_MAX_CDB_LEN]; /* CDB USAGE DATA (SPC-4 6.35.3): also the reserved-bit mask */
+	uint32_t flags;
+	enum scsi_pr_class pr_class;
+	uint32_t lu_kinds;              /* enum scsi_lu_kind mask */
+	scsi_parse_fn parse;            /* may be NULL: nothing to decode */
+	scsi_exec_fn exec;
+	scsi_enabled_fn enabled;        /* may be NULL: always enabled */
+	scsi_lock_fn lock;              /* may be NULL: the OP_LBA_* flags decide */
+	uint32_t nominal_timeout;       /* seconds, RSOC command timeouts descriptor */
+	uint32_t recommended_timeout;
+};
+
+extern const struct scsi_op scsi_op_table[];
+extern const size_t scsi_op_table_len;
+
+/*
+ * Looks up (opcode, service action) in cdb.  Returns the row, or NULL with
+ * *sense set (INVALID COMMAND OPERATION CODE, or INVALID FIELD IN CDB on the
+ * service action field).  Rows not enabled for lu (or not serving its kind)
+ * are invisible.
+ */
+const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cdb,
+				     struct scsi_sense_info *sense);
+/* True if the row is served by lu (kind matches and enabled() agrees). */
+bool scsi_op_supported(const struct scsi_op *op, const struct scsi_lu *lu);
+/* The row for (opcode, sa) regardless of LU, or NULL. */
+const struct scsi_op *scsi_op_find(uint8_t opcode, uint16_t service_action);
+
+/* ---- logical units, devices, nexuses ---- */
+
+/*
+ * The mode parameter values other parts of the core read.  spc_mode.c owns
+ * the pages and keeps this in step with the current values.
+ */
+struct scsi_mode_current {
+	bool d_sense;     /* Control: descriptor format sense */
+	bool swp;         /* Control: software write protect */
+	bool tas;         /* Control: task aborted status */
+	uint8_t qerr;
+	bool wce;         /* Caching: write cache enable */
+	bool rcd;         /* Caching: read cache disable */
+	bool dpofua;      /* device-specific parameter: DPO and FUA supported */
+	bool urswrz;      /* Zoned Block Device Control URSWRZ_M (host-managed zoned LUs; zbc_urswrz()) */
+};
+
+struct spc_mode_state;  /* spc_mode.c */
+struct spc_pr_state;    /* spc_pr.c */
+
+/* A long-running operation reported through sense progress (sanitize, format). */
+struct scsi_lu_progress {
+	bool active;
+	uint16_t asc_ascq;     /* ASC_SANITIZE_IN_PROGRESS_NR or ..._FORMAT_IN_PROGRESS */
+	uint16_t fraction;     /* progress indication, 0..65535 */
+};
+
+/* The task set of an LU (task_set.c): every command between admission and completion. */
+struct scsi_task_set {
+	struct scsi_cmd *head, *tail;  /* arrival order */
+	unsigned count;                /* commands in it (queue_depth) */
+	unsigned running;              /* started and not completed */
+	struct scsi_cmd *holders;      /* commands holding LBA locks */
+	struct scsi_cmd *cursor;       /* the scheduler's next command, kept valid across removals */
+	unsigned removals;             /* commands taken out so far (the scheduler's pointers stay valid while unchanged) */
+	bool scheduling, again;        /* the scheduler is running / must run once more */
+	bool waits_for_buffer;         /* a command waits for buffer room (scsi_resources) */
+};
+
+struct scsi_lu {
+	struct scsi_device *dev;
+	struct scsi_lu_params params;
+	uint32_t generation;             /* bumped when the format changes what parse decides (FORMAT UNIT) */
+	char state_dir[PATH_MAX];
+	struct backend *backend;
+	uint32_t lun;
+	enum scsi_lu_kind kind;
+	uint32_t block_size;
+	uint64_t num_blocks;
+	struct scsi_backing_errors backing_errors; /* loop thread only */
+	struct scsi_lu_counters counters;          /* loop thread only */
+	enum scsi_lu_readiness readiness;          /* the runtime control's lu-state */
+	struct scsi_fault_rule *fault_rules;       /* fault_rules.c, oldest first */
+	/* Held while the loop thread links or unlinks a rule and while a worker walks the corrupt-pi rules. */
+	pthread_mutex_t fault_rules_lock;
+	struct scsi_cmd *fault_held;               /* commands a hold or delay rule holds */
+
+	/* state */
+	bool stopped;                  /* START STOP UNIT START = 0 */
+	unsigned prevent_count;        /* PREVENT ALLOW MEDIUM REMOVAL holders */
+	struct scsi_lu_progress progress;
+	bool sanitize_failed;          /* SBC-4 4.11.4: medium access fails until EXIT FAILURE MODE */
+	bool sanitize_failed_ause;     /* the failed SANITIZE had AUSE = 1 (EXIT FAILURE MODE allowed) */
+	struct scsi_mode_current mode_current;
+	struct spc_mode_state *mode;
+	struct spc_pr_state *pr;
+	struct scsi_nexus *spc2_reservation_holder; /* RESERVE(6)/(10) */
+
+	struct scsi_task_set ts;
+
+	struct zbc_state *zbc;         /* zone engine of a zoned LU (zbc.h); NULL otherwise */
+
+	/* protection information (sbc_pi.h): the current format */
+	uint8_t protection_type;       /* 0: formatted without PI */
+	uint8_t p_i_exponent;
+	uint64_t pi_offset;            /* backend byte offset of the tuple of LBA 0 */
+};
+
+struct scsi_device {
+	char name[224];
+	struct scsi_executor *executor;
+	struct scsi_resources *res;         /* NULL: no limits */
+	struct scsi_device *res_next;       /* res->devices */
+	struct scsi_lu *lus[SCSI_MAX_LUNS];
+	struct scsi_nexus *nexuses;
+	scsi_backing_error_fn backing_error_observer; /* scsi_device_observe_backing_errors */
+	void (*alarm_arm)(void *arg, uint64_t when_ns); /* scsi_device_set_alarm */
+	void *alarm_arg;
+	void *backing_error_arg;
+};
+
+/* What the devices of one daemon hold (resources.c). */
+struct scsi_resources {
+	struct scsi_limits limits;
+	uint32_t commands;                  /* admitted, not released */
+	uint64_t buffer_bytes;              /* reserved, not released */
+	struct scsi_device *devices;
+};
+
+struct scsi_nexus {
+	struct scsi_device *dev;
+	struct scsi_nexus *next;
+	const struct scsi_transport_ops *transport;
+	char initiator_port_name[256];
+	uint8_t transport_id[256];
+	size_t transport_id_len;
+	char target_port_name[256];
+	uint16_t relative_target_port;
+	uint32_t ua_pending[SCSI_MAX_LUNS]; /* bit (1 << enum scsi_ua) */
+	uint16_t lu_commands[SCSI_MAX_LUNS]; /* commands of this nexus in each LU's task set */
+	uint64_t buffer_bytes;              /* buffer room its commands hold */
+	unsigned outstanding;               /* commands submitted and not released */
+	bool destroying;
+};
+
+/* ---- command helpers for handlers ---- */
+
+/* Stores CHECK CONDITION with s; returns SCSI_FAILED. */
+enum scsi_result scsi_cmd_fail(struct scsi_cmd *cmd, struct scsi_sense_info s);
+/* Fails cmd because the backing store returned err (negative or positive errno): counted, observed. */
+enum scsi_result scsi_cmd_fail_errno(struct scsi_cmd *cmd, int err, bool writing);
+/* Stores a status other than GOOD or CHECK CONDITION; returns SCSI_FAILED (or SCSI_OK for CONDITION MET). */
+enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status status);
+/*
+ * A zeroed, contiguous Data-In buffer of len bytes (the transport's when it
+ * offers one in one piece, else the core's, copied to the transport's at
+ * completion); data_in_len = len.  NULL on ENOMEM.
+ */
+uint8_t *scsi_cmd_alloc_data_in(struct scsi_cmd *cmd, size_t len);
+/*
+ * The buffers for len bytes of Data-In, not zeroed, in as many pieces as the
+ * transport gave (for the data path, which fills them from the backend
+ * without a copy).  0 or -ENOMEM.
+ */
+int scsi_cmd_data_in_buffers(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl);
+/* The Data-Out gathered in one piece (a no-op when it came in one); NULL on ENOMEM. */
+uint8_t *scsi_cmd_data_out_contig(struct scsi_cmd *cmd);
+/*
+ * An OP_QUIESCE command lets younger commands start (its LU-wide lock goes):
+ * the operation it began now keeps them out through the NOT READY gate
+ * (lu->progress), or it has changed what it had to.
+ */
+void scsi_cmd_unquiesce(struct scsi_cmd *cmd);
+/* Limits the Data-In transfer to the ALLOCATION LENGTH (SPC-4 4.2.5.6). */
+void scsi_cmd_limit_data_in(struct scsi_cmd *cmd, uint32_t allocation_length);
+/*
+ * Runs work(cmd) on a worker thread, then after(cmd) (if not NULL) on the
+ * loop thread; after returns SCSI_PENDING if it started more work, else the
+ * command completes.  work may only touch the backend and cmd's buffers and
+ * reports errors with scsi_cmd_fail.  Returns SCSI_PENDING.
+ */
+enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+				 enum scsi_result (*after)(struct scsi_cmd *cmd));
+/*
+ * Streamed Data-Out (a handler whose parse set cmd->data_out_window): the
+ * bytes in data_out are done with; asks the transport for the next piece
+ * and runs next(cmd) on the loop thread once it is in data_out (next returns
+ * like exec).  Returns SCSI_PENDING.  An abort in between ends the command.
+ */
+enum scsi_result scsi_cmd_next_data_out(struct scsi_cmd *cmd, enum scsi_result (*next)(struct scsi_cmd *cmd));
+/* Finishes a command whose handler returned SCSI_PENDING. */
+void scsi_cmd_complete(struct scsi_cmd *cmd);
+/* The one errno -> sense mapping for backend failures. */
+struct scsi_sense_info scsi_sense_from_errno(int err, bool writing);
+/* Byte offset of an LBA. */
+static inline uint64_t scsi_lu_offset(const struct scsi_lu *lu, uint64_t lba)
+{
+	return lba * lu->block_size;
+}
+/* True if [lba, lba + nblocks) is past the capacity (no overflow). */
+static inline bool scsi_lu_range_bad(const struct scsi_lu *lu, uint64_t lba, uint64_t nblocks)
+{
+	return lba > lu->num_blocks || nblocks > lu->num_blocks - lba;
+}
+
+/* ---- unit attentions (ua.c) ---- */
+
+/* Establishes ua for lu on every nexus of its device except 'except' (may be NULL). */
+void scsi_ua_establish_all(struct scsi_lu *lu, enum scsi_ua ua, const struct scsi_nexus *except);
+void scsi_ua_establish(struct scsi_nexus *nexus, uint32_t lun, enum scsi_ua ua);
+/* Takes the highest-priority pending UA for (nexus, lun) into *s and clears it. */
+bool scsi_ua_take(struct scsi_nexus *nexus, uint32_t lun, struct scsi_sense_info *s);
+
+/* ---- cross-module hooks ---- */
+
+/* spc_mode.c: create/free the mode page state (loads saved pages from state_dir). */
+int spc_mode_init(struct scsi_lu *lu);
+void spc_mode_fini(struct scsi_lu *lu);
+/* spc_mode.c: a power cycle: the current mode pages become the saved ones. */
+void spc_mode_power_on(struct scsi_lu *lu);
+/* spc_pr.c: create/free reservation state (loads APTPL state from state_dir). */
+int spc_pr_init(struct scsi_lu *lu);
+void spc_pr_fini(struct scsi_lu *lu);
+/* spc_pr.c: true if cmd conflicts with a persistent or SPC-2 reservation. */
+bool spc_reservation_conflict(const struct scsi_cmd *cmd);
+/* spc_pr.c: an I_T nexus is gone (drops SPC-2 reservations it held). */
+void spc_pr_nexus_lost(struct scsi_lu *lu, const struct scsi_nexus *nexus);
+/* spc_pr.c / spc_reserve.c: LOGICAL UNIT RESET side effects on reservations. */
+void spc_pr_lu_reset(struct scsi_lu *lu);
+/* spc_pr.c: a power cycle: a LOGICAL UNIT RESET's effects, and registrations gone unless APTPL. */
+void spc_pr_power_on(struct scsi_lu *lu);
+
+/* sbc_pi.c: the LU's current protection format (loads a FORMAT UNIT's choice from state_dir). */
+int sbc_pi_init(struct scsi_lu *lu, char *err, size_t errlen);
+
+/* ---- command handlers, by the standard that defines them ---- */
+
+/* SPC: spc_inquiry.c, spc_vpd.c */
+enum scsi_result spc_inquiry_exec(struct scsi_cmd *cmd);
+/* spc_misc.c */
+enum scsi_result spc_test_unit_ready_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_prevent_allow_medium_removal_exec(struct scsi_cmd *cmd);
+/* spc_request_sense.c */
+enum scsi_result spc_request_sense_exec(struct scsi_cmd *cmd);
+/* spc_mode.c */
+enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_mode_select_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd);
+/* spc_report_luns.c */
+enum scsi_result spc_report_luns_exec(struct scsi_cmd *cmd);
+/* spc_rsoc.c */
+enum scsi_result spc_report_supported_operation_codes_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_report_supported_tmf_exec(struct scsi_cmd *cmd);
+/* spc_reserve.c */
+enum scsi_result spc_reserve_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_release_exec(struct scsi_cmd *cmd);
+/* spc_pr.c */
+enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_persistent_reserve_out_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd);
+
+/* SBC: sbc_start_stop.c */
+enum scsi_result sbc_start_stop_unit_exec(struct scsi_cmd *cmd);
+/* sbc_rw.c: READ/WRITE(6/10/12/16), WRITE AND VERIFY, ORWRITE */
+enum scsi_result sbc_read_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_read_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_and_verify_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_orwrite_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_orwrite_exec(struct scsi_cmd *cmd);
+/* sbc_write_atomic.c: WRITE ATOMIC(16)/(32) */
+enum scsi_result sbc_write_atomic_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_atomic_exec(struct scsi_cmd *cmd);
+bool sbc_write_atomic_enabled(const struct scsi_lu *lu);
+bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu);
+/* sbc_write_scattered.c: WRITE SCATTERED(16)/(32) */
+enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_scattered_exec(struct scsi_cmd *cmd);
+bool sbc_write_scattered_enabled(const struct scsi_lu *lu);
+bool sbc_write_scattered_32_enabled(const struct scsi_lu *lu);
+void sbc_write_scattered_lock(struct scsi_cmd *cmd);
+/* sbc_verify.c */
+enum scsi_result sbc_verify_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_verify_exec(struct scsi_cmd *cmd);
+/* sbc_compare_and_write.c */
+enum scsi_result sbc_compare_and_write_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_compare_and_write_exec(struct scsi_cmd *cmd);
+bool sbc_compare_and_write_enabled(const struct scsi_lu *lu);
+/* sbc_capacity.c */
+enum scsi_result sbc_read_capacity_10_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_read_capacity_16_exec(struct scsi_cmd *cmd);
+/* sbc_cache.c: SYNCHRONIZE CACHE, PRE-FETCH */
+enum scsi_result sbc_synchronize_cache_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_synchronize_cache_exec(struct scsi_cmd *cmd);
+enum scsi_result sbc_pre_fetch_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_pre_fetch_exec(struct scsi_cmd *cmd);
+/* sbc_defect.c */
+enum scsi_result sbc_read_defect_data_exec(struct scsi_cmd *cmd);
+/* sbc_write_same.c */
+enum scsi_result sbc_write_same_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd);
+/* sbc_unmap.c */
+enum scsi_result sbc_unmap_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_unmap_exec(struct scsi_cmd *cmd);
+void sbc_unmap_lock(struct scsi_cmd *cmd);
+bool sbc_thin_provisioning_enabled(const struct scsi_lu *lu);
+/* sbc_lba_status.c */
+enum scsi_result sbc_get_lba_status_exec(struct scsi_cmd *cmd);
+/* sbc_format.c */
+enum scsi_result sbc_format_unit_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_format_unit_exec(struct scsi_cmd *cmd);
+/* sbc_pi.c: the 32-byte READ/VERIFY/WRITE/WRITE AND VERIFY/WRITE SAME rows exist on type 2 LUs */
+bool sbc_pi_type2_enabled(const struct scsi_lu *lu);
+/* sbc_sanitize.c */
+enum scsi_result sbc_sanitize_parse(struct scsi_cmd *cmd);
+enum scsi_result sbc_sanitize_exec(struct scsi_cmd *cmd);
+
+#endif

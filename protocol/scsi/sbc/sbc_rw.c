@@ -1,0 +1,369 @@
+/*
+ * SBC-4 data transfer commands: READ(6/10/12/16/32) (5.15-5.20),
+ * WRITE(6/10/12/16/32) (5.42-5.47), WRITE AND VERIFY(10/12/16/32) (5.50-5.53)
+ * and ORWRITE(16) (5.9), plus the worker-side I/O helpers the other SBC
+ * handlers share (sbc.h).  The 32-byte forms exist on type 2 LUs only.
+ *
+ * Parse decodes the CDB (sbc_decode_rw: PROTECT, DPO/FUA, MAXIMUM TRANSFER
+ * LENGTH, LBA range) before any Data-Out is solicited; exec runs the backend
+ * I/O on a worker, the command holding its blocks' LBA lock (shared for
+ * reads, alone for writes; lba_lock.c).  On an LU formatted with protection
+ * information every block's tuple is checked on read (RDPROTECT table) and
+ * generated or checked on write (WRPROTECT table), and with a nonzero
+ * PROTECT field it travels interleaved with the data (sbc_pi.h).  Not here:
+ * zoned write-pointer rules (zbc_rw.c), ORWRITE(32)'s BMOP / generation
+ * processing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbc/sbc.h"
+
+/* ---- shared worker-side helpers ---- */
+
+int sbc_medium_read(struct scsi_lu *lu, void *buf, uint64_t lba, size_t len)
+{
+	int rc = lu->backend->ops->read(lu->backend, buf, len, scsi_lu_offset(lu, lba));
+
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The data path without PI: len bytes at lba straight between the medium
+ * and the transport's buffers, piece by piece (no copy).  0 or a negative
+ * errno.
+ */
+static int medium_io_sgl(struct scsi_lu *lu, const struct scsi_sgl *sgl, uint64_t lba, uint64_t len, bool write,
+			 unsigned flags)
+{
+	struct backend *be = lu->backend;
+	uint64_t off = scsi_lu_offset(lu, lba);
+
+	for (unsigned i = 0; i < sgl->iovcnt && len; i++) {
+		size_t n = sgl->iov[i].iov_len < len ? sgl->iov[i].iov_len : (size_t)len;
+		int rc = write ? be->ops->write(be, sgl->iov[i].iov_base, n, off, flags)
+			       : be->ops->read(be, sgl->iov[i].iov_base, n, off);
+
+		if (rc < 0)
+			return rc;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+bool sbc_compare(const uint8_t *medium, const uint8_t *expected, size_t len, size_t *first_offset)
+{
+	size_t i = 0;
+
+	*first_offset = 0;
+	if (memcmp(medium, expected, len) == 0)
+		return true;
+	while (i < len && medium[i] == expected[i])
+		i++;
+	*first_offset = i;
+	return false;
+}
+
+struct scsi_sense_info sbc_sense_miscompare(uint64_t offset)
+{
+	return sense_with_information(sense_make(SENSE_KEY_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY_OPERATION),
+				      offset);
+}
+
+/* ---- READ(6/10/12/16) ---- */
+
+enum scsi_result sbc_read_parse(struct scsi_cmd *cmd)
+{
+	cmd->data_length = 0; /* Data-In only */
+	return sbc_decode_rw(cmd);
+}
+
+/* READ on an LU with PI: the RDPROTECT checks, then the data alone or interleaved with its tuples. */
+static void read_pi_work(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	uint64_t data_len = (uint64_t)cmd->nblocks * lu->block_size;
+	uint64_t tuple_len = sbc_pi_bytes(lu, cmd->nblocks);
+	bool joined = cmd->protect != 0;
+	uint8_t *buf = malloc((joined ? data_len : 0) + tuple_len);
+	uint8_t *data = joined ? buf : cmd->data_in;
+	struct sbc_pi_checks c;
+	struct scsi_sense_info s;
+	int rc;
+
+	if (!buf) {
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
+		return;
+	}
+	sbc_pi_checks_init(cmd, cmd->protect, &c);
+	rc = sbc_medium_read_checked(lu, &c, cmd->lba, cmd->nblocks, 0, data, buf + (joined ? data_len : 0), &s);
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, false);
+	else if (rc > 0)
+		scsi_cmd_fail(cmd, s);
+	else if (joined)
+		sbc_pi_join(lu, data, buf + data_len, cmd->nblocks, cmd->data_in);
+	free(buf);
+}
+
+static void read_work(struct scsi_cmd *cmd)
+{
+	int rc;
+
+	if (sbc_lu_has_pi(cmd->lu)) {
+		read_pi_work(cmd);
+		return;
+	}
+	rc = medium_io_sgl(cmd->lu, &cmd->io_sgl, cmd->lba, cmd->data_in_len, false, 0);
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, false);
+}
+
+enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
+{
+	size_t len = (size_t)cmd->nblocks * sbc_wire_block_len(cmd);
+
+	/* SBC-4 5.16: TRANSFER LENGTH 0 reads nothing and is not an error. */
+	if (cmd->nblocks == 0)
+		return SCSI_OK;
+	if (sbc_zoned_check_read(cmd) != SCSI_OK)
+		return SCSI_FAILED;
+	/* With PI the tuples are checked (and maybe joined) in one contiguous buffer. */
+	if (sbc_lu_has_pi(cmd->lu) ? !scsi_cmd_alloc_data_in(cmd, len)
+				   : scsi_cmd_data_in_buffers(cmd, (uint32_t)len, &cmd->io_sgl) != 0)
+		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
+	return scsi_cmd_run_io(cmd, read_work, NULL);
+}
+
+/* ---- WRITE(6/10/12/16) ---- */
+
+/*
+ * FCP-4 9.4.2 a), which iSCSI targets follow and libiscsi's iSCSIResiduals
+ * tests check: when the transport's expected data transfer length is shorter
+ * than the CDB's transfer, the command is processed on the Data-Out that
+ * arrived (overflow residual).  That is only well defined for whole logical
+ * blocks; a partial block gets option b), INVALID FIELD IN COMMAND
+ * INFORMATION UNIT, with nothing written.  cmd->data_length stays the
+ * CDB's transfer (the residual is computed from it); cmd->nblocks becomes
+ * the blocks to write.  The core passes a short Data-Out on for the rows
+ * flagged OP_SHORT_DATA_OUT_OK (op_table.c).
+ */
+static enum scsi_result clip_to_data_out(struct scsi_cmd *cmd)
+{
+	uint32_t bs = sbc_wire_block_len(cmd);
+
+	if (cmd->data_out_len >= cmd->data_length)
+		return SCSI_OK;
+	if (cmd->data_out_len % bs != 0)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST,
+						     ASC_INVALID_FIELD_IN_COMMAND_INFORMATION_UNIT));
+	cmd->nblocks = cmd->data_out_len / bs;
+	return SCSI_OK;
+}
+
+enum scsi_result sbc_write_parse(struct scsi_cmd *cmd)
+{
+	enum scsi_result r = sbc_decode_rw(cmd);
+
+	if (r != SCSI_OK)
+		return r;
+	cmd->data_length = cmd->nblocks * sbc_wire_block_len(cmd);
+	return SCSI_OK;
+}
+
+/*
+ * Takes the user data and tuples of the Data-Out (sbc_write_data_prepare)
+ * and writes them.  Returns true if the write was done; else the command
+ * has failed.
+ */
+static bool write_blocks(struct scsi_cmd *cmd, unsigned flags, struct sbc_write_data *w)
+{
+	struct scsi_sense_info s;
+	int rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, w, &s);
+
+	if (rc > 0) {
+		scsi_cmd_fail(cmd, s);
+		return false;
+	}
+	if (rc == 0)
+		rc = sbc_medium_write_pi(cmd->lu, w->data, w->tuples, cmd->lba, cmd->nblocks, flags);
+	if (rc < 0) {
+		scsi_cmd_fail_errno(cmd, rc, true);
+		return false;
+	}
+	sbc_zoned_persist(cmd, flags);
+	return cmd->status == SCSI_STATUS_GOOD;
+}
+
+static void write_work(struct scsi_cmd *cmd)
+{
+	struct sbc_write_data w;
+	int rc;
+
+	if (!cmd->data_out) {
+		/* No PI, Data-Out in the transport's pieces: straight to the medium. */
+		rc = medium_io_sgl(cmd->lu, &cmd->data_out_sgl, cmd->lba, (uint64_t)cmd->nblocks * cmd->lu->block_size,
+				   true, sbc_write_flags(cmd));
+		if (rc < 0)
+			scsi_cmd_fail_errno(cmd, rc, true);
+		else
+			sbc_zoned_persist(cmd, sbc_write_flags(cmd));
+		return;
+	}
+	write_blocks(cmd, sbc_write_flags(cmd), &w);
+	sbc_write_data_free(&w);
+}
+
+/*
+ * The exec of the WRITE family (WRITE, WRITE AND VERIFY, ORWRITE): the
+ * Data-Out clipped to whole blocks, TRANSFER LENGTH 0 writes nothing and is
+ * not an error (SBC-4 5.43), the zone rules, the write cache (not for WRITE
+ * AND VERIFY, which is always on the medium), then work on a worker.
+ */
+static enum scsi_result write_family_exec(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *), bool cached)
+{
+	enum scsi_result r;
+
+	if (clip_to_data_out(cmd) != SCSI_OK)
+		return SCSI_FAILED;
+	if (cmd->nblocks == 0)
+		return SCSI_OK;
+	/* Only a plain WRITE without PI writes the transport's pieces as they are (OP_DATA_OUT_SGL). */
+	if ((work != write_work || sbc_lu_has_pi(cmd->lu)) && !scsi_cmd_data_out_contig(cmd))
+		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
+	r = sbc_zoned_write_begin(cmd);
+	if (r != SCSI_OK)
+		return r;
+	if (cached)
+		sbc_apply_write_cache(cmd);
+	return scsi_cmd_run_io(cmd, work, NULL);
+}
+
+enum scsi_result sbc_write_exec(struct scsi_cmd *cmd)
+{
+	return write_family_exec(cmd, write_work, true);
+}
+
+/* ---- WRITE AND VERIFY(10/12/16) ---- */
+
+/*
+ * SBC-4 5.46: BYTCHK 00b = write, then verify the medium (no compare);
+ * 01b = write, then compare the Data-Out with what the medium holds; 10b and
+ * (for WRITE AND VERIFY) 11b are reserved: INVALID FIELD IN CDB on the BYTCHK
+ * field (byte 1 bit 2).  The command has no FUA bit; the verify implies the
+ * data reached the medium, so the write is always durable.
+ */
+enum scsi_result sbc_write_and_verify_parse(struct scsi_cmd *cmd)
+{
+	enum scsi_result r;
+
+	if (sbc_cdb_bytchk(cmd->cdb) & 0x2)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb((uint16_t)sbc_cdb_flags_byte(cmd->cdb), 2));
+	r = sbc_decode_rw(cmd);
+	if (r != SCSI_OK)
+		return r;
+	cmd->data_length = cmd->nblocks * sbc_wire_block_len(cmd);
+	return SCSI_OK;
+}
+
+static void write_and_verify_work(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	size_t len = (size_t)cmd->nblocks * lu->block_size;
+	struct sbc_write_data w;
+	size_t first;
+	uint8_t *medium;
+	int rc;
+
+	if (!write_blocks(cmd, BE_WRITE_FUA, &w)) {
+		sbc_write_data_free(&w);
+		return;
+	}
+	/* The verify step: read the blocks back (medium verification), and compare if BYTCHK = 01b. */
+	medium = malloc(len);
+	if (!medium) {
+		sbc_write_data_free(&w);
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
+		return;
+	}
+	rc = sbc_medium_read(lu, medium, cmd->lba, len);
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, false);
+	else if (sbc_cdb_bytchk(cmd->cdb) == 1 && !sbc_compare(medium, w.data, len, &first))
+		scsi_cmd_fail(cmd, sbc_sense_miscompare(first));
+	free(medium);
+	sbc_write_data_free(&w);
+}
+
+enum scsi_result sbc_write_and_verify_exec(struct scsi_cmd *cmd)
+{
+	return write_family_exec(cmd, write_and_verify_work, false);
+}
+
+/* ---- ORWRITE(16) ---- */
+
+/*
+ * SBC-4 5.9: ORWRITE(16) ORs the Data-Out into the addressed blocks (the
+ * 16-byte form has no BMOP field: it is always the OR operation).  The
+ * command holds its blocks' LBA lock exclusively (OP_LBA_EXCLUSIVE), so no
+ * other command sees or changes them between the read and the write.
+ */
+enum scsi_result sbc_orwrite_parse(struct scsi_cmd *cmd)
+{
+	return sbc_write_parse(cmd);
+}
+
+/*
+ * With PI the ORPROTECT field is checked like WRPROTECT on the received
+ * tuples; the stored guards are those of the ORed data (the data changed),
+ * the tags those received or generated.
+ */
+static void orwrite_work(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	struct backend *be = lu->backend;
+	size_t len = (size_t)cmd->nblocks * lu->block_size;
+	uint64_t offset = scsi_lu_offset(lu, cmd->lba);
+	uint8_t *buf = malloc(len);
+	struct sbc_write_data w;
+	struct scsi_sense_info s;
+	int rc;
+
+	if (!buf) {
+		scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
+		return;
+	}
+	rc = sbc_write_data_prepare(cmd, cmd->data_out, cmd->lba, cmd->nblocks, 0, &w, &s);
+	if (rc != 0) {
+		(rc > 0 ? scsi_cmd_fail(cmd, s) : scsi_cmd_fail_errno(cmd, rc, true));
+		goto out;
+	}
+	rc = be->ops->read(be, buf, len, offset);
+	if (rc < 0) {
+		scsi_cmd_fail_errno(cmd, rc, false);
+		goto out;
+	}
+	for (size_t i = 0; i < len; i++)
+		buf[i] |= w.data[i];
+	rc = be->ops->write(be, buf, len, offset, sbc_write_flags(cmd));
+	if (rc >= 0 && w.tuples) {
+		uint32_t il = lu->block_size >> lu->p_i_exponent;
+
+		for (uint64_t k = 0; k < ((uint64_t)cmd->nblocks << lu->p_i_exponent); k++)
+			put_be16(w.tuples + k * PI_TUPLE_LEN, pi_guard(buf + k * il, il));
+		rc = sbc_pi_store(lu, w.tuples, cmd->lba, cmd->nblocks, sbc_write_flags(cmd));
+	}
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, true);
+	sbc_zoned_persist(cmd, sbc_write_flags(cmd));
+out:
+	sbc_write_data_free(&w);
+	free(buf);
+}
+
+enum scsi_result sbc_orwrite_exec(struct scsi_cmd *cmd)
+{
+	return write_family_exec(cmd, orwrite_work, true);
+}

@@ -1,0 +1,91 @@
+/*
+ * The one scheduler: per-LU task sets (SAM-5 8), LBA-range locks, buffer
+ * room, and task management (SAM-5 7).  docs/architecture.md, "The one
+ * scheduler", draws how a command moves through it.
+ */
+#ifndef SBCEMU_TASK_SET_H
+#define SBCEMU_TASK_SET_H
+
+#ifndef SBCE_BUILDING_SCSI
+#error "an internal header of the SCSI core: use its public header"
+#endif
+
+#include "core/scsi_internal.h"
+
+/* Counts the commands a task management function waits for. */
+struct scsi_tmf_wait {
+	unsigned pending;
+	enum scsi_tmf_response response;
+	void (*done)(void *arg, enum scsi_tmf_response response);
+	void *arg;
+};
+
+/* ---- task_set.c ---- */
+
+/*
+ * Puts an admitted command at the tail of its LU's task set, in state
+ * WAIT_BUFFER (it needs Data-Out) or WAIT_START, and runs the scheduler.
+ */
+void scsi_task_set_add(struct scsi_lu *lu, struct scsi_cmd *cmd);
+/* Takes a command out (completion); the scheduler's cursor stays valid. */
+void scsi_task_set_remove(struct scsi_lu *lu, struct scsi_cmd *cmd);
+/*
+ * The scheduler: starts every waiting command whose task attribute, LBA
+ * locks, quiesce barrier and buffer room allow, in arrival order.  It never
+ * recurses: called while it runs (a command completed at once), it only
+ * asks for one more pass.
+ */
+void scsi_task_set_run(struct scsi_lu *lu);
+
+/* ---- lba_lock.c ---- */
+
+/* Fills cmd->lock from the command's row (its lock function, or its OP_LBA_* / OP_QUIESCE flags). */
+void scsi_lba_lock_plan(struct scsi_cmd *cmd);
+/* For lock functions: one more range in cmd->lock (beyond SCSI_LBA_LOCK_RANGES, spans are merged). */
+void scsi_lba_lock_add(struct scsi_cmd *cmd, uint64_t lba, uint64_t nblocks);
+bool scsi_lba_lock_conflict(const struct scsi_lba_lock *a, const struct scsi_lba_lock *b);
+/* No held lock of lu conflicts with cmd's. */
+bool scsi_lba_lock_available(const struct scsi_lu *lu, const struct scsi_cmd *cmd);
+void scsi_lba_lock_take(struct scsi_lu *lu, struct scsi_cmd *cmd);
+/* Returns whether cmd held a lock (the scheduler then has work). */
+bool scsi_lba_lock_drop(struct scsi_lu *lu, struct scsi_cmd *cmd);
+
+/* ---- resources.c ---- */
+
+/*
+ * Admission (SAM-5 5.3): SCSI_STATUS_GOOD if cmd may enter its LU's task set
+ * (and then counts it), else TASK SET FULL (the LU's queue or the daemon's
+ * commands are full and the nexus has a command in the task set) or BUSY
+ * (the daemon is full and the nexus has none there).  An LU whose queue is
+ * full still takes one command of a nexus that has none in it.
+ */
+enum scsi_status scsi_resources_admit(struct scsi_cmd *cmd);
+/* Undoes the admission's task set count (completion). */
+void scsi_resources_leave_task_set(struct scsi_cmd *cmd);
+/* Reserves cmd->buffer_need if it fits (or nothing else is held); false: it must wait. */
+bool scsi_resources_reserve(struct scsi_cmd *cmd);
+/* Returns what cmd holds (scsi_cmd_release) and wakes the LUs whose commands wait for room. */
+void scsi_resources_release(struct scsi_cmd *cmd);
+void scsi_resources_add_device(struct scsi_resources *res, struct scsi_device *dev);
+void scsi_resources_remove_device(struct scsi_resources *res, struct scsi_device *dev);
+
+/* ---- tmf.c ---- */
+
+void scsi_tmf_wait_put(struct scsi_tmf_wait *w);
+/* Aborts the commands of lu selected by match (see tmf.c); w (may be NULL) waits for them. */
+void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd *cmd, const void *arg),
+			 const void *arg, struct scsi_tmf_wait *w);
+
+/* ---- cmd.c ---- */
+
+/* WAIT_BUFFER -> WAIT_DATA_OUT: the room is reserved, the transport is asked for the Data-Out. */
+void scsi_cmd_request_data_out(struct scsi_cmd *cmd);
+/* WAIT_START -> RUNNING: the gates once more, then exec. */
+void scsi_cmd_start(struct scsi_cmd *cmd);
+
+/* ---- lu.c: command references on a nexus ---- */
+
+void scsi_nexus_get(struct scsi_nexus *nexus);
+void scsi_nexus_put(struct scsi_nexus *nexus);
+
+#endif
