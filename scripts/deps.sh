@@ -10,7 +10,7 @@ PACKAGES=(
 	# build
 	build-essential cmake pkg-config git
 	libev-dev zlib1g-dev libinih-dev libisal-dev libssl-dev libiscsi-dev
-	# the control socket's JSON (daemon/control.c, sbcemuctl)
+	# the control socket's JSON (daemon/control/, daemon/sbcemuctl/)
 	libjansson-dev
 	# the TCMU front end: generic netlink (TCM-USER events) and sd-bus (targetcli's
 	# org.kernel.TCMUService1); targetcli, rtslib, tcmu-runner and dbus run in the

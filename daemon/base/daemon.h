@@ -14,7 +14,7 @@
 /* Layering (docs/architecture.md): nothing includes the daemon. */
 #if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_ISCSI) || \
 	defined(SBCE_BUILDING_CONFIG) || defined(SBCE_BUILDING_TCMU)
-#error "nothing below the daemon includes daemon/"
+#error "sbcemu layering: nothing below the daemon includes daemon/"
 #endif
 
 #include <ev.h>

@@ -17,7 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control_internal.h"
 
 struct control_client {
 	struct sbce_control *ctl;
@@ -65,7 +65,8 @@ static json_t *error_reply(const char *why)
 }
 
 /* The members a command accepts: a request with another is refused whole. */
-static int check_members(const struct sbce_control_command *cmd, const json_t *req, char *err, size_t errlen)
+static int check_members(struct sbce_daemon *d, const struct sbce_control_command *cmd, const json_t *req,
+			 char *err, size_t errlen)
 {
 	const char *key;
 	json_t *value;
@@ -74,7 +75,8 @@ static int check_members(const struct sbce_control_command *cmd, const json_t *r
 		bool known = strcmp(key, "command") == 0;
 
 		for (const char *const *m = cmd->members; !known && m && *m; m++)
-			known = strcmp(key, *m) == 0;
+			known = strcmp(*m, SBCE_CONTROL_MEMBER_FRONTEND_LU) == 0 ? sbce_frontend_has_lus(d, key)
+										 : strcmp(key, *m) == 0;
 		if (!known) {
 			snprintf(err, errlen, "%s: unknown member \"%s\"", cmd->name, key);
 			return -1;
@@ -108,7 +110,7 @@ json_t *sbce_control_run(struct sbce_daemon *d, const char *line, size_t len)
 		return error_reply(err);
 	}
 	result = json_object();
-	if (!result || check_members(cmd, req, err, sizeof(err)) != 0 ||
+	if (!result || check_members(d, cmd, req, err, sizeof(err)) != 0 ||
 	    cmd->run(d, req, result, err, sizeof(err)) != 0) {
 		json_decref(result);
 		json_decref(req);

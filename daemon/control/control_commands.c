@@ -8,102 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control.h"
-
-/* ---- request members ---- */
-
-int sbce_control_uint(const json_t *req, const char *name, uint64_t max, bool required, uint64_t *out, char *err,
-		      size_t errlen)
-{
-	const json_t *v = json_object_get(req, name);
-
-	if (!v) {
-		if (required)
-			snprintf(err, errlen, "\"%s\" is missing", name);
-		return required ? -1 : 0;
-	}
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max) {
-		snprintf(err, errlen, "\"%s\" must be an integer from 0 to %llu", name, (unsigned long long)max);
-		return -1;
-	}
-	*out = (uint64_t)json_integer_value(v);
-	return 1;
-}
-
-int sbce_control_bool(const json_t *req, const char *name, bool required, bool *out, char *err, size_t errlen)
-{
-	const json_t *v = json_object_get(req, name);
-
-	if (!v) {
-		*out = false; /* an optional flag left out is off */
-		if (required)
-			snprintf(err, errlen, "\"%s\" is missing", name);
-		return required ? -1 : 0;
-	}
-	if (!json_is_boolean(v)) {
-		snprintf(err, errlen, "\"%s\" must be true or false", name);
-		return -1;
-	}
-	*out = json_is_true(v);
-	return 1;
-}
-
-int sbce_control_target(struct sbce_daemon *d, const json_t *req, size_t *index, char *err, size_t errlen)
-{
-	const json_t *t = json_object_get(req, "target");
-	size_t i;
-
-	if (t && !json_is_string(t)) {
-		snprintf(err, errlen, "\"target\" must be a string");
-		return -1;
-	}
-	if (!t && d->device_count != 1) {
-		snprintf(err, errlen, "\"target\" is missing (the daemon has %zu targets)", d->device_count);
-		return -1;
-	}
-	for (i = 0; t && i < d->device_count && strcmp(d->cfg->targets[i]->name, json_string_value(t)) != 0; i++)
-		;
-	if (t && i == d->device_count) {
-		snprintf(err, errlen, "no target \"%.224s\"", json_string_value(t));
-		return -1;
-	}
-	*index = t ? i : 0;
-	return 0;
-}
-
-int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **lu, const char **target, char *err,
-		    size_t errlen)
-{
-	const json_t *tcmu = json_object_get(req, "tcmu");
-	uint64_t lun;
-	size_t i;
-
-	if (tcmu) { /* a TCMU backstore: its one LU is LUN 0 (commands that take "tcmu" list it as a member) */
-		if (!json_is_string(tcmu) || json_object_get(req, "target")) {
-			snprintf(err, errlen, "\"tcmu\" names a backstore (a string, without \"target\")");
-			return -1;
-		}
-		if (sbce_control_uint(req, "lun", 0, true, &lun, err, errlen) < 0)
-			return -1;
-		*lu = sbce_tcmu_find_lu(d, json_string_value(tcmu));
-		if (!*lu) {
-			snprintf(err, errlen, "no TCMU backstore \"%.200s\" is served", json_string_value(tcmu));
-			return -1;
-		}
-		*target = json_string_value(tcmu);
-		return 0;
-	}
-	if (sbce_control_target(d, req, &i, err, errlen) != 0 ||
-	    sbce_control_uint(req, "lun", SCSI_MAX_LUNS - 1, true, &lun, err, errlen) < 0)
-		return -1;
-	*lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode((uint32_t)lun));
-	if (!*lu) {
-		snprintf(err, errlen, "target %s has no LUN %llu", d->cfg->targets[i]->name, (unsigned long long)lun);
-		return -1;
-	}
-	*target = d->cfg->targets[i]->name;
-	return 0;
-}
+#include "control_internal.h"
 
 /* ---- names ---- */
 
@@ -139,30 +44,17 @@ static const char *kind_name(enum scsi_lu_kind kind)
 
 /* ---- introspection ---- */
 
-static void count_tcmu_lu(void *arg, const char *name, const char *path, struct scsi_lu *lu)
+static void count_lu(void *arg, const struct sbce_lu_ref *ref)
 {
-	(void)name;
-	(void)path;
-	(void)lu;
+	(void)ref;
 	++*(unsigned *)arg;
 }
 
-/* The LUs of every target and every TCMU backstore. */
-static unsigned lu_count(struct sbce_daemon *d)
+static void count_session(void *arg, const char *frontend, const struct sbce_session *s)
 {
-	unsigned n = 0;
-
-	for (size_t i = 0; i < d->device_count; i++)
-		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++)
-			n += scsi_device_find_lu(d->devices[i], scsi_lun_encode(l)) != NULL;
-	sbce_tcmu_foreach_lu(d, count_tcmu_lu, &n);
-	return n;
-}
-
-static void count_session(void *arg, const struct iscsi_session_info *info)
-{
-	(void)info;
-	(*(unsigned *)arg)++;
+	(void)frontend;
+	(void)s;
+	++*(unsigned *)arg;
 }
 
 static unsigned fault_rule_count(struct sbce_daemon *d)
@@ -181,20 +73,21 @@ static int cmd_status(struct sbce_daemon *d, const json_t *req, json_t *result, 
 {
 	uint32_t commands = 0;
 	uint64_t buffer_bytes = 0;
-	unsigned sessions = 0;
+	unsigned sessions = 0, lus = 0;
 
 	(void)req;
 	(void)err;
 	(void)errlen;
 	scsi_resources_usage(d->resources, &commands, &buffer_bytes);
-	sbce_iscsi_foreach_session(d, count_session, &sessions);
+	sbce_foreach_session(d, count_session, &sessions);
+	sbce_foreach_lu(d, count_lu, &lus);
 	json_object_set_new(result, "version", json_string(SBCEMU_VERSION));
 	json_object_set_new(result, "pid", json_integer(getpid()));
 	json_object_set_new(result, "uptime_seconds", json_real(ev_now(d->loop.loop) - d->started));
 	json_object_set_new(result, "state_dir", json_string(d->cfg->daemon.state_dir));
 	json_object_set_new(result, "control_socket", json_string(d->cfg->daemon.control_socket));
 	json_object_set_new(result, "targets", json_integer((json_int_t)d->device_count));
-	json_object_set_new(result, "lus", json_integer(lu_count(d)));
+	json_object_set_new(result, "lus", json_integer(lus));
 	json_object_set_new(result, "sessions", json_integer(sessions));
 	json_object_set_new(result, "commands", json_integer(commands));
 	json_object_set_new(result, "buffer_bytes", json_integer((json_int_t)buffer_bytes));
@@ -207,11 +100,12 @@ struct target_sessions {
 	unsigned n;
 };
 
-static void count_target_session(void *arg, const struct iscsi_session_info *info)
+static void count_target_session(void *arg, const char *frontend, const struct sbce_session *s)
 {
 	struct target_sessions *ts = arg;
 
-	ts->n += info->target && strcmp(info->target, ts->target) == 0;
+	(void)frontend;
+	ts->n += s->target && strcmp(s->target, ts->target) == 0;
 }
 
 static int cmd_targets(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
@@ -230,7 +124,7 @@ static int cmd_targets(struct sbce_daemon *d, const json_t *req, json_t *result,
 		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++)
 			if (scsi_device_find_lu(d->devices[i], scsi_lun_encode(l)))
 				json_array_append_new(luns, json_integer(l));
-		sbce_iscsi_foreach_session(d, count_target_session, &ts);
+		sbce_foreach_session(d, count_target_session, &ts);
 		json_array_append_new(targets, json_pack("{s:s, s:o, s:o, s:I}", "name", ts.target, "portals", portals,
 							 "luns", luns, "sessions", (json_int_t)ts.n));
 	}
@@ -257,7 +151,7 @@ static json_t *counters_json(const struct scsi_lu_counters *c)
 			 "sense_keys", keys, "latency_us", latency);
 }
 
-/* One LU of `lus`: key is "target" (name the target's) or "tcmu" (name the backstore's). */
+/* One LU of `lus`: key is "target" (name the target's) or a front end's name (name the LU's there). */
 static json_t *lu_json(const char *key, const char *name, const char *path, const char *profile, struct scsi_lu *lu)
 {
 	struct scsi_lu_info info;
@@ -282,9 +176,17 @@ static json_t *lu_json(const char *key, const char *name, const char *path, cons
 	return o;
 }
 
-static void tcmu_lu_json(void *arg, const char *name, const char *path, struct scsi_lu *lu)
+static void each_lu_json(void *arg, const struct sbce_lu_ref *ref)
 {
-	json_array_append_new(arg, lu_json("tcmu", name, path, "-", lu));
+	const struct cfg_lun *l = ref->cfg;
+	json_t *o = lu_json(ref->frontend ? ref->frontend : "target", ref->owner, ref->path,
+			    l ? cfg_profile_name(l->profile) : ref->frontend ? "-" : "none", ref->lu);
+
+	if (o && l) /* zbc-zd is a zbc-hm LU to the core: the configuration's name */
+		json_object_set_new(o, "kind", json_string(cfg_lu_kind_name(l->kind)));
+	if (o && ref->frontend)
+		json_object_set_new(o, "frontend", json_string(ref->frontend));
+	json_array_append_new(arg, o);
 }
 
 static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
@@ -294,55 +196,34 @@ static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, cha
 	(void)req;
 	(void)err;
 	(void)errlen;
-	for (size_t i = 0; i < d->device_count; i++) {
-		const struct cfg_target *t = d->cfg->targets[i];
-
-		for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
-			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(n));
-			const char *path = "", *profile = "none", *kind = NULL;
-			json_t *o;
-
-			if (!lu)
-				continue;
-			for (size_t k = 0; k < t->lun_count; k++)
-				if (t->luns[k]->lun == n) {
-					path = t->luns[k]->path;
-					profile = cfg_profile_name(t->luns[k]->profile);
-					kind = cfg_lu_kind_name(t->luns[k]->kind); /* zbc-zd is a zbc-hm LU to the core */
-				}
-			o = lu_json("target", t->name, path, profile, lu);
-			if (o && kind)
-				json_object_set_new(o, "kind", json_string(kind));
-			json_array_append_new(lus, o);
-		}
-	}
-	sbce_tcmu_foreach_lu(d, tcmu_lu_json, lus);
+	sbce_foreach_lu(d, each_lu_json, lus);
 	json_object_set_new(result, "lus", lus);
 	return 0;
 }
 
-static void session_json(void *arg, const struct iscsi_session_info *s)
+static void session_json(void *arg, const char *frontend, const struct sbce_session *s)
 {
-	char isid[13];
-	json_t *o;
+	json_t *o = json_pack("{s:s, s:s?, s:s, s:i}", "frontend", frontend, "target", s->target, "initiator",
+			      s->initiator, "commands", (int)s->commands);
 
-	snprintf(isid, sizeof(isid), "%02x%02x%02x%02x%02x%02x", s->isid[0], s->isid[1], s->isid[2], s->isid[3],
-		 s->isid[4], s->isid[5]);
-	o = json_pack("{s:s?, s:s, s:s, s:i, s:s, s:i, s:s, s:i, s:s, s:s, s:b, s:b, s:I, s:I, s:I}", "target",
-		      s->target, "initiator", s->initiator, "isid", isid, "tsih", (int)s->tsih, "type",
-		      s->target ? "normal" : "discovery", "connections", (int)s->connections, "peer", s->peer, "commands",
-		      (int)s->commands, "header_digest", s->header_digest ? "CRC32C" : "None", "data_digest",
-		      s->data_digest ? "CRC32C" : "None", "immediate_data", s->immediate_data, "initial_r2t",
-		      s->initial_r2t, "max_burst_length", (json_int_t)s->max_burst_length, "first_burst_length",
-		      (json_int_t)s->first_burst_length, "max_recv_data_segment_length",
-		      (json_int_t)s->max_recv_data_segment_length);
 	if (!o)
 		return;
-	/* Its connection (a session has one here) and its command window. */
-	json_object_set_new(o, "cid", json_integer(s->cid));
-	json_object_set_new(o, "portal", json_string(s->portal));
-	json_object_set_new(o, "exp_cmd_sn", json_integer(s->exp_cmd_sn));
-	json_object_set_new(o, "max_cmd_sn", json_integer(s->max_cmd_sn));
+	/* What only this transport has (iSCSI: ISID, TSIH, digests, the command window ...). */
+	for (size_t i = 0; i < s->attr_count; i++) {
+		const struct sbce_attr *a = &s->attrs[i];
+
+		switch (a->type) {
+		case SBCE_ATTR_STRING:
+			json_object_set_new(o, a->name, json_string(a->string ? a->string : ""));
+			break;
+		case SBCE_ATTR_INTEGER:
+			json_object_set_new(o, a->name, json_integer((json_int_t)a->integer));
+			break;
+		case SBCE_ATTR_BOOLEAN:
+			json_object_set_new(o, a->name, json_boolean(a->boolean));
+			break;
+		}
+	}
 	json_array_append_new(arg, o);
 }
 
@@ -353,7 +234,7 @@ static int cmd_sessions(struct sbce_daemon *d, const json_t *req, json_t *result
 	(void)req;
 	(void)err;
 	(void)errlen;
-	sbce_iscsi_foreach_session(d, session_json, sessions);
+	sbce_foreach_session(d, session_json, sessions);
 	json_object_set_new(result, "sessions", sessions);
 	return 0;
 }
@@ -408,7 +289,7 @@ static int cmd_lu_write_protect(struct sbce_daemon *d, const json_t *req, json_t
 		return -1;
 	scsi_lu_describe(lu, &info);
 	scsi_lu_set_write_protect(lu, on);
-	sbce_control_track(d, target, info.lun, "write_protect", on ? "true" : "false");
+	sbce_lu_track(d, target, info.lun, "write_protect", on ? "true" : "false");
 	sbce_info("control: target %s LUN %u: write protection %s", target, info.lun, on ? "on" : "off");
 	json_object_set_new(result, "write_protect", json_boolean(on));
 	json_object_set_new(result, "previous", json_boolean(info.write_protect));
@@ -446,7 +327,7 @@ static int cmd_lu_mode_defaults(struct sbce_daemon *d, const json_t *req, json_t
 	changed = scsi_lu_set_mode_defaults(lu, &md);
 	sbce_mode_defaults_text(&info.mode_defaults, before, sizeof(before));
 	sbce_mode_defaults_text(&md, after, sizeof(after));
-	sbce_control_track(d, target, info.lun, "mode_defaults", after);
+	sbce_lu_track(d, target, info.lun, "mode_defaults", after);
 	sbce_info("control: target %s LUN %u: mode defaults \"%s\" (were \"%s\")%s", target, info.lun, after, before,
 		  changed ? ", current values changed" : "");
 	json_object_set_new(result, "mode_defaults", json_string(after));
@@ -489,7 +370,7 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 		char text[32];
 
 		snprintf(text, sizeof(text), "%llu", (unsigned long long)(blocks * info.block_size));
-		sbce_control_track(d, target, info.lun, "size", text);
+		sbce_lu_track(d, target, info.lun, "size", text);
 	}
 	sbce_info("control: target %s LUN %u: resized from %llu to %llu blocks", target, info.lun,
 		  (unsigned long long)info.num_blocks, (unsigned long long)blocks);
@@ -501,12 +382,12 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 /* ---- the table ---- */
 
 static const char *const no_members[] = { NULL };
-static const char *const lu_state_members[] = { "target", "tcmu", "lun", "state", "force", NULL };
-static const char *const lu_wp_members[] = { "target", "tcmu", "lun", "enable", NULL };
-static const char *const lu_mode_defaults_members[] = { "target", "tcmu", "lun", "fields", "replace", NULL };
+static const char *const lu_state_members[] = { "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "state", "force", NULL };
+static const char *const lu_wp_members[] = { "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "enable", NULL };
+static const char *const lu_mode_defaults_members[] = { "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "fields", "replace", NULL };
 static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
 static const char *const fault_add_members[] = {
-	"target", "tcmu", "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
+	"target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
 	"probability", "seed", "count", "after_ms", "for_ms", "sense_key", "asc", "ascq", "status", "delay_ms", "blocks", "zone", "pi_field", NULL,
 };
 static const char *const fault_remove_members[] = { "id", "all", NULL };

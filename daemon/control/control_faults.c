@@ -1,16 +1,13 @@
 /*
  * Fault rules through the control socket (docs/control.md, fault-add,
- * fault-list, fault-remove) on the SCSI core's rules (scsi_faults.h), and
- * the alarm each device's delayed commands wait on (one ev_timer per
- * device, scsi_device_set_alarm).
+ * fault-list, fault-remove) on the SCSI core's rules (scsi_faults.h); the
+ * alarms delayed commands wait on, and removing rules across the daemon,
+ * are the daemon's (faults.c).
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "control.h"
+#include "control_internal.h"
 
 static const char *const action_names[] = {
 	[SCSI_FAULT_ACTION_SENSE] = "sense",
@@ -268,8 +265,8 @@ static const char *window_state(const struct scsi_fault_rule_params *p, const st
 
 struct list_ctx {
 	json_t *rules;
-	const char *target;
-	bool tcmu;            /* target is a TCMU backstore's name */
+	const char *key;      /* "target", or the name of the front end that made the LU */
+	const char *target;   /* the target's name, or the LU's in its front end */
 	uint32_t lun;
 };
 
@@ -278,13 +275,15 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 {
 	struct list_ctx *ctx = arg;
 	json_t *r = json_pack("{s:i, s:s, s:i, s:s, s:i, s:f, s:I, s:I, s:I, s:I, s:i}", "id", (int)id,
-			      ctx->tcmu ? "tcmu" : "target", ctx->target, "lun", (int)ctx->lun, "action", action_names[p->action], "every",
+			      ctx->key, ctx->target, "lun", (int)ctx->lun, "action", action_names[p->action], "every",
 			      (int)p->every, "probability", p->probability, "seed", (json_int_t)p->seed, "count",
 			      (json_int_t)p->count, "matched", (json_int_t)st->matched, "fired", (json_int_t)st->fired,
 			      "held", (int)st->held);
 
 	if (!r)
 		return;
+	if (strcmp(ctx->key, "target") != 0)
+		json_object_set_new(r, "frontend", json_string(ctx->key));
 	if (p->opcode_count) {
 		json_t *ops = json_array();
 
@@ -341,47 +340,16 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 	json_array_append_new(ctx->rules, r);
 }
 
-typedef void lu_fn(void *arg, const char *target, bool tcmu, struct scsi_lu *lu);
-
-struct tcmu_walk {
-	lu_fn *fn;
-	void *arg;
-};
-
-static void tcmu_lu(void *arg, const char *name, const char *path, struct scsi_lu *lu)
-{
-	struct tcmu_walk *w = arg;
-
-	(void)path;
-	w->fn(w->arg, name, true, lu);
-}
-
-/* Calls fn for every LU of every target, then for every TCMU backstore's (tcmu: target is its name). */
-static void foreach_lu(struct sbce_daemon *d, lu_fn *fn, void *arg)
-{
-	struct tcmu_walk w = { fn, arg };
-
-	for (size_t i = 0; i < d->device_count; i++) {
-		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++) {
-			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(l));
-
-			if (lu)
-				fn(arg, d->cfg->targets[i]->name, false, lu);
-		}
-	}
-	sbce_tcmu_foreach_lu(d, tcmu_lu, &w);
-}
-
-static void list_lu(void *arg, const char *target, bool tcmu, struct scsi_lu *lu)
+static void list_lu(void *arg, const struct sbce_lu_ref *ref)
 {
 	struct list_ctx *ctx = arg;
 	struct scsi_lu_info info;
 
-	scsi_lu_describe(lu, &info);
-	ctx->target = target;
-	ctx->tcmu = tcmu;
+	scsi_lu_describe(ref->lu, &info);
+	ctx->key = ref->frontend ? ref->frontend : "target";
+	ctx->target = ref->owner;
 	ctx->lun = info.lun;
-	scsi_lu_fault_foreach(lu, list_rule, ctx);
+	scsi_lu_fault_foreach(ref->lu, list_rule, ctx);
 }
 
 int sbce_control_fault_list(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
@@ -391,159 +359,33 @@ int sbce_control_fault_list(struct sbce_daemon *d, const json_t *req, json_t *re
 	(void)req;
 	(void)err;
 	(void)errlen;
-	foreach_lu(d, list_lu, &ctx);
+	sbce_foreach_lu(d, list_lu, &ctx);
 	json_object_set_new(result, "rules", ctx.rules);
 	return 0;
 }
 
 /* ---- fault-remove ---- */
 
-struct remove_ctx {
-	bool all;
-	uint32_t id;
-	unsigned removed;
-	uint32_t *ids;     /* all: the LU's rule ids, gathered before removing */
-	size_t nids, cap;
-};
-
-static void gather_id(void *arg, uint32_t id, const struct scsi_fault_rule_params *p,
-		      const struct scsi_fault_rule_stats *st)
-{
-	struct remove_ctx *ctx = arg;
-
-	(void)p;
-	(void)st;
-	if (ctx->nids == ctx->cap) {
-		size_t cap = ctx->cap ? 2 * ctx->cap : 16;
-		uint32_t *ids = realloc(ctx->ids, cap * sizeof(*ids));
-
-		if (!ids)
-			return;
-		ctx->ids = ids;
-		ctx->cap = cap;
-	}
-	ctx->ids[ctx->nids++] = id;
-}
-
-static void remove_lu(void *arg, const char *target, bool tcmu, struct scsi_lu *lu)
-{
-	struct remove_ctx *ctx = arg;
-
-	(void)target;
-	(void)tcmu;
-	if (!ctx->all) {
-		ctx->removed += scsi_lu_fault_remove(lu, ctx->id) == 0;
-		return;
-	}
-	ctx->nids = 0;
-	scsi_lu_fault_foreach(lu, gather_id, ctx);
-	for (size_t i = 0; i < ctx->nids; i++)
-		ctx->removed += scsi_lu_fault_remove(lu, ctx->ids[i]) == 0;
-}
-
 int sbce_control_fault_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {
-	struct remove_ctx ctx = { 0 };
 	uint64_t id = 0;
+	bool all = false;
+	unsigned removed;
 	int has_id = sbce_control_uint(req, "id", UINT32_MAX, false, &id, err, errlen);
-	int has_all = sbce_control_bool(req, "all", false, &ctx.all, err, errlen);
+	int has_all = sbce_control_bool(req, "all", false, &all, err, errlen);
 
 	if (has_id < 0 || has_all < 0)
 		return -1;
-	if (has_id + (has_all && ctx.all) != 1) {
+	if (has_id + (has_all && all) != 1) {
 		snprintf(err, errlen, "give \"id\" or \"all\": true");
 		return -1;
 	}
-	ctx.id = (uint32_t)id;
-	foreach_lu(d, remove_lu, &ctx);
-	free(ctx.ids);
-	if (has_id && !ctx.removed) {
+	removed = sbce_faults_remove(d, all, (uint32_t)id);
+	if (has_id && !removed) {
 		snprintf(err, errlen, "no fault rule %llu", (unsigned long long)id);
 		return -1;
 	}
-	sbce_info("control: %u fault rule%s removed", ctx.removed, ctx.removed == 1 ? "" : "s");
-	json_object_set_new(result, "removed", json_integer(ctx.removed));
+	sbce_info("control: %u fault rule%s removed", removed, removed == 1 ? "" : "s");
+	json_object_set_new(result, "removed", json_integer(removed));
 	return 0;
-}
-
-/* ---- alarms ---- */
-
-struct sbce_alarm {
-	ev_timer timer;
-	struct scsi_device *dev;
-};
-
-static void alarm_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	scsi_device_alarm(((struct sbce_alarm *)w)->dev);
-}
-
-/* The core wants scsi_device_alarm() at CLOCK_MONOTONIC time when_ns: a relative libev timer. */
-static void alarm_arm(void *arg, uint64_t when_ns)
-{
-	struct sbce_alarm *a = arg;
-	struct ev_loop *loop = a->timer.data;
-	struct timespec ts;
-	uint64_t now;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	ev_timer_stop(loop, &a->timer);
-	ev_timer_set(&a->timer, when_ns > now ? (double)(when_ns - now) / 1e9 : 0., 0.);
-	ev_timer_start(loop, &a->timer);
-}
-
-struct sbce_alarm *sbce_alarm_attach(struct sbce_daemon *d, struct scsi_device *dev)
-{
-	struct sbce_alarm *a = calloc(1, sizeof(*a));
-
-	if (!a)
-		return NULL;
-	ev_timer_init(&a->timer, alarm_cb, 0., 0.);
-	a->timer.data = d->loop.loop;
-	a->dev = dev;
-	scsi_device_set_alarm(dev, alarm_arm, a);
-	return a;
-}
-
-void sbce_alarm_detach(struct sbce_daemon *d, struct sbce_alarm *a)
-{
-	if (!a)
-		return;
-	ev_timer_stop(d->loop.loop, &a->timer);
-	scsi_device_set_alarm(a->dev, NULL, NULL);
-	free(a);
-}
-
-int sbce_faults_start(struct sbce_daemon *d)
-{
-	d->alarms = calloc(d->device_count ? d->device_count : 1, sizeof(*d->alarms));
-	if (!d->alarms) {
-		sbce_error("out of memory");
-		return -1;
-	}
-	for (size_t i = 0; i < d->device_count; i++) {
-		d->alarms[i] = sbce_alarm_attach(d, d->devices[i]);
-		if (!d->alarms[i]) {
-			sbce_error("out of memory");
-			return -1;
-		}
-	}
-	return 0;
-}
-
-void sbce_faults_stop(struct sbce_daemon *d)
-{
-	struct remove_ctx ctx = { .all = true };
-
-	if (!d->alarms)
-		return;
-	foreach_lu(d, remove_lu, &ctx);
-	free(ctx.ids);
-	for (size_t i = 0; i < d->device_count; i++) {
-		sbce_alarm_detach(d, d->alarms[i]);
-		d->alarms[i] = NULL;
-	}
 }

@@ -9,8 +9,7 @@
  */
 #include <stdio.h>
 
-#include "control.h"
-#include "sbcemud.h"
+#include "control_internal.h"
 
 int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {
@@ -22,7 +21,7 @@ int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *res
 	if (sbce_control_target(d, req, &i, err, errlen) != 0)
 		return -1;
 	target = d->cfg->targets[i]->name;
-	dropped = sbce_iscsi_drop_target(d, target, "power cut");
+	dropped = sbce_frontends_drop_connections(d, target, "power cut");
 	lost = scsi_device_power_cycle(d->devices[i]);
 	sbce_warn("control: target %s: power cut: %u connections dropped, %llu bytes of volatile write cache lost", target,
 		  dropped, (unsigned long long)lost);

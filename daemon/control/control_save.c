@@ -9,22 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
-#include "sbcemud.h"
-
-void sbce_control_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, const char *text)
-{
-	struct cfg_diag diag = { 0 };
-	char section[CFG_NAME_MAX + 32];
-
-	if (sbce_target_index(d, target) < 0)
-		return;
-	snprintf(section, sizeof(section), "lun \"%s\" %u", target, lun);
-	if (cfg_set(d->cfg, "sbcemuctl", section, key, text, &diag) != 0)
-		sbce_warn("control: %s LUN %u: %s = %s not kept for save: %s", target, lun, key, text,
-			  diag.text ? diag.text : "");
-	cfg_diag_free(&diag);
-}
+#include "control_internal.h"
 
 int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {

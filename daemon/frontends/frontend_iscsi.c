@@ -1,11 +1,14 @@
 /*
  * The iSCSI front end (frontend.h): one iSCSI target per configured target,
  * in front of the SCSI device the daemon built for it, and the portals last,
- * so no initiator connects before its target exists.
+ * so no initiator connects before its target exists.  Targets added and
+ * removed at run time, the sessions the control lists and the connections
+ * a power cut drops come through the same interface.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "iscsi.h"
 #include "sbcemud.h"
 
 struct frontend_iscsi {
@@ -170,53 +173,80 @@ static void iscsi_drain(void *state, void (*done)(void *arg), void *arg)
 	iscsi_server_shutdown(fe->server, done, arg);
 }
 
-const struct sbce_frontend_ops sbce_frontend_iscsi = {
-	.name = "iSCSI",
+static int iscsi_target_added(void *state, const struct cfg_target *t, struct scsi_device *dev, char *err,
+			      size_t errlen)
+{
+	return add_target(state, t, dev, err, errlen);
+}
+
+static unsigned iscsi_target_removed(void *state, const char *name, const char *why)
+{
+	struct frontend_iscsi *fe = state;
+
+	return iscsi_server_remove_target(fe->server, name, why);
+}
+
+static unsigned iscsi_drop_connections(void *state, const char *name, const char *why)
+{
+	struct frontend_iscsi *fe = state;
+
+	return iscsi_server_drop_target(fe->server, name, why);
+}
+
+struct session_walk {
+	void (*fn)(void *arg, const struct sbce_session *s);
+	void *arg;
+};
+
+/* One session as the control shows it: what every transport has, then the iSCSI values (RFC 7143 names). */
+static void each_session(void *arg, const struct iscsi_session_info *info)
+{
+	struct session_walk *w = arg;
+	char isid[13];
+	struct sbce_attr attrs[] = {
+		{ "isid", SBCE_ATTR_STRING, .string = isid },
+		{ "tsih", SBCE_ATTR_INTEGER, .integer = info->tsih },
+		{ "type", SBCE_ATTR_STRING, .string = info->target ? "normal" : "discovery" },
+		{ "connections", SBCE_ATTR_INTEGER, .integer = info->connections },
+		{ "cid", SBCE_ATTR_INTEGER, .integer = info->cid },
+		{ "peer", SBCE_ATTR_STRING, .string = info->peer },
+		{ "portal", SBCE_ATTR_STRING, .string = info->portal },
+		{ "exp_cmd_sn", SBCE_ATTR_INTEGER, .integer = info->exp_cmd_sn },
+		{ "max_cmd_sn", SBCE_ATTR_INTEGER, .integer = info->max_cmd_sn },
+		{ "header_digest", SBCE_ATTR_STRING, .string = info->header_digest ? "CRC32C" : "None" },
+		{ "data_digest", SBCE_ATTR_STRING, .string = info->data_digest ? "CRC32C" : "None" },
+		{ "immediate_data", SBCE_ATTR_BOOLEAN, .boolean = info->immediate_data },
+		{ "initial_r2t", SBCE_ATTR_BOOLEAN, .boolean = info->initial_r2t },
+		{ "max_burst_length", SBCE_ATTR_INTEGER, .integer = info->max_burst_length },
+		{ "first_burst_length", SBCE_ATTR_INTEGER, .integer = info->first_burst_length },
+		{ "max_recv_data_segment_length", SBCE_ATTR_INTEGER, .integer = info->max_recv_data_segment_length },
+	};
+	struct sbce_session s = {
+		.target = info->target, .initiator = info->initiator, .commands = info->commands,
+		.attrs = attrs, .attr_count = sizeof(attrs) / sizeof(attrs[0]),
+	};
+
+	snprintf(isid, sizeof(isid), "%02x%02x%02x%02x%02x%02x", info->isid[0], info->isid[1], info->isid[2],
+		 info->isid[3], info->isid[4], info->isid[5]);
+	w->fn(w->arg, &s);
+}
+
+static void iscsi_foreach_session(void *state, void (*fn)(void *arg, const struct sbce_session *s), void *arg)
+{
+	struct frontend_iscsi *fe = state;
+	struct session_walk w = { fn, arg };
+
+	iscsi_server_foreach_session(fe->server, each_session, &w);
+}
+
+static const struct sbce_frontend_ops frontend_iscsi = {
+	.name = "iscsi",
 	.start = iscsi_start,
 	.drain = iscsi_drain,
 	.destroy = iscsi_destroy,
+	.foreach_session = iscsi_foreach_session,
+	.target_added = iscsi_target_added,
+	.target_removed = iscsi_target_removed,
+	.drop_connections = iscsi_drop_connections,
 };
-
-/* The running iSCSI front end's state, or NULL. */
-static struct frontend_iscsi *running(struct sbce_daemon *d)
-{
-	for (size_t i = 0; i < d->frontend_count; i++)
-		if (d->frontends[i].ops == &sbce_frontend_iscsi && d->frontends[i].state)
-			return d->frontends[i].state;
-	return NULL;
-}
-
-int sbce_iscsi_add_target(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev, char *err,
-			  size_t errlen)
-{
-	struct frontend_iscsi *fe = running(d);
-
-	if (!fe) {
-		snprintf(err, errlen, "the iSCSI front end is not running");
-		return -1;
-	}
-	return add_target(fe, t, dev, err, errlen);
-}
-
-unsigned sbce_iscsi_remove_target(struct sbce_daemon *d, const char *target, const char *why)
-{
-	struct frontend_iscsi *fe = running(d);
-
-	return fe ? iscsi_server_remove_target(fe->server, target, why) : 0;
-}
-
-void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
-				void *arg)
-{
-	struct frontend_iscsi *fe = running(d);
-
-	if (fe)
-		iscsi_server_foreach_session(fe->server, fn, arg);
-}
-
-unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why)
-{
-	struct frontend_iscsi *fe = running(d);
-
-	return fe ? iscsi_server_drop_target(fe->server, target, why) : 0;
-}
+SBCE_FRONTEND_REGISTER(frontend_iscsi)

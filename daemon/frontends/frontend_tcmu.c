@@ -240,48 +240,23 @@ static void tcmu_drain(void *state, void (*done)(void *arg), void *arg)
 	tcmu_server_drain(fe->srv, server_drained, fe);
 }
 
-const struct sbce_frontend_ops sbce_frontend_tcmu = {
-	.name = "TCMU",
-	.start = tcmu_start,
-	.drain = tcmu_drain,
-	.destroy = tcmu_destroy,
-};
-
-void sbce_tcmu_foreach_lu(struct sbce_daemon *d,
-			  void (*fn)(void *arg, const char *name, const char *path, struct scsi_lu *lu), void *arg)
+static void tcmu_foreach_lu(void *state, void (*fn)(void *arg, const struct sbce_frontend_lu *lu), void *arg)
 {
-	for (size_t i = 0; i < d->frontend_count; i++) {
-		struct frontend_tcmu *fe = d->frontends[i].state;
+	struct frontend_tcmu *fe = state;
 
-		if (d->frontends[i].ops != &sbce_frontend_tcmu || !fe)
-			continue;
-		for (struct tcmu_lu *t = fe->lus; t; t = t->next) {
-			struct scsi_lu *lu = scsi_device_find_lu(t->dev, scsi_lun_encode(0));
+	for (struct tcmu_lu *t = fe->lus; t; t = t->next) {
+		struct sbce_frontend_lu l = { t->name, t->path, scsi_device_find_lu(t->dev, scsi_lun_encode(0)) };
 
-			if (lu)
-				fn(arg, t->name, t->path, lu);
-		}
+		if (l.lu)
+			fn(arg, &l);
 	}
 }
 
-struct find_ctx {
-	const char *name;
-	struct scsi_lu *lu;
+static const struct sbce_frontend_ops frontend_tcmu = {
+	.name = "tcmu",
+	.start = tcmu_start,
+	.drain = tcmu_drain,
+	.destroy = tcmu_destroy,
+	.foreach_lu = tcmu_foreach_lu,
 };
-
-static void find_lu(void *arg, const char *name, const char *path, struct scsi_lu *lu)
-{
-	struct find_ctx *ctx = arg;
-
-	(void)path;
-	if (strcmp(name, ctx->name) == 0)
-		ctx->lu = lu;
-}
-
-struct scsi_lu *sbce_tcmu_find_lu(struct sbce_daemon *d, const char *name)
-{
-	struct find_ctx ctx = { .name = name };
-
-	sbce_tcmu_foreach_lu(d, find_lu, &ctx);
-	return ctx.lu;
-}
+SBCE_FRONTEND_REGISTER(frontend_tcmu)

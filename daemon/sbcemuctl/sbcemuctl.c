@@ -29,13 +29,11 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "sbcemuctl.h"
 
-#define EXIT_REFUSED 1
-#define EXIT_USAGE 2
 #define REQUEST_MAX 65536     /* the request line, newline included (docs/control.md) */
 #define REPLY_MAX (16u << 20) /* a longer reply is refused */
 #define TIMEOUT_SECONDS 10
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char usage_text[] =
 	"Usage: sbcemuctl [-s SOCKET | --state-dir DIR] [--json] COMMAND [ARGS]\n"
@@ -65,7 +63,8 @@ static const char usage_text[] =
 	"                       [--sense KEY/ASC/ASCQ] [--status S] [--delay MS] [--blocks N] [--zone N]\n"
 	"                       [--pi-field guard|app-tag|ref-tag]\n"
 	"  (lu state, lu write-protect, lu mode-defaults and fault add take --tcmu NAME instead of\n"
-	"   --target: LUN 0 of the TCMU backstore NAME)\n"
+	"   --target: LUN 0 of the TCMU backstore NAME; --frontend-lu FRONTEND:NAME names the LU\n"
+	"   NAME of any front end that makes LUs of its own, --tcmu NAME is --frontend-lu tcmu:NAME)\n"
 	"  fault list\n"
 	"  fault remove ID|all\n"
 	"\n"
@@ -79,7 +78,7 @@ static const char usage_text[] =
 	"Numbers are decimal or 0x hexadecimal.\n"
 	"Exit status: 0 done, 1 refused by the daemon or no daemon, 2 usage error.\n";
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -91,7 +90,7 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 	return -1;
 }
 
-static void *oom_check(void *p)
+void *oom_check(void *p)
 {
 	if (!p) {
 		fputs("sbcemuctl: out of memory\n", stderr);
@@ -100,7 +99,7 @@ static void *oom_check(void *p)
 	return p;
 }
 
-__attribute__((format(printf, 1, 2))) static char *format(const char *fmt, ...)
+char *format(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -112,475 +111,10 @@ __attribute__((format(printf, 1, 2))) static char *format(const char *fmt, ...)
 	return oom_check(n < 0 ? NULL : s);
 }
 
-static void set_member(json_t *obj, const char *key, json_t *value)
+void set_member(json_t *obj, const char *key, json_t *value)
 {
 	if (json_object_set_new(obj, key, oom_check(value)))
 		oom_check(NULL);
-}
-
-/* ---- numbers ---- */
-
-/*
- * Decimal or 0x hexadecimal, no sign or space, at most max.  With rest, the
- * text after the number is returned there; without, there must be none.
- */
-static int parse_number(const char *text, uint64_t max, uint64_t *out, const char **rest)
-{
-	const char *p = text;
-	int base = 10;
-	char *end;
-
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-		base = 16;
-		p += 2;
-		if (!isxdigit((unsigned char)p[0]) || (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')))
-			return -1;
-	} else if (!isdigit((unsigned char)p[0])) {
-		return -1;
-	}
-	errno = 0;
-	*out = strtoull(p, &end, base);
-	if (errno || *out > max || (!rest && *end))
-		return -1;
-	if (rest)
-		*rest = end;
-	return 0;
-}
-
-static int parse_arg(const char *what, const char *text, uint64_t min, uint64_t max, uint64_t *out)
-{
-	if (parse_number(text, max, out, NULL) || *out < min)
-		return usage_error("invalid %s '%s' (a number from %llu to %llu)", what, text,
-				   (unsigned long long)min, (unsigned long long)max);
-	return 0;
-}
-
-/* SIZE: bytes with an optional K, M, G or T suffix (powers of 1024). */
-static int parse_size(const char *text, uint64_t *out)
-{
-	static const char suffixes[] = "KMGT";
-	const char *rest, *s;
-	uint64_t v, mult = 1;
-
-	if (parse_number(text, INT64_MAX, &v, &rest))
-		return usage_error("invalid SIZE '%s'", text);
-	if (*rest) {
-		s = strchr(suffixes, toupper((unsigned char)rest[0]));
-		if (!s || !rest[0] || rest[1])
-			return usage_error("invalid SIZE '%s' (bytes, suffix K, M, G or T)", text);
-		mult = (uint64_t)1 << (10 * (s - suffixes + 1));
-	}
-	if (v > INT64_MAX / mult)
-		return usage_error("SIZE '%s' is too large", text);
-	*out = v * mult;
-	return 0;
-}
-
-/* ---- command options ---- */
-
-enum opt_kind {
-	OPT_STRING,  /* the text */
-	OPT_FLAG,    /* true; takes no value */
-	OPT_UINT,    /* a number from min to max */
-	OPT_OPCODES, /* OP[,OP...], appended to the array "opcodes" */
-	OPT_LBA,     /* FIRST[-LAST] -> lba_first, lba_last */
-	OPT_PROB,    /* a real from 0 to 1 */
-	OPT_SENSE,   /* KEY/ASC/ASCQ -> sense_key, asc, ascq */
-};
-
-struct opt {
-	const char *name;   /* without its "--" */
-	enum opt_kind kind;
-	const char *member; /* the request member */
-	uint64_t min, max;
-};
-
-static const struct opt lu_opts[] = {
-	{ .name = "target", .kind = OPT_STRING, .member = "target" },
-	{ .name = NULL },
-};
-
-/* lu write-protect: also a TCMU backstore's LU (--tcmu NAME, LUN 0). */
-static const struct opt lu_tcmu_opts[] = {
-	{ .name = "target", .kind = OPT_STRING, .member = "target" },
-	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
-	{ .name = NULL },
-};
-
-/* lu state: --force, and --tcmu. */
-static const struct opt state_opts[] = {
-	{ .name = "target", .kind = OPT_STRING, .member = "target" },
-	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
-	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
-	{ .name = NULL },
-};
-
-/* lu state, lu resize, lu remove: --force overrides the refusal that protects data or the host's wish. */
-static const struct opt force_opts[] = {
-	{ .name = "target", .kind = OPT_STRING, .member = "target" },
-	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
-	{ .name = NULL },
-};
-
-/* target add: the [target] keys (docs/config.md). */
-static const struct opt target_opts[] = {
-	{ .name = "alias", .kind = OPT_STRING, .member = "alias" },
-	{ .name = "tpgt", .kind = OPT_UINT, .member = "tpgt", .min = 1, .max = 65535 },
-	{ .name = "allowed-initiators", .kind = OPT_STRING, .member = "allowed_initiators" },
-	{ .name = "chap-user", .kind = OPT_STRING, .member = "chap_user" },
-	{ .name = "chap-secret", .kind = OPT_STRING, .member = "chap_secret" },
-	{ .name = "mutual-user", .kind = OPT_STRING, .member = "mutual_user" },
-	{ .name = "mutual-secret", .kind = OPT_STRING, .member = "mutual_secret" },
-	{ .name = NULL },
-};
-
-static const struct opt target_remove_opts[] = {
-	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
-	{ .name = NULL },
-};
-
-/* lu mode-defaults: --replace gives the whole set (the fields left out go back to the device's own defaults). */
-static const struct opt replace_opts[] = {
-	{ .name = "target", .kind = OPT_STRING, .member = "target" },
-	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
-	{ .name = "replace", .kind = OPT_FLAG, .member = "replace" },
-	{ .name = NULL },
-};
-
-static const struct opt fault_opts[] = {
-	{ .name = "target", .kind = OPT_STRING, .member = "target" },
-	{ .name = "tcmu", .kind = OPT_STRING, .member = "tcmu" },
-	{ .name = "opcode", .kind = OPT_OPCODES },
-	{ .name = "service-action", .kind = OPT_UINT, .member = "service_action", .max = 0xffff },
-	{ .name = "lba", .kind = OPT_LBA },
-	{ .name = "initiator", .kind = OPT_STRING, .member = "initiator" },
-	{ .name = "every", .kind = OPT_UINT, .member = "every", .min = 1, .max = INT64_MAX },
-	{ .name = "count", .kind = OPT_UINT, .member = "count", .max = INT64_MAX },
-	{ .name = "probability", .kind = OPT_PROB, .member = "probability" },
-	{ .name = "seed", .kind = OPT_UINT, .member = "seed", .max = INT64_MAX },
-	{ .name = "after", .kind = OPT_UINT, .member = "after_ms", .max = UINT32_MAX },
-	{ .name = "for", .kind = OPT_UINT, .member = "for_ms", .max = UINT32_MAX },
-	{ .name = "sense", .kind = OPT_SENSE },
-	{ .name = "status", .kind = OPT_UINT, .member = "status", .max = 255 },
-	{ .name = "delay", .kind = OPT_UINT, .member = "delay_ms", .min = 1, .max = 3600000 },
-	{ .name = "blocks", .kind = OPT_UINT, .member = "blocks", .max = UINT32_MAX },
-	{ .name = "zone", .kind = OPT_UINT, .member = "zone", .max = UINT32_MAX },
-	{ .name = "pi-field", .kind = OPT_STRING, .member = "pi_field" },
-	{ .name = NULL },
-};
-
-/* Up to maxn numbers (at most max each) separated by sep: their count, or -1. */
-static int parse_numbers(const char *text, char sep, uint64_t max, uint64_t *v, int maxn)
-{
-	const char *rest;
-	int n = 0;
-
-	while (n < maxn && parse_number(text, max, &v[n], &rest) == 0) {
-		n++;
-		if (!*rest)
-			return n;
-		if (*rest != sep)
-			break;
-		text = rest + 1;
-	}
-	return -1;
-}
-
-static int apply_option(const struct opt *o, const char *value, json_t *opts)
-{
-	json_t *list = json_object_get(opts, "opcodes");
-	uint64_t v[256];
-	char *end;
-	double d;
-	int n;
-
-	switch (o->kind) {
-	case OPT_STRING:
-		set_member(opts, o->member, json_string(value));
-		return 0;
-	case OPT_FLAG:
-		set_member(opts, o->member, json_true());
-		return 0;
-	case OPT_UINT:
-		if (parse_number(value, o->max, &v[0], NULL) || v[0] < o->min)
-			return usage_error("invalid --%s '%s' (a number from %llu to %llu)", o->name, value,
-					   (unsigned long long)o->min, (unsigned long long)o->max);
-		set_member(opts, o->member, json_integer((json_int_t)v[0]));
-		return 0;
-	case OPT_OPCODES:
-		n = parse_numbers(value, ',', 255, v, 256);
-		if (n < 0)
-			return usage_error("invalid --opcode '%s' (numbers from 0 to 255, comma separated)", value);
-		if (!list)
-			set_member(opts, "opcodes", list = json_array());
-		for (int i = 0; i < n; i++)
-			if (json_array_append_new(list, oom_check(json_integer((json_int_t)v[i]))))
-				oom_check(NULL);
-		return 0;
-	case OPT_LBA:
-		n = parse_numbers(value, '-', INT64_MAX, v, 2);
-		if (n == 1)
-			v[1] = v[0];
-		if (n < 0 || v[1] < v[0])
-			return usage_error("invalid --lba '%s' (FIRST or FIRST-LAST, FIRST <= LAST)", value);
-		set_member(opts, "lba_first", json_integer((json_int_t)v[0]));
-		set_member(opts, "lba_last", json_integer((json_int_t)v[1]));
-		return 0;
-	case OPT_PROB:
-		errno = 0;
-		d = strtod(value, &end);
-		/* no sign, space, inf or nan; !(0 <= d <= 1) also refuses NaN */
-		if ((!isdigit((unsigned char)value[0]) && value[0] != '.') || errno || *end || !(d >= 0.0 && d <= 1.0))
-			return usage_error("invalid --probability '%s' (a number from 0 to 1)", value);
-		set_member(opts, o->member, json_real(d));
-		return 0;
-	case OPT_SENSE:
-		if (parse_numbers(value, '/', 255, v, 3) != 3 || v[0] > 15)
-			return usage_error("invalid --sense '%s' (KEY/ASC/ASCQ, 0-15/0-255/0-255)", value);
-		set_member(opts, "sense_key", json_integer((json_int_t)v[0]));
-		set_member(opts, "asc", json_integer((json_int_t)v[1]));
-		set_member(opts, "ascq", json_integer((json_int_t)v[2]));
-		return 0;
-	}
-	return -1;
-}
-
-/*
- * Splits args into exactly npos positionals and the options of specs
- * (--name VALUE or --name=VALUE, anywhere; "--" ends the options), which are
- * set in opts.
- */
-static int scan_args(int argc, char **argv, const struct opt *specs, json_t *opts, const char **pos, int npos,
-		     const char *synopsis)
-{
-	bool options = true;
-	int n = 0;
-
-	for (int i = 0; i < argc; i++) {
-		const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
-		size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-		const struct opt *o = specs;
-
-		if (options && strcmp(arg, "--") == 0) {
-			options = false;
-			continue;
-		}
-		if (!options || arg[0] != '-' || arg[1] == '\0') {
-			if (n == npos)
-				return usage_error("unexpected argument '%s'\nUsage: sbcemuctl %s", arg, synopsis);
-			pos[n++] = arg;
-			continue;
-		}
-		while (o && o->name && !(strncmp(arg, "--", 2) == 0 && strlen(o->name) == len - 2 &&
-					 strncmp(arg + 2, o->name, len - 2) == 0))
-			o++;
-		if (!o || !o->name)
-			return usage_error("unknown option '%.*s'\nUsage: sbcemuctl %s", (int)len, arg, synopsis);
-		if (o->kind == OPT_FLAG && eq)
-			return usage_error("option '--%s' takes no value", o->name);
-		if (o->kind != OPT_FLAG && !eq && i + 1 == argc)
-			return usage_error("option '--%s' needs a value", o->name);
-		if (o->kind != OPT_FLAG)
-			value = eq ? eq + 1 : argv[++i];
-		if (apply_option(o, value, opts))
-			return -1;
-	}
-	if (n < npos)
-		return usage_error("missing argument\nUsage: sbcemuctl %s", synopsis);
-	return 0;
-}
-
-/* ---- output ---- */
-
-/* A reply value as malloc'd text: "-" when missing or null, arrays comma separated, booleans on/off. */
-static char *value_text(const json_t *v)
-{
-	char *s = NULL, *item;
-	size_t i;
-	json_t *elem;
-
-	switch (v ? json_typeof(v) : JSON_NULL) {
-	case JSON_STRING:
-		return oom_check(strdup(json_string_value(v)));
-	case JSON_INTEGER:
-		return format("%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	case JSON_REAL:
-		return format("%.15g", json_real_value(v));
-	case JSON_TRUE:
-		return format("on");
-	case JSON_FALSE:
-		return format("off");
-	case JSON_ARRAY:
-		s = format("%s", "");
-		json_array_foreach(v, i, elem) {
-			char *joined = format("%s%s%s", s, i ? "," : "", item = value_text(elem));
-
-			free(item);
-			free(s);
-			s = joined;
-		}
-		return s;
-	case JSON_OBJECT:
-		return oom_check(json_dumps(v, JSON_COMPACT));
-	case JSON_NULL:
-		break;
-	}
-	return format("-");
-}
-
-/* Members of the fault rule r, for the fault-list columns. */
-#define RULE_INT(name) ((long long)json_integer_value(json_object_get(r, name)))
-#define RULE_HAS(name) json_is_integer(json_object_get(r, name))
-#define SEP(f) (ftell(f) ? " " : "")
-
-/* MATCH: the rule's conditions, "any" without any. */
-static char *rule_match(const json_t *r)
-{
-	const char *initiator = json_string_value(json_object_get(r, "initiator"));
-	const json_t *ops = json_object_get(r, "opcodes");
-	char *buf = NULL;
-	size_t size = 0, i;
-	FILE *f = oom_check(open_memstream(&buf, &size));
-	json_t *op;
-
-	json_array_foreach(ops, i, op)
-		fprintf(f, "%s0x%02llx", i ? "," : "op=", (long long)json_integer_value(op));
-	if (RULE_HAS("service_action"))
-		fprintf(f, "%ssa=0x%llx", SEP(f), RULE_INT("service_action"));
-	if (RULE_HAS("lba_first") && RULE_HAS("lba_last"))
-		fprintf(f, "%slba=%lld-%lld", SEP(f), RULE_INT("lba_first"), RULE_INT("lba_last"));
-	if (initiator)
-		fprintf(f, "%sinitiator=%s", SEP(f), initiator);
-	if (!ftell(f))
-		fputs("any", f);
-	fclose(f);
-	return oom_check(buf);
-}
-
-/* TRIGGER: what differs from the defaults, "always" when nothing does; "-" for medium-error. */
-static char *rule_trigger(const json_t *r)
-{
-	const char *action = json_string_value(json_object_get(r, "action"));
-	const json_t *p = json_object_get(r, "probability");
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f;
-
-	if (action && strcmp(action, "medium-error") == 0)
-		return format("-");
-	f = oom_check(open_memstream(&buf, &size));
-	if (RULE_HAS("every") && RULE_INT("every") != 1)
-		fprintf(f, "every=%lld", RULE_INT("every"));
-	if (json_is_number(p) && json_number_value(p) != 1.0)
-		fprintf(f, "%sp=%.15g seed=%lld", SEP(f), json_number_value(p), RULE_INT("seed"));
-	if (RULE_HAS("count") && RULE_INT("count") != 0)
-		fprintf(f, "%scount=%lld", SEP(f), RULE_INT("count"));
-	if (json_is_string(json_object_get(r, "window")))
-		fprintf(f, "%safter=%lldms for=%lldms (%s)", SEP(f), RULE_INT("after_ms"), RULE_INT("for_ms"),
-			json_string_value(json_object_get(r, "window")));
-	if (!ftell(f))
-		fputs("always", f);
-	fclose(f);
-	return oom_check(buf);
-}
-
-#undef RULE_INT
-#undef RULE_HAS
-#undef SEP
-
-/* A table column: a member of the row (a.b: member b of member a), or computed. */
-struct column {
-	const char *head, *member;
-	char *(*text)(const json_t *row);
-};
-
-static const struct column target_columns[] = {
-	{ "NAME", "name", NULL }, { "PORTALS", "portals", NULL }, { "LUNS", "luns", NULL },
-	{ "SESSIONS", "sessions", NULL }, { NULL, NULL, NULL },
-};
-
-/* Whose LU a row is: the target's name, or "tcmu:" and the TCMU backstore's. */
-static char *lu_owner(const json_t *row)
-{
-	const char *tcmu = json_string_value(json_object_get(row, "tcmu"));
-	const char *target = json_string_value(json_object_get(row, "target"));
-
-	return tcmu ? format("tcmu:%s", tcmu) : format("%s", target ? target : "-");
-}
-
-static const struct column lu_columns[] = {
-	{ "TARGET", NULL, lu_owner },	     { "LUN", "lun", NULL },
-	{ "KIND", "kind", NULL },	     { "PROFILE", "profile", NULL },	{ "STATE", "state", NULL },
-	{ "WP", "write_protect", NULL },     { "BLOCKS", "blocks", NULL },
-	{ "BSIZE", "block_size", NULL },     { "CMDS", "counters.commands", NULL },
-	{ "ERRORS", "counters.check_condition", NULL }, { NULL, NULL, NULL },
-};
-
-static const struct column session_columns[] = {
-	{ "TARGET", "target", NULL }, { "INITIATOR", "initiator", NULL }, { "ISID", "isid", NULL },
-	{ "TSIH", "tsih", NULL },     { "TYPE", "type", NULL },		  { "PEER", "peer", NULL },
-	{ "CMDS", "commands", NULL }, { NULL, NULL, NULL },
-};
-
-static const struct column rule_columns[] = {
-	{ "ID", "id", NULL },	     { "TARGET", NULL, lu_owner }, { "LUN", "lun", NULL },	{ "ACTION", "action", NULL },
-	{ "MATCH", NULL, rule_match }, { "TRIGGER", NULL, rule_trigger }, { "FIRED", "fired", NULL },
-	{ NULL, NULL, NULL },
-};
-
-static char *column_text(const struct column *c, const json_t *row)
-{
-	const char *dot;
-	char first[64];
-
-	if (c->text)
-		return c->text(row);
-	dot = strchr(c->member, '.');
-	if (!dot)
-		return value_text(json_object_get(row, c->member));
-	snprintf(first, sizeof(first), "%.*s", (int)(dot - c->member), c->member);
-	return value_text(json_object_get(json_object_get(row, first), dot + 1));
-}
-
-/* The array rows as a table: a header line, then aligned columns (the last unpadded). */
-static void print_table(const json_t *rows, const struct column *cols)
-{
-	size_t ncols = 0, nrows = json_array_size(rows) + 1, width[16] = { 0 };
-	char **cell;
-
-	while (cols[ncols].head && ncols < ARRAY_SIZE(width))
-		ncols++;
-	cell = oom_check(calloc(nrows * ncols, sizeof(*cell)));
-	for (size_t r = 0; r < nrows; r++) {
-		for (size_t c = 0; c < ncols; c++) {
-			char *s = r ? column_text(&cols[c], json_array_get(rows, r - 1)) : format("%s", cols[c].head);
-
-			cell[r * ncols + c] = s;
-			width[c] = strlen(s) > width[c] ? strlen(s) : width[c];
-		}
-	}
-	for (size_t i = 0; i < nrows * ncols; i++) {
-		if (i % ncols + 1 < ncols)
-			printf("%-*s  ", (int)width[i % ncols], cell[i]);
-		else
-			printf("%s\n", cell[i]);
-		free(cell[i]);
-	}
-	free(cell);
-}
-
-static void print_status(const json_t *result)
-{
-	static const char *const keys[] = { "version",	"pid",	   "uptime_seconds", "state_dir",
-					    "control_socket", "targets", "lus", "sessions",
-					    "commands",	"buffer_bytes", "fault_rules" };
-
-	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
-		char *s = value_text(json_object_get(result, keys[k]));
-
-		printf("%s:%*s%s\n", keys[k], (int)(strlen("control_socket") - strlen(keys[k]) + 1), "", s);
-		free(s);
-	}
 }
 
 /* ---- commands ---- */
@@ -629,11 +163,11 @@ static const struct command commands[] = {
 	{ .group = "sessions", .wire = "sessions", .synopsis = "sessions", .output = OUT_TABLE, .list = "sessions",
 	  .columns = session_columns },
 	{ .group = "lu", .name = "state", .wire = "lu-state",
-	  .synopsis = "lu state LUN STATE [--force] [--target IQN | --tcmu NAME]", .npos = 2, .opts = state_opts,
+	  .synopsis = "lu state LUN STATE [--force] [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2, .opts = state_opts,
 	  .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "state",
 	  .result = "state" },
 	{ .group = "lu", .name = "write-protect", .wire = "lu-write-protect",
-	  .synopsis = "lu write-protect LUN on|off [--target IQN | --tcmu NAME]", .npos = 2, .opts = lu_tcmu_opts,
+	  .synopsis = "lu write-protect LUN on|off [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2, .opts = lu_tcmu_opts,
 	  .arg = ARG_ONOFF,
 	  .member = "enable", .output = OUT_CHANGE, .list = "write-protect", .result = "write_protect" },
 	{ .group = "lu", .name = "resize", .wire = "lu-resize", .synopsis = "lu resize LUN SIZE [--force] [--target IQN]",

@@ -8,8 +8,8 @@
  * per state directory) -> loop and signal watchers ->
  * worker pool -> the core's shared limits -> one SCSI device per target with
  * its logical units (backing files opened or created here) -> the front ends
- * (frontend.h; the iSCSI one adds its portals last, so no initiator connects
- * before its target exists).
+ * (frontend.h, frontends.c; the iSCSI one adds its portals last, so no
+ * initiator connects before its target exists) -> the control socket.
  *
  * Shutdown (SIGTERM or SIGINT): every front end stops accepting and lets
  * commands in flight finish and their responses go out; then the core
@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "sbcemud.h"
 
 _Static_assert((int)SBCE_LOG_DEBUG == (int)CFG_LOG_DEBUG && (int)SBCE_LOG_ERROR == (int)CFG_LOG_ERROR,
@@ -331,9 +332,6 @@ static void warn_others_write(const char *what, const char *path)
 			  st.st_mode & S_IWOTH ? "every user" : "its group", (unsigned)(st.st_mode & 07777));
 }
 
-/* Every front end the daemon has, in start order. */
-static const struct sbce_frontend_ops *const frontends[] = { &sbce_frontend_iscsi, &sbce_frontend_tcmu };
-
 static int start(struct sbce_daemon *d)
 {
 	const struct cfg *cfg = d->cfg;
@@ -369,24 +367,8 @@ static int start(struct sbce_daemon *d)
 		sbce_error("out of memory");
 		return -1;
 	}
-	if (sbce_devices_create(d) != 0 || sbce_faults_start(d) != 0)
+	if (sbce_devices_create(d) != 0 || sbce_faults_start(d) != 0 || sbce_frontends_start(d) != 0)
 		return -1;
-	_Static_assert(sizeof(frontends) / sizeof(frontends[0]) <= sizeof(d->frontends) / sizeof(d->frontends[0]),
-		       "room for every front end");
-	for (size_t i = 0; i < sizeof(frontends) / sizeof(frontends[0]); i++) {
-		struct daemon_frontend *fe = &d->frontends[d->frontend_count];
-
-		fe->ops = frontends[i];
-		rc = fe->ops->start(d, &fe->state);
-		if (rc < 0) {
-			d->frontend_count++; /* drained and destroyed with the others */
-			return -1;
-		}
-		if (rc == 0)
-			d->frontend_count++;
-		else
-			fe->ops->destroy(fe->state);
-	}
 	d->started = ev_now(d->loop.loop);
 	return sbce_control_start(d);
 }
@@ -406,6 +388,7 @@ static void stop(struct sbce_daemon *d)
 		scsi_device_destroy(d->devices[i]);
 	for (size_t i = 0; i < d->retired_count && drained; i++)
 		scsi_device_destroy(d->retired[i]);
+	free(d->frontends);
 	free(d->devices);
 	free(d->retired);
 	free(d->alarms);

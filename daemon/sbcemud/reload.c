@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
 #include "sbcemud.h"
 
 struct reload {
@@ -79,14 +78,14 @@ static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
 		} else if (scsi_lu_resize(lu, blocks, false, err, sizeof(err)) != 0) {
 			refused(r, c, err);
 		} else {
-			sbce_control_track(r->d, c->target, c->lun, "size", c->new_value);
+			sbce_lu_track(r->d, c->target, c->lun, "size", c->new_value);
 			sbce_info("SIGHUP: target %s LUN %u resized to %llu blocks", c->target, c->lun,
 				  (unsigned long long)blocks);
 			r->applied++;
 		}
 	} else if (strcmp(c->key, "write_protect") == 0) {
 		scsi_lu_set_write_protect(lu, c->new_lun->write_protect);
-		sbce_control_track(r->d, c->target, c->lun, "write_protect", c->new_value);
+		sbce_lu_track(r->d, c->target, c->lun, "write_protect", c->new_value);
 		sbce_info("SIGHUP: target %s LUN %u: write protection %s", c->target, c->lun,
 			  c->new_lun->write_protect ? "on" : "off");
 		r->applied++;
@@ -98,7 +97,7 @@ static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
 		} else {
 			bool changed = scsi_lu_set_mode_defaults(lu, &md);
 
-			sbce_control_track(r->d, c->target, c->lun, "mode_defaults", c->new_lun->mode_defaults);
+			sbce_lu_track(r->d, c->target, c->lun, "mode_defaults", c->new_lun->mode_defaults);
 			sbce_info("SIGHUP: target %s LUN %u: mode defaults \"%s\"%s", c->target, c->lun,
 				  c->new_lun->mode_defaults, changed ? ", current values changed" : "");
 			r->applied++;

@@ -1,16 +1,23 @@
 /*
- * sbcemud's own state, shared by main.c (command line, start-up order,
- * shutdown), setup.c (configuration -> SCSI devices and LUs) and the front
- * ends (frontend_*.c).
+ * sbcemud's own state and what its parts share: main.c (command line,
+ * start-up order, shutdown), setup.c (configuration -> SCSI devices and
+ * LUs), targets.c and lus.c (targets and LUs added and removed at run
+ * time), faults.c, reload.c, and what they offer the front ends
+ * (daemon/frontends/, through frontend.h) and the runtime control
+ * (daemon/control/).  Nothing here knows a transport: front ends are
+ * reached through frontend.h only (frontends.c).
  */
 #ifndef SBCEMU_SBCEMUD_H
 #define SBCEMU_SBCEMUD_H
+
+#if !defined(SBCE_BUILDING_DAEMON) && !defined(SBCE_BUILDING_FRONTENDS)
+#error "sbcemu layering: sbcemud.h is internal to the daemon (daemon/)"
+#endif
 
 #include "backend.h"
 #include "config.h"
 #include "daemon.h"
 #include "frontend.h"
-#include "iscsi.h"
 #include "scsi.h"
 #include "scsi_faults.h"
 
@@ -38,7 +45,7 @@ struct sbce_daemon {
 	struct scsi_resources *resources;
 	struct scsi_device **devices;       /* one per configured target, in its order */
 	size_t device_count;
-	struct daemon_frontend frontends[2];
+	struct daemon_frontend *frontends;  /* the started ones (frontends.c) */
 	size_t frontend_count;
 	size_t pending;                      /* front ends draining / devices flushing */
 	enum daemon_state state;
@@ -51,43 +58,57 @@ struct sbce_daemon {
 	struct sbce_control *control;        /* NULL: no control socket */
 	ev_tstamp started;                   /* for status's uptime */
 	uint32_t next_fault_id;              /* the id the next fault rule gets */
-	struct sbce_alarm **alarms;          /* one per device: delayed commands (control_faults.c) */
+	struct sbce_alarm **alarms;          /* one per device: delayed commands (faults.c) */
 	struct scsi_device **retired;        /* devices of targets removed at run time (control_targets.c), */
 	size_t retired_count;                /* kept for their ending sessions until exit */
 };
 
-/* control.c: listens on daemon.control_socket (nothing when it is empty).  0, or -1 after logging why. */
-int sbce_control_start(struct sbce_daemon *d);
-void sbce_control_stop(struct sbce_daemon *d);
-/* control_faults.c: gives every device its alarm.  0, or -1 after logging why. */
+/* ---- the front ends (frontends.c; frontend.h is the interface) ---- */
+
+/*
+ * Starts every registered front end, in name order.  0, or -1 after logging
+ * why (the front ends started so far are in d->frontends, to drain).
+ */
+int sbce_frontends_start(struct sbce_daemon *d);
+/* Calls fn for every session of every running front end (frontend: its name). */
+void sbce_foreach_session(struct sbce_daemon *d,
+			  void (*fn)(void *arg, const char *frontend, const struct sbce_session *s), void *arg);
+/* Tells every running front end of target t added (served by dev).  0, or -1 with the reason in err. */
+int sbce_frontends_target_added(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev,
+				char *err, size_t errlen);
+/* ... of target name removed; returns the connections dropped. */
+unsigned sbce_frontends_target_removed(struct sbce_daemon *d, const char *name, const char *why);
+/* Drops every connection to target name (a power cut); returns how many. */
+unsigned sbce_frontends_drop_connections(struct sbce_daemon *d, const char *name, const char *why);
+/* Whether a running front end called name makes LUs of its own (foreach_lu). */
+bool sbce_frontend_has_lus(const struct sbce_daemon *d, const char *name);
+
+/* One LU the daemon serves: a configured target's, or one a front end made itself. */
+struct sbce_lu_ref {
+	const char *frontend;      /* NULL: a target's; else the front end that made it */
+	const char *owner;         /* the target's name, or the LU's name in its front end */
+	int target;                /* the target's index in d->devices, or -1 */
+	const struct cfg_lun *cfg; /* the target's configuration of it (NULL for a front end's) */
+	const char *path;          /* its backing file */
+	struct scsi_lu *lu;
+};
+/* Calls fn for every LU: those of each target in order, then those each front end made. */
+void sbce_foreach_lu(struct sbce_daemon *d, void (*fn)(void *arg, const struct sbce_lu_ref *ref), void *arg);
+/* The LU front end frontend calls name, or NULL. */
+struct scsi_lu *sbce_frontend_find_lu(struct sbce_daemon *d, const char *frontend, const char *name);
+
+/* ---- fault rules across the daemon (faults.c) ---- */
+
+/* Removes rule id from whichever LU has it, or (all) every rule of every LU; returns how many went. */
+unsigned sbce_faults_remove(struct sbce_daemon *d, bool all, uint32_t id);
+
+/* Gives every device its alarm (delayed commands of fault rules).  0, or -1 after logging why. */
 int sbce_faults_start(struct sbce_daemon *d);
 /* Removes every fault rule (held commands run, so that a shutdown can drain) and stops the alarms. */
 void sbce_faults_stop(struct sbce_daemon *d);
-/* The alarm of one device (a target added at run time), or NULL when out of memory; and its end. */
+/* The alarm of one device (a target added at run time, a front end's), or NULL when out of memory; and its end. */
 struct sbce_alarm *sbce_alarm_attach(struct sbce_daemon *d, struct scsi_device *dev);
 void sbce_alarm_detach(struct sbce_daemon *d, struct sbce_alarm *a);
-
-/*
- * frontend_iscsi.c: serves target t (its SCSI device dev) from now on (0,
- * or -1 with the reason in err); takes it away again (login: Target
- * removed; its connections dropped, how many returned).
- */
-int sbce_iscsi_add_target(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev, char *err,
-			  size_t errlen);
-unsigned sbce_iscsi_remove_target(struct sbce_daemon *d, const char *target, const char *why);
-/*
- * frontend_tcmu.c: calls fn for the LU of every TCMU device being served
- * (name: the backstore's name in LIO, path: its backing file); the LU of
- * the one called name, or NULL.
- */
-void sbce_tcmu_foreach_lu(struct sbce_daemon *d,
-			  void (*fn)(void *arg, const char *name, const char *path, struct scsi_lu *lu), void *arg);
-struct scsi_lu *sbce_tcmu_find_lu(struct sbce_daemon *d, const char *name);
-/* frontend_iscsi.c: closes the connections of target's sessions; returns how many. */
-unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why);
-/* frontend_iscsi.c: every logged-in iSCSI session (none when the iSCSI front end is not running). */
-void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
-				void *arg);
 
 /*
  * Logs every command of dev that fails because its backing store did (an
@@ -133,7 +154,7 @@ void sbce_mode_defaults_text(const struct scsi_mode_defaults *md, char *buf, siz
 /*
  * Adds LU l to running target i (d->devices[i], d->cfg->targets[i]) and to
  * the running configuration; why starts the log line ("control", "SIGHUP").
- * 0, or -1 with the reason in err (control_lus.c).
+ * 0, or -1 with the reason in err (lus.c).
  */
 int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const char *why, char *err, size_t errlen);
 /*
@@ -143,14 +164,20 @@ int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const 
  */
 int sbce_lu_remove(struct sbce_daemon *d, size_t i, uint32_t lun, bool force, const char *why, unsigned *ended,
 		   char *err, size_t errlen);
-/* The running target whose LU has path as its backing file, or NULL (control_lus.c). */
+/*
+ * Records a run-time change of an LU key (its text) in the running
+ * configuration, which save writes; nothing for an LU the configuration
+ * does not have (a front end's own) (lus.c).
+ */
+void sbce_lu_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, const char *text);
+/* The running target whose LU has path as its backing file, or NULL (lus.c). */
 const char *sbce_path_user(const struct sbce_daemon *d, const char *path);
-/* The index of the running target called name (in d->devices and d->cfg->targets), or -1. */
+/* The index of the running target called name (in d->devices and d->cfg->targets), or -1 (targets.c). */
 int sbce_target_index(const struct sbce_daemon *d, const char *name);
 /*
  * Adds target t (a finished configuration's, copied) with its LUs and serves
  * it; why starts the log line.  0, or -1 with the reason in err and nothing
- * changed (control_targets.c).
+ * changed (targets.c).
  */
 int sbce_target_add(struct sbce_daemon *d, const struct cfg_target *t, const char *why, char *err, size_t errlen);
 /*

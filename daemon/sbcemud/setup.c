@@ -244,17 +244,13 @@ _Static_assert(SAME_QUIRK(NO_READ_CAPACITY_16) && SAME_QUIRK(FIX_CAPACITY) && SA
 		       SAME_QUIRK(NO_RESIDUAL) && SAME_QUIRK(NO_RSOC) && SAME_QUIRK(ALL),
 	       "config and core quirk bits differ");
 
-int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
-		 const char *state_dir, char *err, size_t errlen)
+/* The LU's state directory, and the backing file's directory when it lies under the state directory. */
+static int make_lu_dirs(const struct sbce_daemon *d, const struct cfg_lun *l, const char *state_dir, char *err,
+			size_t errlen)
 {
-	struct scsi_lu_params params = { 0 };
-	char side_base[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 8];
-	struct backend *be;
-	struct scsi_lu *lu;
 	const char *sd = d->cfg->daemon.state_dir;
-	int rc;
+	int rc = sbce_make_dirs(state_dir);
 
-	rc = sbce_make_dirs(state_dir);
 	/* A backing file under the state directory may sit in a subdirectory nobody has made yet. */
 	if (rc == 0 && path_below(l->path, sd)) {
 		char parent[CFG_PATH_MAX];
@@ -267,115 +263,143 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 		snprintf(err, errlen, "cannot create %s: %s", state_dir, strerror(-rc));
 		return -1;
 	}
-	if (check_no_symlinks(sd, state_dir, l->path, err, errlen) != 0)
-		return -1;
+	return check_no_symlinks(sd, state_dir, l->path, err, errlen);
+}
+
+/*
+ * The LU's backend: its backing file (created sparse if missing), behind a
+ * volatile write cache when the configuration asks for one.  NULL with the
+ * reason in err.
+ */
+static struct backend *open_backend(const struct cfg_lun *l, const char *who, const char *state_dir, char *err,
+				    size_t errlen)
+{
+	char side_base[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 8];
+	uint32_t unit_min, unit_max;
+	struct backend *be, *cached;
+
 	/*
 	 * With PI support the tuples follow the data in the backing file
-	 * (protocol/scsi/sbc_pi.h).  A block device keeps its intent logs in the
+	 * (protocol/scsi/sbc/sbc_pi.h).  A block device keeps its intent logs in the
 	 * state directory (a file keeps them next to itself).
 	 */
 	snprintf(side_base, sizeof(side_base), "%s/backing", state_dir);
 	be = be_file_open(l->path, backing_bytes(l), l->write_protect, side_base, err, errlen);
 	if (!be)
-		return -1;
+		return NULL;
 	if (be->note[0])
 		sbce_warn("%s: %s: %s", who, l->path, be->note);
-	{
-		uint32_t unit_min, unit_max;
-
-		be_file_untorn_writes(be, &unit_min, &unit_max);
-		if (unit_max)
-			sbce_info("%s: %s: the kernel offers untorn writes of %u to %u bytes; atomic writes that fit "
-				  "skip the intent log", who, l->path, unit_min, unit_max);
-	}
-	if (l->volatile_write_cache) {
-		struct backend *cached = be_cache_wrap(be);
-
-		if (!cached || be_cache_set_reporter(cached, cache_report, who) != 0) {
-			snprintf(err, errlen, "%s: no volatile write cache on this backend", l->path);
-			be_close(cached ? cached : be);
-			return -1;
-		}
-		be = cached;
-	}
+	be_file_untorn_writes(be, &unit_min, &unit_max);
+	if (unit_max)
+		sbce_info("%s: %s: the kernel offers untorn writes of %u to %u bytes; atomic writes that fit "
+			  "skip the intent log", who, l->path, unit_min, unit_max);
 	if (!l->protection_type && be->size % l->logical_block_size)
 		sbce_warn("%s: %s: the last %llu bytes are not a whole logical block and are unused", who, l->path,
 			  (unsigned long long)(be->size % l->logical_block_size));
-	params.kind = lu_kind(l->kind);
-	params.lun = l->lun;
-	params.logical_block_size = l->logical_block_size;
-	params.lbppbe = (uint8_t)l->lbppbe;
-	params.num_blocks = scsi_lu_blocks_in_backing(l->logical_block_size, be->size, l->protection_type != 0);
-	snprintf(params.vendor, sizeof(params.vendor), "%s", l->vendor);
-	snprintf(params.product, sizeof(params.product), "%s", l->product);
-	snprintf(params.revision, sizeof(params.revision), "%s", l->revision);
-	snprintf(params.serial, sizeof(params.serial), "%s", l->serial);
-	params.naa = l->naa;
-	params.thin_provisioning = l->thin_provisioning;
-	params.write_protect = l->write_protect;
-	params.removable = l->removable;
-	params.max_transfer_length = l->max_transfer_length;
-	params.optimal_transfer_length = l->optimal_transfer_length;
-	params.max_unmap_lba_count = l->max_unmap_lba_count;
-	params.max_unmap_descriptors = l->max_unmap_descriptors;
-	params.max_compare_and_write = l->max_compare_and_write;
-	params.max_write_same_length = l->max_write_same_length;
-	params.max_atomic_transfer_length = l->max_atomic_transfer_length;
-	params.atomic_alignment = l->atomic_alignment;
-	params.atomic_transfer_length_granularity = l->atomic_transfer_length_granularity;
-	params.max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
-	params.max_atomic_boundary_size = l->max_atomic_boundary_size;
-	params.write_scattered = l->write_scattered;
-	params.write_scattered_atomic = l->write_scattered_atomic;
-	params.allow_32_byte_cdbs = l->allow_32_byte_cdbs;
-	params.max_scattered_lba_range_transfer_length = l->max_scattered_lba_range_transfer_length;
-	params.max_scattered_lba_range_descriptors = (uint16_t)l->max_scattered_lba_range_descriptors;
-	params.max_scattered_transfer_length = l->max_scattered_transfer_length;
-	params.state_dir = state_dir;
-	params.zone_size = l->zone_size / l->logical_block_size;
-	params.conventional_zones = l->conventional_zones;
-	params.max_open_zones = l->max_open_zones;
-	params.urswrz = l->urswrz;
+	if (!l->volatile_write_cache)
+		return be;
+	cached = be_cache_wrap(be);
+	if (!cached || be_cache_set_reporter(cached, cache_report, who) != 0) {
+		snprintf(err, errlen, "%s: no volatile write cache on this backend", l->path);
+		be_close(cached ? cached : be);
+		return NULL;
+	}
+	return cached;
+}
+
+/* The SCSI core's parameters of LU l, num_blocks of them in its backend.  0, or -1 with the reason in err. */
+static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *state_dir, struct scsi_lu_params *p,
+		     char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = lu_kind(l->kind);
+	p->lun = l->lun;
+	p->logical_block_size = l->logical_block_size;
+	p->lbppbe = (uint8_t)l->lbppbe;
+	p->num_blocks = num_blocks;
+	snprintf(p->vendor, sizeof(p->vendor), "%s", l->vendor);
+	snprintf(p->product, sizeof(p->product), "%s", l->product);
+	snprintf(p->revision, sizeof(p->revision), "%s", l->revision);
+	snprintf(p->serial, sizeof(p->serial), "%s", l->serial);
+	p->naa = l->naa;
+	p->thin_provisioning = l->thin_provisioning;
+	p->write_protect = l->write_protect;
+	p->removable = l->removable;
+	p->max_transfer_length = l->max_transfer_length;
+	p->optimal_transfer_length = l->optimal_transfer_length;
+	p->max_unmap_lba_count = l->max_unmap_lba_count;
+	p->max_unmap_descriptors = l->max_unmap_descriptors;
+	p->max_compare_and_write = l->max_compare_and_write;
+	p->max_write_same_length = l->max_write_same_length;
+	p->max_atomic_transfer_length = l->max_atomic_transfer_length;
+	p->atomic_alignment = l->atomic_alignment;
+	p->atomic_transfer_length_granularity = l->atomic_transfer_length_granularity;
+	p->max_atomic_transfer_length_with_boundary = l->max_atomic_transfer_length_with_boundary;
+	p->max_atomic_boundary_size = l->max_atomic_boundary_size;
+	p->write_scattered = l->write_scattered;
+	p->write_scattered_atomic = l->write_scattered_atomic;
+	p->allow_32_byte_cdbs = l->allow_32_byte_cdbs;
+	p->max_scattered_lba_range_transfer_length = l->max_scattered_lba_range_transfer_length;
+	p->max_scattered_lba_range_descriptors = (uint16_t)l->max_scattered_lba_range_descriptors;
+	p->max_scattered_transfer_length = l->max_scattered_transfer_length;
+	p->state_dir = state_dir;
+	p->zone_size = l->zone_size / l->logical_block_size;
+	p->conventional_zones = l->conventional_zones;
+	p->max_open_zones = l->max_open_zones;
+	p->urswrz = l->urswrz;
 	if (l->kind == CFG_LU_ZBC_ZD) {
-		params.realm_zones = l->realm_zones;
-		params.active_domain = (uint8_t)l->active_domain;
-		params.gap_zones = l->gap_zones;
-		params.sobr_zones = l->sobr_zones;
+		p->realm_zones = l->realm_zones;
+		p->active_domain = (uint8_t)l->active_domain;
+		p->gap_zones = l->gap_zones;
+		p->sobr_zones = l->sobr_zones;
 		/* The first zone domain is conventional: half the zones besides the gap (the size may come from the file). */
-		if (params.num_blocks / params.zone_size > l->gap_zones)
-			params.conventional_zones = (uint32_t)((params.num_blocks / params.zone_size - l->gap_zones) / 2);
+		if (p->num_blocks / p->zone_size > l->gap_zones)
+			p->conventional_zones = (uint32_t)((p->num_blocks / p->zone_size - l->gap_zones) / 2);
 	}
-	params.protection_type = (uint8_t)l->protection_type;
-	params.p_i_exponent = (uint8_t)l->p_i_exponent;
-	params.queue_depth = l->queue_depth;
-	params.lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
-	params.minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
-	params.quirks = l->quirks;
-	params.product_type = (uint8_t)l->product_type;
-	if (sbce_mode_defaults(l->mode_defaults, &params.mode_defaults, err, errlen) != 0) {
-		be_close(be);
+	p->protection_type = (uint8_t)l->protection_type;
+	p->p_i_exponent = (uint8_t)l->p_i_exponent;
+	p->queue_depth = l->queue_depth;
+	p->lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
+	p->minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
+	p->quirks = l->quirks;
+	p->product_type = (uint8_t)l->product_type;
+	return sbce_mode_defaults(l->mode_defaults, &p->mode_defaults, err, errlen);
+}
+
+/* What the operator learns of a new LU. */
+static void log_lu(const char *who, const struct cfg_lun *l, const struct scsi_lu *lu, const struct scsi_lu_params *p)
+{
+	if (l->profile != CFG_PROFILE_NONE || l->quirks)
+		sbce_info("%s: profile %s, quirks 0x%02x", who, cfg_profile_name(l->profile), l->quirks);
+	sbce_info("%s: %s, %llu blocks of %u bytes%s%s", who, l->path, (unsigned long long)p->num_blocks,
+		  l->logical_block_size, l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
+	if (l->protection_type)
+		sbce_info("%s: protection information type %u, %u interval(s) per block%s%s", who, l->protection_type,
+			  1u << l->p_i_exponent, l->pi_faults[0] ? ", pi_faults " : "", l->pi_faults);
+	if (scsi_lu_zone_count(lu))
+		sbce_info("%s: %s, %u zones of %llu blocks (%u conventional), max open %u, urswrz %s", who,
+			  cfg_lu_kind_name(l->kind), scsi_lu_zone_count(lu), (unsigned long long)p->zone_size,
+			  l->conventional_zones, l->max_open_zones, l->urswrz ? "on" : "off");
+}
+
+int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
+		 const char *state_dir, char *err, size_t errlen)
+{
+	struct scsi_lu_params params;
+	struct backend *be;
+	struct scsi_lu *lu;
+
+	if (make_lu_dirs(d, l, state_dir, err, errlen) != 0 || !(be = open_backend(l, who, state_dir, err, errlen)))
 		return -1;
-	}
-	lu = scsi_lu_create(dev, &params, be, err, errlen);
-	if (!lu) {
+	if (lu_params(l, scsi_lu_blocks_in_backing(l->logical_block_size, be->size, l->protection_type != 0),
+		      state_dir, &params, err, errlen) != 0 ||
+	    !(lu = scsi_lu_create(dev, &params, be, err, errlen))) {
 		be_close(be);
 		return -1;
 	}
 	if (sbce_lu_config_faults(d, l, lu, who, err, errlen) != 0)
 		return -1;
-	if (l->profile != CFG_PROFILE_NONE || l->quirks)
-		sbce_info("%s: profile %s, quirks 0x%02x", who, cfg_profile_name(l->profile), l->quirks);
-	sbce_info("%s: %s, %llu blocks of %u bytes%s%s", who, l->path,
-		  (unsigned long long)params.num_blocks, l->logical_block_size,
-		  l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
-	if (l->protection_type)
-		sbce_info("%s: protection information type %u, %u interval(s) per block%s%s", who, l->protection_type, 1u << l->p_i_exponent, l->pi_faults[0] ? ", pi_faults " : "",
-			  l->pi_faults);
-	if (scsi_lu_zone_count(lu))
-		sbce_info("%s: %s, %u zones of %llu blocks (%u conventional), max open %u, urswrz %s", who,
-			  cfg_lu_kind_name(l->kind), scsi_lu_zone_count(lu),
-			  (unsigned long long)params.zone_size, l->conventional_zones, l->max_open_zones,
-			  l->urswrz ? "on" : "off");
+	log_lu(who, l, lu, &params);
 	return 0;
 }
 

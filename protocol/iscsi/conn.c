@@ -3,7 +3,7 @@
  *
  * Receive: bytes are read into a linear buffer and whole PDUs are cut out of
  * it; the BHS is checked before its data segment is waited for (RFC 7143
- * 11.2, style principle 7).  Transmit: PDUs are queued and written with
+ * 11.2).  Transmit: PDUs are queued and written with
  * writev from the server's ev_prepare hook, before the loop sleeps; the
  * watcher asks for EV_WRITE only while the socket returned EAGAIN.
  *
@@ -24,7 +24,6 @@
 #define RX_INITIAL_CAP (64 * 1024)
 #define TX_IOV_MAX 64
 
-void iscsi_conn_flush(struct iscsi_conn *conn);
 static void conn_io_cb(struct ev_loop *loop, ev_io *w, int revents);
 static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
@@ -104,6 +103,7 @@ struct iscsi_conn *iscsi_conn_accept(struct iscsi_server *srv, int fd)
 	conn->params.max_recv_data_segment_length = ISCSI_LOGIN_MAX_RECV_DSL;
 	conn->params.max_xmit_data_segment_length = ISCSI_LOGIN_MAX_RECV_DSL;
 	conn->next_ttt = 1;
+	LIST_INIT(&conn->tasks);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (getpeername(fd, (struct sockaddr *)&conn->peer_addr, &peer_len) == 0)
 		format_peer(&conn->peer_addr, conn->peer, sizeof(conn->peer));
@@ -351,8 +351,8 @@ void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
 		iscsi_session_end(s, why);
 		iscsi_session_put(s);
 	}
-	while (conn->tasks)
-		iscsi_task_unlink(conn->tasks);
+	while (!LIST_EMPTY(&conn->tasks))
+		iscsi_task_unlink(LIST_FIRST(&conn->tasks));
 	conn->refs--; /* the socket's reference; the one taken above keeps conn alive */
 	iscsi_conn_put(conn);
 }

@@ -48,7 +48,6 @@ static void dispatch_numbered(struct iscsi_conn *conn, const struct iscsi_pdu *p
 static void dispatch_full_feature(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 {
 	uint8_t opcode = iscsi_bhs_opcode(pdu->bhs);
-	bool discovery = conn->session->type == ISCSI_SESSION_DISCOVERY;
 
 	/* RFC 7143 4.2.2.3: every initiator PDU but Data-Out/SNACK acknowledges status with ExpStatSN. */
 	if (opcode != ISCSI_OP_DATA_OUT)
@@ -59,27 +58,20 @@ static void dispatch_full_feature(struct iscsi_conn *conn, const struct iscsi_pd
 		iscsi_reject(conn, pdu->bhs, ISCSI_REJECT_PROTOCOL_ERROR);
 		return;
 	}
+	/* RFC 7143 4.3: a discovery session carries only Text, NOP and Logout. */
+	if (conn->session->type == ISCSI_SESSION_DISCOVERY &&
+	    (opcode == ISCSI_OP_SCSI_CMD || opcode == ISCSI_OP_DATA_OUT || opcode == ISCSI_OP_TASK_MGMT_REQ)) {
+		iscsi_reject(conn, pdu->bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+		return;
+	}
 	switch ((enum iscsi_opcode)opcode) {
 	case ISCSI_OP_SCSI_CMD:
-		if (discovery) {
-			/* RFC 7143 4.3: a discovery session carries only Text, NOP and Logout. */
-			iscsi_reject(conn, pdu->bhs, ISCSI_REJECT_PROTOCOL_ERROR);
-			return;
-		}
 		iscsi_scsi_cmd_handle(conn, pdu);
 		return;
 	case ISCSI_OP_DATA_OUT:
-		if (discovery) {
-			iscsi_reject(conn, pdu->bhs, ISCSI_REJECT_PROTOCOL_ERROR);
-			return;
-		}
 		iscsi_data_out_handle(conn, pdu);
 		return;
 	case ISCSI_OP_TASK_MGMT_REQ:
-		if (discovery) {
-			iscsi_reject(conn, pdu->bhs, ISCSI_REJECT_PROTOCOL_ERROR);
-			return;
-		}
 		dispatch_numbered(conn, pdu);
 		return;
 	case ISCSI_OP_NOP_OUT:

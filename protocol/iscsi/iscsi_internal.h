@@ -21,13 +21,14 @@
 #define SBCEMU_ISCSI_INTERNAL_H
 
 #ifndef SBCE_BUILDING_ISCSI
-#error "an internal header of the iSCSI front end: use its public header"
+#error "sbcemu layering: iscsi_internal.h is internal to the iSCSI front end (protocol/iscsi/): use its public header"
 #endif
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <ev.h>
@@ -273,7 +274,7 @@ struct iscsi_conn {
 	struct iscsi_text_continuation text_cont;
 
 	/* tasks */
-	struct iscsi_task *tasks;         /* every task of this connection (ITT list) */
+	LIST_HEAD(, iscsi_task) tasks;    /* every task of this connection, newest first */
 	struct iscsi_task **itt_buckets;  /* the same tasks by ITT (scsi_cmd.c): O(1) lookups */
 	unsigned itt_nbuckets;            /* a power of two, or 0 before the first task */
 	unsigned ntasks;                  /* tasks on the list */
@@ -348,7 +349,7 @@ struct iscsi_r2t {
 struct iscsi_task {
 	struct scsi_cmd cmd;             /* embedded: container_of from the core's callbacks */
 	struct iscsi_conn *conn;
-	struct iscsi_task *prev, *next;  /* conn->tasks */
+	LIST_ENTRY(iscsi_task) link;     /* conn->tasks */
 	struct iscsi_task *hnext;        /* conn->itt_buckets chain */
 	bool on_list;
 	bool immediate;                  /* the I bit: outside the CmdSN window */
@@ -430,6 +431,8 @@ void iscsi_conn_queue(struct iscsi_conn *conn, const uint8_t *bhs, const void *d
 void iscsi_conn_fill_sn(struct iscsi_conn *conn, uint8_t *bhs, bool advance_stat_sn);
 /* Closes the socket now and releases what the connection holds. */
 void iscsi_conn_drop(struct iscsi_conn *conn, const char *why);
+/* Writes what is queued until the socket would block (the server's ev_prepare hook, EV_WRITE). */
+void iscsi_conn_flush(struct iscsi_conn *conn);
 /* Stops reading, writes what is queued, then drops the connection. */
 void iscsi_conn_close_after_flush(struct iscsi_conn *conn);
 /* Re-evaluates whether a pending logout or shutdown can finish now. */
@@ -536,7 +539,16 @@ void iscsi_data_send_result(struct iscsi_task *task);
 
 /* ---- transport_id.c: the iSCSI TransportID (SPC-4 7.6.4.6) ---- */
 size_t iscsi_transport_id_encode(const char *initiator_port_name, uint8_t *tid, size_t cap);
+/* The initiator port name of a TransportID, folded (iscsi_port_name_fold); false if it is not one. */
 bool iscsi_transport_id_decode(const uint8_t *tid, size_t len, char *initiator_port_name, size_t cap);
+/*
+ * An initiator port name ("<iSCSI name>,i,0x<ISID>") in the one case the
+ * SCSI core compares byte for byte: iSCSI names compare after case folding
+ * (RFC 3722, the stringprep profile of iSCSI names: lower case), and so do
+ * the ISID's hexadecimal digits.  ASCII letters only: the name types in use
+ * (iqn., eui., naa.) are ASCII.
+ */
+void iscsi_port_name_fold(char *name);
 
 /* ---- tmf.c ---- */
 void iscsi_tmf_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu);

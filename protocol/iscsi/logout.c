@@ -33,6 +33,7 @@ void iscsi_logout_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 {
 	const uint8_t *bhs = pdu->bhs;
 	uint8_t reason = bhs[1] & ISCSI_LOGOUT_REASON_MASK;
+	struct iscsi_task *t;
 
 	switch (reason) {
 	case ISCSI_LOGOUT_CLOSE_SESSION:
@@ -55,13 +56,13 @@ void iscsi_logout_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 	memcpy(conn->logout_bhs, bhs, ISCSI_BHS_LEN);
 	conn->state = ISCSI_CONN_STATE_LOGOUT_PENDING;
 	iscsi_conn_get(conn);
-	for (struct iscsi_task *t = conn->tasks; t; t = t->next)
+	LIST_FOREACH(t, &conn->tasks, link)
 		if (t->state == ISCSI_TASK_STATE_QUEUED)
 			t->state = ISCSI_TASK_STATE_DONE; /* skipped when its CmdSN turn comes */
 	for (;;) {
-		struct iscsi_task *t = conn->tasks;
-		while (t && !(t->state == ISCSI_TASK_STATE_WAIT_DATA_OUT && t->core_holds && !t->cmd.aborted))
-			t = t->next;
+		LIST_FOREACH(t, &conn->tasks, link)
+			if (t->state == ISCSI_TASK_STATE_WAIT_DATA_OUT && t->core_holds && !t->cmd.aborted)
+				break;
 		if (!t || !conn->session || !conn->session->nexus)
 			break;
 		/* aborting a command that waits for Data-Out ends it at once (aborted() runs) */

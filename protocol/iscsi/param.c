@@ -1,8 +1,8 @@
 /*
  * Text key negotiation (RFC 7143 6 and 13): one table row per key with its
  * result function; each negotiation writes the typed fields of struct
- * iscsi_negotiation once, so nothing compares value strings afterwards
- * (style principle 9).  Security keys (AuthMethod, CHAP_*) are chap.c's and
+ * iscsi_negotiation once, so nothing compares value strings afterwards.
+ * Security keys (AuthMethod, CHAP_*) are chap.c's and
  * login.c's; SendTargets is discovery.c's.
  */
 #include <errno.h>
@@ -354,115 +354,163 @@ static void negotiate_digest(struct iscsi_negotiation *neg, const struct iscsi_k
 	iscsi_text_append(out, k->name, "Reject");
 }
 
-enum iscsi_negotiate_result iscsi_param_negotiate(struct iscsi_negotiation *neg, const char *key, const char *value,
-						  struct iscsi_text *out)
+/* A numerical value within the key's range (RFC 7143 13): false for an offer to reject. */
+static bool parse_number_in_range(const struct iscsi_key *k, const char *value, uint32_t *num)
 {
-	unsigned index;
-	const struct iscsi_key *k = find_key(key, &index);
-	uint32_t num, ours;
+	return parse_number(value, num) && *num >= k->min && *num <= k->max;
+}
+
+static void negotiate_bool(struct iscsi_negotiation *neg, const struct iscsi_key *k, const char *value,
+			   struct iscsi_text *out)
+{
+	uint32_t ours;
 	bool b;
 
-	if (!k) {
-		/* RFC 7143 6.2: unknown keys (including X- and X# extensions we do not implement). */
-		iscsi_text_append(out, key, "NotUnderstood");
-		return out->failed ? ISCSI_NEGOTIATE_NO_MEMORY : ISCSI_NEGOTIATE_OK;
+	if (!parse_bool(value, &b)) {
+		iscsi_text_append(out, k->name, "Reject");
+		return;
 	}
-	/* RFC 7143 6.1/6.2: a key may be offered once per negotiation; a second offer fails the login. */
-	if (neg->seen & (1ull << index)) {
-		/*
-		 * Except that some initiators (libiscsi after AuthMethod=None)
-		 * repeat their declarations unchanged in the next stage:
-		 * the same value again changes nothing and is accepted.
-		 */
-		if (k->result == KEY_NAME_DECLARATIVE && strcmp((const char *)field_ptr(neg, k), value) == 0)
-			return ISCSI_NEGOTIATE_OK;
-		if (k->result == KEY_SESSION_TYPE &&
-		    strcmp(value, neg->session_type == ISCSI_SESSION_DISCOVERY ? "Discovery" : "Normal") == 0)
-			return ISCSI_NEGOTIATE_OK;
-		return ISCSI_NEGOTIATE_REPEATED_KEY;
+	ours = our_value(neg, k->ours);
+	/* RFC 7143 6.2.2: Boolean AND / OR of the offer and our value. */
+	b = k->result == KEY_BOOL_AND ? (b && ours) : (b || ours);
+	*(bool *)field_ptr(neg, k) = b;
+	iscsi_text_append(out, k->name, b ? "Yes" : "No");
+}
+
+static void negotiate_number(struct iscsi_negotiation *neg, const struct iscsi_key *k, const char *value,
+			     struct iscsi_text *out)
+{
+	uint32_t num, ours;
+
+	if (!parse_number_in_range(k, value, &num)) {
+		iscsi_text_append(out, k->name, "Reject");
+		return;
 	}
-	neg->seen |= 1ull << index;
+	ours = our_value(neg, k->ours);
+	/* RFC 7143 6.2.2: numerical minimum / maximum of the offer and our value. */
+	num = k->result == KEY_NUM_MIN ? (num < ours ? num : ours) : (num > ours ? num : ours);
+	if (k->type == FIELD_U32)
+		*(uint32_t *)field_ptr(neg, k) = num;
+	iscsi_text_appendf(out, k->name, "%u", num);
+}
+
+static void negotiate_declared_number(struct iscsi_negotiation *neg, const struct iscsi_key *k, const char *value,
+				      struct iscsi_text *out)
+{
+	uint32_t num;
+
+	if (!parse_number_in_range(k, value, &num)) {
+		iscsi_text_append(out, k->name, "Reject");
+		return;
+	}
+	*(uint32_t *)field_ptr(neg, k) = num;
+	/* RFC 7143 13.12: our own MaxRecvDataSegmentLength is declared in iscsi_param_declare(). */
+}
+
+static void negotiate_declared_name(struct iscsi_negotiation *neg, const struct iscsi_key *k, const char *value,
+				    struct iscsi_text *out)
+{
+	if (strlen(value) >= k->field_size) {
+		iscsi_text_append(out, k->name, "Reject");
+		return;
+	}
+	snprintf(field_ptr(neg, k), k->field_size, "%s", value);
+}
+
+static void negotiate_session_type(struct iscsi_negotiation *neg, const struct iscsi_key *k, const char *value,
+				   struct iscsi_text *out)
+{
+	if (strcmp(value, "Discovery") == 0)
+		neg->session_type = ISCSI_SESSION_DISCOVERY;
+	else if (strcmp(value, "Normal") == 0)
+		neg->session_type = ISCSI_SESSION_NORMAL;
+	else
+		iscsi_text_append(out, k->name, "Reject");
+}
+
+/* A key offered for the first time in this negotiation: its result into neg, our answer (if any) into out. */
+static void negotiate_key(struct iscsi_negotiation *neg, const struct iscsi_key *k, const char *value,
+			  struct iscsi_text *out)
+{
+	bool b;
 
 	if (neg->full_feature && !(k->flags & KEY_FFP_OK)) {
 		/* RFC 7143 13: a login-only key in a Text negotiation. */
-		iscsi_text_append(out, key, "Reject");
-		goto done;
+		iscsi_text_append(out, k->name, "Reject");
+		return;
 	}
 	if (neg->session_type == ISCSI_SESSION_DISCOVERY && (k->flags & KEY_IRRELEVANT_DISCOVERY)) {
-		iscsi_text_append(out, key, "Irrelevant");
-		goto done;
+		iscsi_text_append(out, k->name, "Irrelevant");
+		return;
 	}
-
 	switch (k->result) {
 	case KEY_LIST_DIGEST:
 		negotiate_digest(neg, k, value, out);
 		break;
 	case KEY_BOOL_AND:
 	case KEY_BOOL_OR:
-		if (!parse_bool(value, &b)) {
-			iscsi_text_append(out, key, "Reject");
-			break;
-		}
-		ours = our_value(neg, k->ours);
-		/* RFC 7143 6.2.2: Boolean AND / OR of the offer and our value. */
-		b = k->result == KEY_BOOL_AND ? (b && ours) : (b || ours);
-		*(bool *)field_ptr(neg, k) = b;
-		iscsi_text_append(out, key, b ? "Yes" : "No");
+		negotiate_bool(neg, k, value, out);
 		break;
 	case KEY_NUM_MIN:
 	case KEY_NUM_MAX:
-		if (!parse_number(value, &num) || num < k->min || num > k->max) {
-			iscsi_text_append(out, key, "Reject");
-			break;
-		}
-		ours = our_value(neg, k->ours);
-		/* RFC 7143 6.2.2: numerical minimum / maximum of the offer and our value. */
-		num = k->result == KEY_NUM_MIN ? (num < ours ? num : ours) : (num > ours ? num : ours);
-		if (k->type == FIELD_U32)
-			*(uint32_t *)field_ptr(neg, k) = num;
-		iscsi_text_appendf(out, key, "%u", num);
+		negotiate_number(neg, k, value, out);
 		break;
 	case KEY_NUM_DECLARATIVE:
-		if (!parse_number(value, &num) || num < k->min || num > k->max) {
-			iscsi_text_append(out, key, "Reject");
-			break;
-		}
-		*(uint32_t *)field_ptr(neg, k) = num;
-		/* RFC 7143 13.12: our own MaxRecvDataSegmentLength is declared in iscsi_param_declare(). */
+		negotiate_declared_number(neg, k, value, out);
 		break;
-	case KEY_NAME_DECLARATIVE: {
-		char *dst = field_ptr(neg, k);
-		if (strlen(value) >= k->field_size) {
-			iscsi_text_append(out, key, "Reject");
-			break;
-		}
-		snprintf(dst, k->field_size, "%s", value);
+	case KEY_NAME_DECLARATIVE:
+		negotiate_declared_name(neg, k, value, out);
 		break;
-	}
 	case KEY_SESSION_TYPE:
-		if (strcmp(value, "Discovery") == 0)
-			neg->session_type = ISCSI_SESSION_DISCOVERY;
-		else if (strcmp(value, "Normal") == 0)
-			neg->session_type = ISCSI_SESSION_NORMAL;
-		else
-			iscsi_text_append(out, key, "Reject");
+		negotiate_session_type(neg, k, value, out);
 		break;
 	case KEY_TARGET_DECLARED:
-		iscsi_text_append(out, key, "Irrelevant");
+		iscsi_text_append(out, k->name, "Irrelevant");
 		break;
 	case KEY_MARKER:
 		/* RFC 7143 13.25 (obsolete keys): markers are not used; AND with our No. */
-		iscsi_text_append(out, key, parse_bool(value, &b) ? "No" : "Reject");
+		iscsi_text_append(out, k->name, parse_bool(value, &b) ? "No" : "Reject");
 		break;
 	case KEY_MARKER_INTERVAL:
-		iscsi_text_append(out, key, "Irrelevant");
+		iscsi_text_append(out, k->name, "Irrelevant");
 		break;
 	case KEY_TASK_REPORTING:
 		/* RFC 7144 13.23: a list; RFC3720 semantics are always acceptable. */
-		iscsi_text_append(out, key, "RFC3720");
+		iscsi_text_append(out, k->name, "RFC3720");
 		break;
 	}
-done:
+}
+
+/*
+ * A key offered again.  Some initiators (libiscsi after AuthMethod=None)
+ * repeat their declarations unchanged in the next stage: the same value
+ * again changes nothing and is accepted.
+ */
+static bool offer_repeats_declaration(struct iscsi_negotiation *neg, const struct iscsi_key *k, const char *value)
+{
+	if (k->result == KEY_NAME_DECLARATIVE)
+		return strcmp((const char *)field_ptr(neg, k), value) == 0;
+	if (k->result == KEY_SESSION_TYPE)
+		return strcmp(value, neg->session_type == ISCSI_SESSION_DISCOVERY ? "Discovery" : "Normal") == 0;
+	return false;
+}
+
+enum iscsi_negotiate_result iscsi_param_negotiate(struct iscsi_negotiation *neg, const char *key, const char *value,
+						  struct iscsi_text *out)
+{
+	unsigned index;
+	const struct iscsi_key *k = find_key(key, &index);
+
+	if (!k) {
+		/* RFC 7143 6.2: unknown keys (including X- and X# extensions we do not implement). */
+		iscsi_text_append(out, key, "NotUnderstood");
+	} else if (neg->seen & (1ull << index)) {
+		/* RFC 7143 6.1/6.2: a key may be offered once per negotiation; a second offer fails the login. */
+		return offer_repeats_declaration(neg, k, value) ? ISCSI_NEGOTIATE_OK : ISCSI_NEGOTIATE_REPEATED_KEY;
+	} else {
+		neg->seen |= 1ull << index;
+		negotiate_key(neg, k, value, out);
+	}
 	return out->failed ? ISCSI_NEGOTIATE_NO_MEMORY : ISCSI_NEGOTIATE_OK;
 }
 

@@ -8,7 +8,7 @@
 #define SBCEMU_ISCSI_PDU_H
 
 #ifndef SBCE_BUILDING_ISCSI
-#error "an internal header of the iSCSI front end: use its public header"
+#error "sbcemu layering: pdu.h is internal to the iSCSI front end (protocol/iscsi/): use its public header"
 #endif
 
 #include <stdbool.h>
@@ -263,8 +263,8 @@ void iscsi_digest_put(uint8_t *p, uint32_t crc);
 uint32_t iscsi_digest_get(const uint8_t *p);
 
 /*
- * Checks the structure of a received BHS before its data segment is read
- * (style principle 7): opcode known to this side, AHS and data lengths within
+ * Checks the structure of a received BHS before its data segment is read,
+ * so a peer's mistake never costs the buffer of a data segment: opcode known to this side, AHS and data lengths within
  * max_data (the MaxRecvDataSegmentLength we declared).  Returns 0 or an
  * enum iscsi_reject_reason.
  */

@@ -52,10 +52,11 @@ static bool itt_table_grow(struct iscsi_conn *conn)
 {
 	unsigned n = conn->itt_nbuckets ? conn->itt_nbuckets * 2 : 64;
 	struct iscsi_task **b = calloc(n, sizeof(*b));
+	struct iscsi_task *t;
 
 	if (!b)
 		return false;
-	for (struct iscsi_task *t = conn->tasks; t; t = t->next) {
+	LIST_FOREACH(t, &conn->tasks, link) {
 		unsigned i = itt_bucket(t->itt, n);
 
 		t->hnext = b[i];
@@ -78,10 +79,7 @@ bool iscsi_task_link(struct iscsi_task *task)
 	i = itt_bucket(task->itt, conn->itt_nbuckets);
 	task->hnext = conn->itt_buckets[i];
 	conn->itt_buckets[i] = task;
-	task->next = conn->tasks;
-	if (conn->tasks)
-		conn->tasks->prev = task;
-	conn->tasks = task;
+	LIST_INSERT_HEAD(&conn->tasks, task, link);
 	task->on_list = true;
 	conn->ntasks++;
 	return true;
@@ -103,13 +101,7 @@ static unsigned task_unlink_keep_ref(struct iscsi_task *task)
 	}
 	task->hnext = NULL;
 	conn->ntasks--;
-	if (task->prev)
-		task->prev->next = task->next;
-	else
-		conn->tasks = task->next;
-	if (task->next)
-		task->next->prev = task->prev;
-	task->prev = task->next = NULL;
+	LIST_REMOVE(task, link);
 	task->on_list = false;
 	return 1;
 }
@@ -221,6 +213,7 @@ const struct scsi_transport_ops iscsi_scsi_transport = {
 	.aborted = transport_aborted,
 	.max_sense_len = SCSI_SENSE_BUFFER_MAX,
 	.protocol_identifier = ISCSI_PROTOCOL_IDENTIFIER,
+	.version_descriptor = 0x0960, /* iSCSI (no version claimed), SPC-4 6.6.2 */
 	.transport_id_encode = iscsi_transport_id_encode,
 	.transport_id_decode = iscsi_transport_id_decode,
 	.drop_connection = transport_drop_connection,
@@ -308,122 +301,135 @@ static enum scsi_task_attr task_attr_of(uint8_t attr)
 	}
 }
 
-void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
+/*
+ * The checks of a SCSI Command PDU before a task is built for it: 0, or the
+ * reason of the Reject it gets (RFC 7143 11.17.1).
+ */
+static int scsi_cmd_pdu_check(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 {
 	const uint8_t *bhs = pdu->bhs;
-	struct iscsi_session *s = conn->session;
+	const struct iscsi_session *s = conn->session;
 	const struct iscsi_sess_params *sp = &s->params;
 	uint8_t flags = bhs[1];
-	bool final = flags & ISCSI_FLAG_FINAL;
 	uint32_t itt = get_be32(bhs + ISCSI_BHS_ITT);
 	uint32_t edtl = get_be32(bhs + ISCSI_CMD_EDTL);
-	struct iscsi_task *task;
-	int r;
 
-	if (itt == ISCSI_RESERVED_TAG) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
-		return;
-	}
+	if (itt == ISCSI_RESERVED_TAG)
+		return ISCSI_REJECT_INVALID_PDU_FIELD;
 	/*
 	 * RFC 7143 11.3.1: R and/or W must be set when the Expected Data Transfer
 	 * Length is not 0 (else the target could not tell which way the data goes).
 	 */
-	if (edtl && !(flags & (ISCSI_CMD_FLAG_READ | ISCSI_CMD_FLAG_WRITE))) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
-		return;
-	}
-	if (iscsi_bhs_immediate(bhs) && s->immediate_active >= ISCSI_MAX_IMMEDIATE_COMMANDS) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_IMMEDIATE_COMMAND_REJECT);
-		return;
-	}
-	if (iscsi_task_find(conn, itt)) {
-		/* RFC 7143 11.17.1: an ITT already in use -> "Task in progress". */
-		iscsi_reject(conn, bhs, ISCSI_REJECT_TASK_IN_PROGRESS);
-		return;
-	}
+	if (edtl && !(flags & (ISCSI_CMD_FLAG_READ | ISCSI_CMD_FLAG_WRITE)))
+		return ISCSI_REJECT_INVALID_PDU_FIELD;
+	if (iscsi_bhs_immediate(bhs) && s->immediate_active >= ISCSI_MAX_IMMEDIATE_COMMANDS)
+		return ISCSI_REJECT_IMMEDIATE_COMMAND_REJECT;
+	/* RFC 7143 11.17.1: an ITT already in use -> "Task in progress". */
+	if (iscsi_task_find(conn, itt))
+		return ISCSI_REJECT_TASK_IN_PROGRESS;
 	/*
 	 * RFC 7143 11.3.1.1 / 13.3, 13.4, 13.14: immediate data only with W,
 	 * ImmediateData=Yes, within FirstBurstLength and EDTL; unsolicited
 	 * Data-Out (F = 0) only with W and InitialR2T=No.
 	 */
 	if (pdu->data_len && (!(flags & ISCSI_CMD_FLAG_WRITE) || !sp->immediate_data ||
-			      pdu->data_len > sp->first_burst_length || pdu->data_len > edtl)) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
-		return;
-	}
-	if (!final && (!(flags & ISCSI_CMD_FLAG_WRITE) || sp->initial_r2t)) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
-		return;
-	}
+			      pdu->data_len > sp->first_burst_length || pdu->data_len > edtl))
+		return ISCSI_REJECT_PROTOCOL_ERROR;
+	if (!(flags & ISCSI_FLAG_FINAL) && (!(flags & ISCSI_CMD_FLAG_WRITE) || sp->initial_r2t))
+		return ISCSI_REJECT_PROTOCOL_ERROR;
+	return 0;
+}
 
-	task = calloc(1, sizeof(*task));
-	if (!task) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_LONG_OPERATION_REJECT);
-		return;
-	}
-	scsi_cmd_init(&task->cmd, &iscsi_scsi_transport, s->nexus);
+static enum scsi_data_dir data_dir_of(bool read, bool write)
+{
+	if (read && write)
+		return SCSI_DIR_BIDI;
+	if (write)
+		return SCSI_DIR_TO_DEVICE;
+	if (read)
+		return SCSI_DIR_FROM_DEVICE;
+	return SCSI_DIR_NONE;
+}
+
+/*
+ * A task for a checked SCSI Command PDU, holding the task list's reference
+ * (not yet on the list), its command filled from the BHS: ITT, CmdSN,
+ * Expected Data Transfer Length, R and W, LUN, CDB, ATTR (RFC 7143 11.3.1).
+ * NULL when out of memory.
+ */
+static struct iscsi_task *task_create(struct iscsi_conn *conn, const uint8_t *bhs)
+{
+	struct iscsi_task *task = calloc(1, sizeof(*task));
+	uint8_t flags = bhs[1];
+
+	if (!task)
+		return NULL;
+	scsi_cmd_init(&task->cmd, &iscsi_scsi_transport, conn->session->nexus);
 	task->conn = conn;
 	iscsi_conn_get(conn);
 	task->refs = 1; /* the task list */
-	task->itt = itt;
+	task->itt = get_be32(bhs + ISCSI_BHS_ITT);
 	task->cmd_sn = get_be32(bhs + ISCSI_BHS_CMD_SN);
-	task->edtl = edtl;
+	task->edtl = get_be32(bhs + ISCSI_CMD_EDTL);
 	task->read = flags & ISCSI_CMD_FLAG_READ;
 	task->write = flags & ISCSI_CMD_FLAG_WRITE;
 	task->state = ISCSI_TASK_STATE_QUEUED;
 
 	task->cmd.lun = get_be64(bhs + ISCSI_BHS_LUN);
-	task->cmd.tag = itt;
+	task->cmd.tag = task->itt;
 	memcpy(task->cmd.cdb, bhs + ISCSI_CMD_CDB, ISCSI_CMD_CDB_LEN);
 	task->cmd.cdb_len = ISCSI_CMD_CDB_LEN;
 	task->cmd.task_attr = task_attr_of(flags & ISCSI_CMD_ATTR_MASK);
-	task->cmd.expected_length = edtl;
-	if (task->read && task->write)
-		task->cmd.dir = SCSI_DIR_BIDI;
-	else if (task->write)
-		task->cmd.dir = SCSI_DIR_TO_DEVICE;
-	else if (task->read)
-		task->cmd.dir = SCSI_DIR_FROM_DEVICE;
-	else
-		task->cmd.dir = SCSI_DIR_NONE;
-	if (pdu->ahs_len && parse_ahs(pdu, &task->cmd) != 0) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
-		iscsi_task_put(task);
-		return;
-	}
+	task->cmd.expected_length = task->edtl;
+	task->cmd.dir = data_dir_of(task->read, task->write);
+	return task;
+}
 
-	/* Unsolicited data: the immediate data, plus Data-Out up to min(FirstBurstLength, EDTL) if F = 0. */
+/*
+ * The unsolicited data the initiator sends with the command: the immediate
+ * data, plus Data-Out up to min(FirstBurstLength, EDTL) if F = 0 (RFC 7143
+ * 13.14).  The buffer is sized for all of it and holds the immediate data.
+ * False when out of memory.
+ */
+static bool task_take_unsolicited_data(struct iscsi_task *task, const struct iscsi_pdu *pdu)
+{
+	const struct iscsi_sess_params *sp = &task->conn->session->params;
+	bool final = pdu->bhs[1] & ISCSI_FLAG_FINAL;
+
 	if (task->write) {
-		uint32_t first_burst = sp->first_burst_length < edtl ? sp->first_burst_length : edtl;
+		uint32_t first_burst = sp->first_burst_length < task->edtl ? sp->first_burst_length : task->edtl;
 		task->unsol_expected = final ? pdu->data_len : first_burst;
 	}
 	task->unsol_received = pdu->data_len;
 	task->unsol_done = final || task->unsol_received >= task->unsol_expected;
 	task->r2t_next_offset = task->unsol_expected;
-	if (task->unsol_expected) {
-		task->buf = malloc(task->unsol_expected);
-		if (!task->buf) {
-			iscsi_reject(conn, bhs, ISCSI_REJECT_LONG_OPERATION_REJECT);
-			iscsi_task_put(task);
-			return;
-		}
-		task->buf_cap = task->unsol_expected;
-		if (pdu->data_len)
-			memcpy(task->buf, pdu->data, pdu->data_len);
-	}
+	if (!task->unsol_expected)
+		return true;
+	task->buf = malloc(task->unsol_expected);
+	if (!task->buf)
+		return false;
+	task->buf_cap = task->unsol_expected;
+	if (pdu->data_len)
+		memcpy(task->buf, pdu->data, pdu->data_len);
+	return true;
+}
 
-	if (!iscsi_task_link(task)) {
-		iscsi_reject(conn, bhs, ISCSI_REJECT_LONG_OPERATION_REJECT);
-		iscsi_task_put(task);
-		return;
-	}
+/*
+ * RFC 7143 3.2.2.1: an immediate command goes to the core at once; any
+ * other in CmdSN order, now if it is the expected one, later if it is
+ * ahead, never if it is outside the window.
+ */
+static void task_deliver(struct iscsi_task *task, const struct iscsi_pdu *pdu)
+{
+	struct iscsi_conn *conn = task->conn;
+	int r;
 
-	if (iscsi_bhs_immediate(bhs)) {
+	if (iscsi_bhs_immediate(pdu->bhs)) {
 		task->immediate = true;
 		iscsi_task_submit(task);
 		return;
 	}
-	r = iscsi_session_order(s, pdu, task);
+	r = iscsi_session_order(conn->session, pdu, task);
 	if (r == 1) {
 		iscsi_task_submit(task);
 		if (conn->session)
@@ -433,4 +439,30 @@ void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 		task->state = ISCSI_TASK_STATE_DONE;
 		iscsi_task_maybe_retire(task);
 	}
+}
+
+void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
+{
+	int reason = scsi_cmd_pdu_check(conn, pdu);
+	struct iscsi_task *task;
+
+	if (reason) {
+		iscsi_reject(conn, pdu->bhs, (enum iscsi_reject_reason)reason);
+		return;
+	}
+	task = task_create(conn, pdu->bhs);
+	if (!task) {
+		iscsi_reject(conn, pdu->bhs, ISCSI_REJECT_LONG_OPERATION_REJECT);
+		return;
+	}
+	if (pdu->ahs_len && parse_ahs(pdu, &task->cmd) != 0)
+		reason = ISCSI_REJECT_INVALID_PDU_FIELD;
+	else if (!task_take_unsolicited_data(task, pdu) || !iscsi_task_link(task))
+		reason = ISCSI_REJECT_LONG_OPERATION_REJECT;
+	if (reason) {
+		iscsi_reject(conn, pdu->bhs, (enum iscsi_reject_reason)reason);
+		iscsi_task_put(task);
+		return;
+	}
+	task_deliver(task, pdu);
 }

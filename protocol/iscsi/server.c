@@ -87,9 +87,7 @@ int iscsi_server_set_discovery_auth(struct iscsi_server *srv, const struct iscsi
 	return credentials_copy(&srv->discovery_chap, chap) | credentials_copy(&srv->discovery_mutual, mutual);
 }
 
-/* Writes every connection's queued output once per loop iteration (style principle 8). */
-void iscsi_conn_flush(struct iscsi_conn *conn);
-
+/* Writes every connection's queued output once per loop iteration, before the loop sleeps (docs/architecture.md, "Threads"). */
 static void server_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
 	struct iscsi_server *srv = (struct iscsi_server *)((char *)w - offsetof(struct iscsi_server, prepare));

@@ -88,6 +88,7 @@ struct iscsi_session *iscsi_session_create(struct iscsi_conn *conn, struct iscsi
 		/* RFC 7143 10.1 / SAM-5: initiator port name "<name>,i,0x<ISID>", target port "<name>,t,0x<TPGT>". */
 		snprintf(port_name, sizeof(port_name), "%s,i,0x%02x%02x%02x%02x%02x%02x", s->initiator_name,
 			 s->isid[0], s->isid[1], s->isid[2], s->isid[3], s->isid[4], s->isid[5]);
+		iscsi_port_name_fold(port_name);
 		snprintf(target_port, sizeof(target_port), "%s,t,0x%04x", s->target->name, s->target->tpgt);
 		s->nexus = scsi_nexus_create(s->target->device, &iscsi_scsi_transport, port_name, target_port,
 					     s->target->tpgt);

@@ -80,7 +80,9 @@ static void tmf_done(void *arg, enum scsi_tmf_response response)
 /* Tasks not yet handed to the core (waiting for their CmdSN) end here. */
 static void abort_queued(struct iscsi_conn *conn, bool all_luns, uint64_t lun)
 {
-	for (struct iscsi_task *t = conn->tasks; t; t = t->next) {
+	struct iscsi_task *t;
+
+	LIST_FOREACH(t, &conn->tasks, link) {
 		if (t->state == ISCSI_TASK_STATE_QUEUED && (all_luns || t->cmd.lun == lun))
 			t->state = ISCSI_TASK_STATE_DONE; /* skipped when its turn comes */
 	}

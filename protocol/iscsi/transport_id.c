@@ -29,6 +29,13 @@ size_t iscsi_transport_id_encode(const char *initiator_port_name, uint8_t *tid, 
 	return 4 + padded;
 }
 
+void iscsi_port_name_fold(char *name)
+{
+	for (; *name; name++)
+		if (*name >= 'A' && *name <= 'Z')
+			*name = (char)(*name - 'A' + 'a');
+}
+
 bool iscsi_transport_id_decode(const uint8_t *tid, size_t len, char *initiator_port_name, size_t cap)
 {
 	size_t add_len, n;
@@ -43,5 +50,6 @@ bool iscsi_transport_id_decode(const uint8_t *tid, size_t len, char *initiator_p
 		return false;
 	memcpy(initiator_port_name, tid + 4, n);
 	initiator_port_name[n] = '\0';
+	iscsi_port_name_fold(initiator_port_name);
 	return true;
 }

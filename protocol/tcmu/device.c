@@ -71,12 +71,7 @@ static void task_free(struct tcmu_task *t)
 {
 	struct tcmu_dev *dev = t->dev;
 
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		dev->tasks = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
+	LIST_REMOVE(t, link);
 	scsi_cmd_release(&t->cmd);
 	free(t->piece);
 	free(t);
@@ -210,10 +205,7 @@ static void submit_cmd(struct tcmu_dev *dev, const struct tcmu_ring_entry *e)
 	t->iovcnt = e->iovcnt;
 	t->data_len = e->data_len;
 	tcmu_ring_iovecs(&dev->ring, e, t->iov);
-	t->next = dev->tasks;
-	if (dev->tasks)
-		dev->tasks->prev = t;
-	dev->tasks = t;
+	LIST_INSERT_HEAD(&dev->tasks, t, link);
 	dev->in_flight++;
 	scsi_cmd_init(&t->cmd, &tcmu_transport, dev->nexus);
 	t->cmd.cdb_len = (uint8_t)scsi_cdb_length(e->cdb, e->cdb_max);
@@ -252,8 +244,9 @@ static void handle_tmr(struct tcmu_dev *dev, const struct tcmu_ring_entry *e)
 	}
 	for (uint32_t i = 0; i < e->tmr_cmd_cnt; i++) {
 		uint16_t id = tcmu_ring_tmr_cmd_id(e, i);
+		struct tcmu_task *t;
 
-		for (struct tcmu_task *t = dev->tasks; t; t = t->next) {
+		LIST_FOREACH(t, &dev->tasks, link) {
 			if (t->cmd_id == id) {
 				scsi_tmf(dev->nexus, scsi_lun_encode(0), SCSI_TMF_ABORT_TASK, &t->cmd, tmr_done, NULL);
 				break;
@@ -349,6 +342,7 @@ int tcmu_server_attach(struct tcmu_server *srv, const struct tcmu_device_info *i
 	}
 	dev->srv = srv;
 	dev->info = *info;
+	LIST_INIT(&dev->tasks);
 	if (tcmu_ring_init(&dev->ring, map, map_len, reason, len) != 0) {
 		free(dev);
 		return -1;

@@ -17,7 +17,7 @@
 #define SBCEMU_TCMU_RING_H
 
 #ifndef SBCE_BUILDING_TCMU
-#error "an internal header of the TCMU front end: use its public header"
+#error "sbcemu layering: ring.h is internal to the TCMU front end (protocol/tcmu/): use its public header"
 #endif
 
 #include <stdbool.h>

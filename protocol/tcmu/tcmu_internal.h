@@ -11,12 +11,13 @@
 #define SBCEMU_TCMU_INTERNAL_H
 
 #ifndef SBCE_BUILDING_TCMU
-#error "an internal header of the TCMU front end: use its public header"
+#error "sbcemu layering: tcmu_internal.h is internal to the TCMU front end (protocol/tcmu/): use its public header"
 #endif
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <ev.h>
 
@@ -45,7 +46,7 @@ struct tcmu_dev {
 	bool watching;
 	struct scsi_device *sdev;
 	struct scsi_nexus *nexus;
-	struct tcmu_task *tasks;        /* read from the ring, not yet completed into it */
+	LIST_HEAD(, tcmu_task) tasks;   /* read from the ring, not yet completed into it; newest first */
 	unsigned in_flight;
 	bool notify;                    /* completions written since the kernel was last told */
 	bool broken;                    /* the ring held an entry the kernel cannot have written */
@@ -59,7 +60,7 @@ struct tcmu_dev {
 struct tcmu_task {
 	struct scsi_cmd cmd;            /* embedded: container_of from the core's callbacks */
 	struct tcmu_dev *dev;
-	struct tcmu_task *prev, *next;  /* dev->tasks */
+	LIST_ENTRY(tcmu_task) link;     /* dev->tasks */
 	uint16_t cmd_id;
 	uint64_t data_len;              /* the data buffers' length */
 	struct iovec *piece;            /* Data-Out handed to the core (a slice of iov for streamed pieces) */

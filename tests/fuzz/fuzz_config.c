@@ -44,7 +44,7 @@ static int count_fault(void *arg, enum cfg_pi_field field, uint64_t first, uint6
 	return 0;
 }
 
-/* What daemon/setup.c does with a LU's lists. */
+/* What daemon/sbcemud/setup.c does with a LU's lists. */
 static void walk_lists(const struct cfg_lun *l)
 {
 	char why[256];

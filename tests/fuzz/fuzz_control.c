@@ -1,6 +1,6 @@
 /*
- * fuzz_control: the control socket's requests (daemon/control.c,
- * control_commands.c, control_faults.c; docs/control.md) on a daemon with
+ * fuzz_control: the control socket's requests (daemon/control/,
+ * with the daemon's own functions they call; docs/control.md) on a daemon with
  * the embedded default configuration's target (removed by target-remove:
  * made again) and one LU (LUN 0, memory
  * backed), as sbcemud would run them between two commands.
@@ -16,60 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
+#include "control_internal.h"
 #include "fuzz_lu.h"
 
-/* The iSCSI front end is not part of this harness: no sessions. */
-void sbce_iscsi_foreach_session(struct sbce_daemon *d, void (*fn)(void *arg, const struct iscsi_session_info *info),
-				void *arg)
-{
-	(void)d;
-	(void)fn;
-	(void)arg;
-}
-
-unsigned sbce_iscsi_drop_target(struct sbce_daemon *d, const char *target, const char *why)
-{
-	(void)d;
-	(void)target;
-	(void)why;
-	return 0;
-}
-
-/* Nor TCMU backstores. */
-void sbce_tcmu_foreach_lu(struct sbce_daemon *d,
-			  void (*fn)(void *arg, const char *name, const char *path, struct scsi_lu *lu), void *arg)
-{
-	(void)d;
-	(void)fn;
-	(void)arg;
-}
-
-struct scsi_lu *sbce_tcmu_find_lu(struct sbce_daemon *d, const char *name)
-{
-	(void)d;
-	(void)name;
-	return NULL;
-}
-
-/* Nor targets added at run time (target-add is checked up to serving the new target); removed, they just go. */
-int sbce_iscsi_add_target(struct sbce_daemon *d, const struct cfg_target *t, struct scsi_device *dev, char *err,
-			  size_t errlen)
-{
-	(void)d;
-	(void)t;
-	(void)dev;
-	snprintf(err, errlen, "no iSCSI front end in fuzz_control");
-	return -1;
-}
-
-unsigned sbce_iscsi_remove_target(struct sbce_daemon *d, const char *target, const char *why)
-{
-	(void)d;
-	(void)target;
-	(void)why;
-	return 0;
-}
+/* No front end is linked into this harness (no sessions, no front end's own LUs; a target added is served by none). */
 
 void sbce_observe_backing_errors(struct sbce_daemon *d, struct scsi_device *dev)
 {

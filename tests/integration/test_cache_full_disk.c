@@ -48,7 +48,7 @@
 #define CHUNK_BLOCKS (MIB / BS)
 #define FS_MIB 8u        /* the tmpfs under the backing file */
 #define LU_MIB 128u      /* the thin LU: far more than the tmpfs */
-#define MAX_CHUNKS 100u  /* phase 1 gives up after this many GOOD writes (the old binary: all of them) */
+#define MAX_CHUNKS 100u  /* phase 1 gives up after this many GOOD writes (a cache that never refuses: all of them) */
 #define PHASE2_CHUNKS 12u
 
 static const char config[] =

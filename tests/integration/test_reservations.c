@@ -278,6 +278,39 @@ static void test_persistent(void)
 	}
 }
 
+/*
+ * RFC 3722: iSCSI names compare after case folding, so the I_T nexus of an
+ * initiator that logs in as "IQN...:CASE" is the one of "iqn...:case" with
+ * the same ISID (SPC-4 5.13: registrations are by I_T nexus).
+ */
+static void test_name_case(void)
+{
+	struct itest_login upper = { .initiator = "IQN.2026-12.ORG.SBCEMU:CASE", .initial_r2t = -1,
+				     .immediate_data = -1, .fixed_isid = true, .isid_random = 0x5bce02 };
+	struct itest_login lower = upper;
+	struct iscsi_context *p;
+	char err[256];
+
+	lower.initiator = "iqn.2026-12.org.sbcemu:case";
+	p = itest_connect(&d, &upper, 0, err, sizeof(err));
+	if (!itest_ok(p != NULL, "login as IQN.2026-12.ORG.SBCEMU:CASE", "%s", err))
+		return;
+	itest_clear_ua(p, 0);
+	prout_expect(p, "PR OUT REGISTER (key D4) as IQN...:CASE -> GOOD", 0x00, 0, 0, 0xd4, false, EXPECT_GOOD);
+	prout_expect(p, "PR OUT RESERVE WRITE EXCLUSIVE (key D4) -> GOOD", 0x01, 0x01, 0xd4, 0, false, EXPECT_GOOD);
+	itest_close(p);
+	p = itest_connect(&d, &lower, 0, err, sizeof(err));
+	if (!itest_ok(p != NULL, "login again as iqn.2026-12.org.sbcemu:case, same ISID", "%s", err))
+		return;
+	itest_clear_ua(p, 0);
+	cmd(p, "WRITE(10) from the name in lower case: the same I_T nexus, the holder -> GOOD", WRITE10, 10,
+	    EXPECT_GOOD);
+	cmd(b, "WRITE(10) from B meanwhile -> RESERVATION CONFLICT", WRITE10, 10, conflict);
+	prout_expect(p, "PR OUT REGISTER key D4 -> 0 from the lower-case name (unregister) -> GOOD", 0x00, 0, 0xd4, 0,
+		     false, EXPECT_GOOD);
+	itest_close(p);
+}
+
 /* APTPL: registrations and the reservation survive a restart of the daemon. */
 static void test_aptpl(void)
 {
@@ -338,6 +371,8 @@ int main(int argc, char **argv)
 	test_reserve_release();
 	if (a)
 		test_persistent();
+	if (b)
+		test_name_case();
 	test_aptpl();
 
 	itest_close(a);

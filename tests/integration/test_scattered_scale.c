@@ -1,5 +1,5 @@
 /*
- * WRITE SCATTERED at the scale filesystems ask for (issue 6; docs/atomic.md,
+ * WRITE SCATTERED at the scale filesystems ask for (docs/atomic.md,
  * "Scale"): one WRITE SCATTERED(16) with 65 535 LBA range descriptors (the
  * CDB's limit) and 1 GiB of data, atomic as a whole (write_scattered_atomic),
  * must work with sbcemud never holding the payload: its peak resident set

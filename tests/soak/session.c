@@ -143,11 +143,6 @@ enum wait_rc sess_flush_rc(struct soak_sess *s, unsigned ms)
 	return s->ctx ? W_DONE : W_LOST;
 }
 
-bool sess_flush(struct soak_sess *s, unsigned ms)
-{
-	return sess_flush_rc(s, ms) == W_DONE;
-}
-
 /*
  * Ends a command libiscsi may still hold: queued PDUs are sent first (they
  * read our buffer), then the task is cancelled locally.  If the target

@@ -169,7 +169,6 @@ enum wait_rc inflight_wait(struct soak_sess *s, struct inflight *f, uint64_t tim
 void inflight_release(struct soak_sess *s, struct inflight *f);
 void bg_write_resolve(struct soak_sess *s, enum wr_outcome if_unanswered);
 enum wait_rc sess_flush_rc(struct soak_sess *s, unsigned ms);
-bool sess_flush(struct soak_sess *s, unsigned ms);
 void sess_cmd(struct soak_sess *s, int lun, const uint8_t *cdb, int cdb_len, int dir, uint8_t *buf, uint32_t len,
 	      struct cmd_res *r);
 void sess_cmd_end(struct soak_sess *s);

@@ -9,10 +9,14 @@
 #ifndef SBCEMU_ISCSI_H
 #define SBCEMU_ISCSI_H
 
-/* Layering (docs/architecture.md): only the daemon starts front ends. */
+/*
+ * Layering (docs/architecture.md): only the daemon's front-end adapter
+ * (daemon/frontends/) includes a transport; the rest of the daemon reaches
+ * it through frontend.h.
+ */
 #if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_CONFIG) || \
-	defined(SBCE_BUILDING_TCMU)
-#error "the iSCSI front end is included by the daemon only"
+	defined(SBCE_BUILDING_TCMU) || defined(SBCE_BUILDING_DAEMON)
+#error "sbcemu layering: the iSCSI front end is included by daemon/frontends/ only (the daemon uses frontend.h)"
 #endif
 
 #include <stdbool.h>

@@ -376,8 +376,11 @@ static void leave_task_set(struct scsi_cmd *cmd)
 void scsi_cmd_complete(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
+	struct scsi_resources *res = cmd->nexus->dev->res;
 	struct scsi_tmf_wait *tmf;
 
+	/* The transport may release the command from its callback: the room it frees waits for the end. */
+	scsi_resources_enter(res);
 	if (lu)
 		scsi_fault_cmd_done(cmd);
 	leave_task_set(cmd);
@@ -421,6 +424,7 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 		scsi_tmf_wait_put(tmf);
 	if (lu)
 		scsi_task_set_run(lu);
+	scsi_resources_leave(res);
 }
 
 void scsi_cmd_release(struct scsi_cmd *cmd)

@@ -349,17 +349,6 @@ bool scsi_op_supported(const struct scsi_op *op, const struct scsi_lu *lu)
 	return !op->enabled || op->enabled(lu);
 }
 
-const struct scsi_op *scsi_op_find(uint8_t opcode, uint16_t service_action)
-{
-	for (size_t i = 0; i < scsi_op_table_len; i++) {
-		const struct scsi_op *op = &scsi_op_table[i];
-		if (op->opcode == opcode &&
-		    (op->sa_location == SCSI_SA_NONE || op->service_action == service_action))
-			return op;
-	}
-	return NULL;
-}
-
 const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cdb,
 				     struct scsi_sense_info *sense)
 {

@@ -6,7 +6,7 @@
 #define SBCEMU_SCSI_INTERNAL_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: scsi_internal.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 #include <limits.h>
@@ -162,8 +162,6 @@ const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cd
 				     struct scsi_sense_info *sense);
 /* True if the row is served by lu (kind matches and enabled() agrees). */
 bool scsi_op_supported(const struct scsi_op *op, const struct scsi_lu *lu);
-/* The row for (opcode, sa) regardless of LU, or NULL. */
-const struct scsi_op *scsi_op_find(uint8_t opcode, uint16_t service_action);
 
 /* ---- logical units, devices, nexuses ---- */
 
@@ -262,6 +260,8 @@ struct scsi_resources {
 	uint32_t commands;                  /* admitted, not released */
 	uint64_t buffer_bytes;              /* reserved, not released */
 	struct scsi_device *devices;
+	unsigned sections;                  /* scheduler sections open (scsi_resources_enter) */
+	bool room_freed;                    /* buffer room came free: the waiting LUs look again */
 };
 
 struct scsi_nexus {

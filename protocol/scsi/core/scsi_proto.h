@@ -6,7 +6,7 @@
 #define SBCEMU_SCSI_PROTO_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: scsi_proto.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 /* Operation codes (SPC-4 / SBC-4 / ZBC). */

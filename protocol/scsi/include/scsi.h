@@ -1,5 +1,5 @@
 /*
- * sbcemu SCSI core: the public API for transports (iSCSI, TCMU) and the daemon.
+ * sbcemu SCSI core: the public API for transports (front ends) and the daemon.
  *
  * The core emulates SCSI target devices (SAM-5 "SCSI target device": a set of
  * logical units reached through target ports) made of SBC-4 logical units.
@@ -17,7 +17,7 @@
 
 /* Layering (docs/architecture.md): a backend knows nothing of SCSI. */
 #ifdef SBCE_BUILDING_BACKENDS
-#error "backends/ may not include the SCSI core"
+#error "sbcemu layering: a backend knows nothing of SCSI (backends/ may not include the SCSI core)"
 #endif
 
 #include <stdbool.h>
@@ -141,7 +141,7 @@ enum scsi_tmf_function {
 	SCSI_TMF_CLEAR_TASK_SET,
 	SCSI_TMF_LOGICAL_UNIT_RESET,
 	SCSI_TMF_I_T_NEXUS_RESET,
-	SCSI_TMF_TARGET_RESET, /* iSCSI TARGET WARM RESET */
+	SCSI_TMF_TARGET_RESET, /* every LU of the device (iSCSI's TARGET WARM RESET) */
 	SCSI_TMF_TARGET_COLD_RESET,
 };
 
@@ -193,10 +193,17 @@ struct scsi_transport_ops {
 	 * status is to be sent.  The transport calls scsi_cmd_release(cmd).
 	 */
 	void (*aborted)(struct scsi_cmd *cmd);
-	/* Longest sense data the transport can carry (252 for iSCSI, 96 for TCMU). */
+	/* Longest sense data the transport can carry (SPC-4 4.5.1: 252; TCMU's ring entry: 96). */
 	uint32_t max_sense_len;
 	/* SPC-4 7.6.1 (table 362): PROTOCOL IDENTIFIER (iSCSI 5h, SAS 6h, ...), for VPD designators. */
 	uint8_t protocol_identifier;
+	/*
+	 * SPC-4 6.6.2: the VERSION DESCRIPTOR standard INQUIRY data claims for
+	 * the transport protocol (iSCSI 0960h, RFC 7143); 0 when the transport
+	 * cannot tell which protocol reaches the initiator (TCMU: any LIO
+	 * fabric), and then none is claimed.
+	 */
+	uint16_t version_descriptor;
 	/*
 	 * The protocol's TransportID codec (SPC-4 7.6.4): encode an initiator
 	 * port name into tid (returns its length, 0 if it does not fit), and
@@ -274,18 +281,23 @@ struct scsi_cmd {
 	/* identity [transport] */
 	struct scsi_nexus *nexus;
 	uint64_t lun; /* SAM 8-byte LUN, as a 64-bit big-endian value */
-	uint64_t tag; /* opaque to the core: iSCSI ITT, TCMU cmd_id */
+	uint64_t tag; /* the transport's task tag (SAM-5 4.13), opaque to the core */
 	const struct scsi_transport_ops *transport;
 
 	/* CDB [transport] */
 	uint8_t cdb[SCSI_MAX_CDB_LEN];
-	uint8_t cdb_len; /* bytes the transport received (16 for iSCSI without AHS) */
+	uint8_t cdb_len; /* bytes the transport received (a transport may pad a shorter CDB) */
 	enum scsi_task_attr task_attr;
 	uint8_t command_priority;
 
 	/* transfer [transport] */
 	enum scsi_data_dir dir;
-	uint32_t expected_length;     /* iSCSI Expected Data Transfer Length */
+	/*
+	 * The size of the application client's Data-In or Data-Out buffer
+	 * (SAM-5 5.1, Execute Command: Data-In / Data-Out Buffer Size), as the
+	 * transport carried it; the residual is counted against it.
+	 */
+	uint32_t expected_length;
 	/*
 	 * A transport-level failure found before or while the Data-Out arrived
 	 * (scsi_cmd_fail_transport()): the command ends with CHECK CONDITION
@@ -514,7 +526,7 @@ static inline uint64_t scsi_lu_blocks_in_backing(uint32_t block_size, uint64_t b
 struct scsi_limits {
 	uint32_t max_commands;          /* commands in every task set together; more: TASK SET FULL / BUSY */
 	uint64_t max_buffer_bytes;      /* Data-Out and Data-In buffers of all commands together */
-	uint64_t max_nexus_buffer_bytes; /* ... of the commands of one I_T nexus (an iSCSI session) */
+	uint64_t max_nexus_buffer_bytes; /* ... of the commands of one I_T nexus */
 };
 
 /*
@@ -531,8 +543,9 @@ void scsi_resources_usage(const struct scsi_resources *res, uint32_t *commands, 
 /* ---- devices, logical units and nexuses ---- */
 
 /*
- * A SCSI target device: the logical units one iSCSI target (or one TCMU
- * device) exposes.  name is used in designators and persistent state paths.
+ * A SCSI target device (SAM-5 4.6): the logical units one front end
+ * exposes under one name (an iSCSI target, a TCMU backstore).  name is
+ * used in designators and persistent state paths.
  * res (may be NULL: no limits) is shared by the devices of one daemon and
  * must outlive them.
  */
@@ -682,10 +695,12 @@ int scsi_lu_end_commands(struct scsi_lu *lu, uint8_t sense_key, uint16_t asc_asc
 /*
  * I_T nexus, reached through transport (whose protocol identifier and
  * TransportID codec the core uses for it).  initiator_port_name is the SCSI
- * initiator port name (for iSCSI "<initiator name>,i,0x<ISID>");
- * relative_target_port is the RELATIVE TARGET PORT IDENTIFIER (iSCSI: the
- * target portal group tag).  Creating a nexus establishes POWER ON/RESET
- * unit attentions for it.  NULL when out of memory.
+ * initiator port name (SAM-5 4.6.4) as the transport defines it, in a form
+ * the core compares byte for byte: a transport whose names compare without
+ * regard to case gives them in one case (iSCSI names are case-folded
+ * before they are compared, RFC 3722: lower case).  relative_target_port is the RELATIVE TARGET PORT IDENTIFIER.
+ * Creating a nexus establishes POWER ON/RESET unit attentions for it.  NULL
+ * when out of memory.
  */
 struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_transport_ops *transport,
 				     const char *initiator_port_name, const char *target_port_name,
@@ -713,7 +728,7 @@ void scsi_cmd_set_data_out(struct scsi_cmd *cmd, struct iovec *iov, unsigned iov
 /* The Data-Out asked for by need_data_out is there (scsi_cmd_set_data_out). */
 void scsi_cmd_data_out_ready(struct scsi_cmd *cmd);
 /*
- * The transport cannot deliver the command's data (an iSCSI Data-Out
+ * The transport cannot deliver the command's data (for iSCSI a Data-Out
  * sequence error, RFC 7143 11.4.7.2): the command ends with CHECK CONDITION
  * and s, through the core's completion like any other (before
  * scsi_cmd_submit(), or while it waits for Data-Out).

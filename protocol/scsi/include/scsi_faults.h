@@ -11,7 +11,7 @@
 #define SBCEMU_SCSI_FAULTS_H
 
 #ifdef SBCE_BUILDING_BACKENDS
-#error "backends/ may not include the SCSI core"
+#error "sbcemu layering: a backend knows nothing of SCSI (backends/ may not include the SCSI core)"
 #endif
 
 #include <stdbool.h>

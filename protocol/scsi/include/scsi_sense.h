@@ -7,6 +7,11 @@
 #ifndef SBCEMU_SCSI_SENSE_H
 #define SBCEMU_SCSI_SENSE_H
 
+/* Layering (docs/architecture.md): a backend knows nothing of SCSI. */
+#ifdef SBCE_BUILDING_BACKENDS
+#error "sbcemu layering: a backend knows nothing of SCSI (backends/ may not include the SCSI core)"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

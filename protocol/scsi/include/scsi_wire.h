@@ -6,6 +6,11 @@
 #ifndef SBCEMU_SCSI_WIRE_H
 #define SBCEMU_SCSI_WIRE_H
 
+/* Layering (docs/architecture.md): a backend knows nothing of SCSI. */
+#ifdef SBCE_BUILDING_BACKENDS
+#error "sbcemu layering: a backend knows nothing of SCSI (backends/ may not include the SCSI core)"
+#endif
+
 #include <stdint.h>
 
 static inline uint16_t get_be16(const uint8_t *p)

@@ -1,7 +1,7 @@
 /*
  * T10 protection information: the 8-byte tuple of SBC-4 4.22 and its guard
- * CRC (SBC-4 4.22.4; Linux include/linux/t10-pi.h).  The building blocks of protected logical
- * units (issue 5); the guard is ISA-L's CRC-16/T10-DIF (polynomial 8BB7h,
+ * CRC (SBC-4 4.22.4; Linux include/linux/t10-pi.h): the building blocks of
+ * protected logical units.  The guard is ISA-L's CRC-16/T10-DIF (polynomial 8BB7h,
  * initial value 0, no reflection), not a hand-written one.
  *
  *   bytes 0-1  LOGICAL BLOCK GUARD            CRC-16 of the block's data
@@ -12,7 +12,7 @@
 #define SBCEMU_PI_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: pi.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 #include <stdbool.h>

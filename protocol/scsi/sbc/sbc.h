@@ -25,7 +25,7 @@
 #define SBCEMU_SBC_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: sbc.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 #include <stdbool.h>

@@ -28,7 +28,7 @@
 #define SBCEMU_SBC_BACKGROUND_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: sbc_background.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 #include "core/scsi_internal.h"

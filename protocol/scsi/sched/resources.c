@@ -129,6 +129,33 @@ bool scsi_resources_reserve(struct scsi_cmd *cmd)
 	return true;
 }
 
+/* Every LU of res whose commands wait for buffer room runs its task set (inside a section). */
+static void wake_waiting(struct scsi_resources *res)
+{
+	for (struct scsi_device *dev = res->devices; dev; dev = dev->res_next)
+		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+			if (dev->lus[i] && dev->lus[i]->ts.waits_for_buffer)
+				scsi_task_set_run(dev->lus[i]);
+}
+
+void scsi_resources_enter(struct scsi_resources *res)
+{
+	if (res)
+		res->sections++;
+}
+
+void scsi_resources_leave(struct scsi_resources *res)
+{
+	if (!res)
+		return;
+	/* The outermost section hands out the room; the passes it runs open sections of their own. */
+	while (res->sections == 1 && res->room_freed) {
+		res->room_freed = false;
+		wake_waiting(res);
+	}
+	res->sections--;
+}
+
 void scsi_resources_release(struct scsi_cmd *cmd)
 {
 	struct scsi_resources *res = cmd->lu ? cmd->lu->dev->res : NULL;
@@ -144,9 +171,8 @@ void scsi_resources_release(struct scsi_cmd *cmd)
 	if (!cmd->buffer_held)
 		return;
 	cmd->buffer_held = 0;
-	/* Room came free: the LUs whose commands wait for it look again. */
-	for (struct scsi_device *dev = res->devices; dev; dev = dev->res_next)
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-			if (dev->lus[i] && dev->lus[i]->ts.waits_for_buffer)
-				scsi_task_set_run(dev->lus[i]);
+	/* Room came free: the LUs whose commands wait for it look again, never from inside another pass. */
+	res->room_freed = true;
+	scsi_resources_enter(res);
+	scsi_resources_leave(res);
 }

@@ -22,7 +22,9 @@
  * The scheduler runs in passes over the task set; starting a command may
  * complete it (and others) at once, which asks for another pass instead of
  * recursing.  A pass is linear in the task set (at most queue_depth
- * commands per LU, plus one per nexus).
+ * commands per LU, plus one per nexus).  Across LUs the same holds: buffer
+ * room a completion frees wakes other LUs only once the outermost pass or
+ * completion has ended (scsi_resources_enter / _leave).
  */
 #include "sched/task_set.h"
 
@@ -171,14 +173,18 @@ static void pass(struct scsi_lu *lu)
 
 void scsi_task_set_run(struct scsi_lu *lu)
 {
+	struct scsi_resources *res = lu->dev->res;
+
 	if (lu->ts.scheduling) {
 		lu->ts.again = true;
 		return;
 	}
+	scsi_resources_enter(res);
 	lu->ts.scheduling = true;
 	do {
 		lu->ts.again = false;
 		pass(lu);
 	} while (lu->ts.again);
 	lu->ts.scheduling = false;
+	scsi_resources_leave(res);
 }

@@ -7,7 +7,7 @@
 #define SBCEMU_TASK_SET_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: task_set.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 #include "core/scsi_internal.h"
@@ -64,8 +64,20 @@ enum scsi_status scsi_resources_admit(struct scsi_cmd *cmd);
 void scsi_resources_leave_task_set(struct scsi_cmd *cmd);
 /* Reserves cmd->buffer_need if it fits (or nothing else is held); false: it must wait. */
 bool scsi_resources_reserve(struct scsi_cmd *cmd);
-/* Returns what cmd holds (scsi_cmd_release) and wakes the LUs whose commands wait for room. */
+/*
+ * Returns what cmd holds (scsi_cmd_release) and wakes the LUs whose commands
+ * wait for room: at once when no scheduler section is open, else when the
+ * outermost one ends (scsi_resources_leave).
+ */
 void scsi_resources_release(struct scsi_cmd *cmd);
+/*
+ * A scheduler section (a task set pass, a command's completion): room
+ * released inside one is handed to the waiting LUs when the outermost
+ * section of res ends, so that no LU's pass ever runs inside another's, nor
+ * inside a transport's completion callback.  res may be NULL (no limits).
+ */
+void scsi_resources_enter(struct scsi_resources *res);
+void scsi_resources_leave(struct scsi_resources *res);
 void scsi_resources_add_device(struct scsi_resources *res, struct scsi_device *dev);
 void scsi_resources_remove_device(struct scsi_resources *res, struct scsi_device *dev);
 

@@ -9,7 +9,7 @@
 #define SBCEMU_SPC_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: spc.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 #include <stdbool.h>
@@ -20,7 +20,6 @@
 
 /* SPC-4 version descriptors (SPC-4 table 148; sg3_utils sg_lib_data.c). */
 #define SPC_VERSION_SAM_5 0x00a0
-#define SPC_VERSION_ISCSI 0x0960
 #define SPC_VERSION_SPC_4 0x0460
 #define SPC_VERSION_SBC_3 0x04c0
 #define SPC_VERSION_SBC_4 0x0600

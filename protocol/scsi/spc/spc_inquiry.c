@@ -56,13 +56,37 @@ static const struct scsi_lu *any_lu(const struct scsi_device *dev)
 	return NULL;
 }
 
-static void put_standard_inquiry(uint8_t *b, const struct scsi_lu *lu, const struct scsi_device *dev)
+/*
+ * The VERSION DESCRIPTORS (SPC-4 6.6.2, standard INQUIRY data: at most eight): the
+ * architecture model, the transport protocol the command came through (as
+ * its transport claims it: iSCSI 0960h; none for a transport that cannot
+ * tell, such as TCMU behind whichever LIO fabric), the command sets, and
+ * ZBC for zoned LUs.  SBC-3 is claimed beside SBC-4: everything SBC-3
+ * requires is here, and libiscsi decides from it that the 64-byte Block
+ * Limits page and READ CAPACITY(16) are in order.  Returns how many.
+ */
+static unsigned version_descriptors(const struct scsi_lu *lu, const struct scsi_transport_ops *transport,
+				    uint16_t v[8])
 {
-	const struct scsi_lu *id = lu ? lu : any_lu(dev);
-	static const uint16_t versions_sbc[] = {
-		SPC_VERSION_SAM_5, SPC_VERSION_ISCSI, SPC_VERSION_SPC_4, SPC_VERSION_SBC_3, SPC_VERSION_SBC_4,
-	};
-	unsigned nversions = sizeof(versions_sbc) / sizeof(versions_sbc[0]);
+	unsigned n = 0;
+
+	v[n++] = SPC_VERSION_SAM_5;
+	if (transport->version_descriptor)
+		v[n++] = transport->version_descriptor;
+	v[n++] = SPC_VERSION_SPC_4;
+	v[n++] = SPC_VERSION_SBC_3;
+	v[n++] = SPC_VERSION_SBC_4;
+	if (lu && (lu->kind == SCSI_LU_ZBC_HM || lu->kind == SCSI_LU_ZBC_HA))
+		v[n++] = SPC_VERSION_ZBC;
+	return n;
+}
+
+static void put_standard_inquiry(uint8_t *b, const struct scsi_cmd *cmd)
+{
+	const struct scsi_lu *lu = cmd->lu;
+	const struct scsi_lu *id = lu ? lu : any_lu(cmd->nexus->dev);
+	uint16_t versions[8];
+	unsigned nversions = version_descriptors(lu, cmd->transport, versions);
 
 	b[0] = spc_peripheral_byte(lu);
 	/* RMB: the medium is removable (SBC-4 PREVENT ALLOW MEDIUM REMOVAL, START STOP UNIT LOEJ). */
@@ -82,15 +106,9 @@ static void put_standard_inquiry(uint8_t *b, const struct scsi_lu *lu, const str
 	spc_put_ascii(b + 8, id ? id->params.vendor : NULL, 8);
 	spc_put_ascii(b + 16, id ? id->params.product : NULL, 16);
 	spc_put_ascii(b + 32, id ? id->params.revision : NULL, 4);
-	/*
-	 * VERSION DESCRIPTORS (bytes 58-73).  SBC-3 is claimed beside SBC-4:
-	 * everything SBC-3 requires is here, and libiscsi decides from it that
-	 * the 64-byte Block Limits page and READ CAPACITY(16) are in order.
-	 */
+	/* VERSION DESCRIPTORS: bytes 58-73. */
 	for (unsigned i = 0; i < nversions; i++)
-		put_be16(b + 58 + 2 * i, versions_sbc[i]);
-	if (lu && (lu->kind == SCSI_LU_ZBC_HM || lu->kind == SCSI_LU_ZBC_HA))
-		put_be16(b + 58 + 2 * nversions, SPC_VERSION_ZBC);
+		put_be16(b + 58 + 2 * i, versions[i]);
 }
 
 enum scsi_result spc_inquiry_exec(struct scsi_cmd *cmd)
@@ -109,7 +127,7 @@ enum scsi_result spc_inquiry_exec(struct scsi_cmd *cmd)
 	b = scsi_cmd_alloc_data_in(cmd, STD_INQUIRY_LEN);
 	if (!b)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
-	put_standard_inquiry(b, cmd->lu, cmd->nexus->dev);
+	put_standard_inquiry(b, cmd);
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
 }

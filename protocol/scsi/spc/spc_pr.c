@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "spc/spc.h"
 
@@ -67,8 +66,12 @@ static bool type_exclusive_access(uint8_t type)
 
 bool spc_pr_reg_matches(const struct spc_pr_registration *reg, const struct scsi_nexus *n)
 {
-	/* iSCSI names are case-insensitive in their ISID hex digits; the names themselves are normalised. */
-	return strcasecmp(reg->initiator_port_name, n->initiator_port_name) == 0 &&
+	/*
+	 * SPC-4 5.13: a registration is for an I_T nexus, its initiator port
+	 * by name as the transport gives it (scsi_nexus_create: in a form the
+	 * core compares byte for byte) and its target port.
+	 */
+	return strcmp(reg->initiator_port_name, n->initiator_port_name) == 0 &&
 	       (reg->all_tg_pt || reg->relative_target_port == n->relative_target_port);
 }
 

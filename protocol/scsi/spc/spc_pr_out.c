@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "spc/spc.h"
 #include "sched/task_set.h"
@@ -349,10 +348,10 @@ static enum scsi_result do_register_and_move(struct scsi_cmd *cmd, struct spc_pr
 	if (!parse_transport_id(cmd, p + 24, tid_len, name, sizeof(name)))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(24, -1));
 	/* The destination cannot be the I_T nexus that sends the command. */
-	if (strcasecmp(name, cmd->nexus->initiator_port_name) == 0 && rtp == cmd->nexus->relative_target_port)
+	if (strcmp(name, cmd->nexus->initiator_port_name) == 0 && rtp == cmd->nexus->relative_target_port)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(18, -1));
 	for (struct spc_pr_registration *r = pr->regs; r; r = r->next)
-		if (strcasecmp(r->initiator_port_name, name) == 0 && (r->all_tg_pt || r->relative_target_port == rtp))
+		if (strcmp(r->initiator_port_name, name) == 0 && (r->all_tg_pt || r->relative_target_port == rtp))
 			dest = r;
 	if (dest) {
 		dest->key = sa_key;

@@ -35,7 +35,7 @@
 #define SBCEMU_ZBC_H
 
 #ifndef SBCE_BUILDING_SCSI
-#error "an internal header of the SCSI core: use its public header"
+#error "sbcemu layering: zbc.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
 #include <pthread.h>

@@ -8,11 +8,12 @@
  *
  * OPEN and CLOSE change only volatile state: no I/O.  FINISH writes the zone
  * records; RESET WRITE POINTER also releases the zones' space in the backend
- * (discard: later reads return zeros).  A reset first waits for the writes
- * in flight to its zones, and holds a barrier that makes new writes to them
- * wait until its discard is done (zbc_write_begin), so no acknowledged write
- * lands before a discard that was meant to precede it, or after one that
- * was meant to follow it.
+ * (discard: later reads return zeros).  RESET WRITE POINTER and FINISH
+ * ZONE take their zones' blocks with an exclusive LBA lock (zbc_out_lock,
+ * sched/lba_lock.c): the scheduler starts a reset only once the writes in
+ * flight to its zones are done, and starts writes to them only once the
+ * discard is, so no acknowledged write lands before a discard that was
+ * meant to precede it, or after one that was meant to follow it.
  */
 #include <errno.h>
 #include <stdlib.h>

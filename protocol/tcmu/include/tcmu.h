@@ -12,10 +12,14 @@
 #ifndef SBCEMU_TCMU_H
 #define SBCEMU_TCMU_H
 
-/* Layering (docs/architecture.md): only the daemon starts front ends. */
+/*
+ * Layering (docs/architecture.md): only the daemon's front-end adapter
+ * (daemon/frontends/) includes a transport; the rest of the daemon reaches
+ * it through frontend.h.
+ */
 #if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_CONFIG) || \
-	defined(SBCE_BUILDING_ISCSI)
-#error "the TCMU front end is included by the daemon only"
+	defined(SBCE_BUILDING_ISCSI) || defined(SBCE_BUILDING_DAEMON)
+#error "sbcemu layering: the TCMU front end is included by daemon/frontends/ only (the daemon uses frontend.h)"
 #endif
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * small (96 KiB of data, below the sanitizer allocator's mmap threshold) so
  * that creating an LU per input and a command that covers the whole medium
  * (FORMAT UNIT, SANITIZE, WRITE SAME, a full READ) stay fast, and every
- * variant is a configuration the daemon accepts (daemon/setup.c builds its
+ * variant is a configuration the daemon accepts (daemon/sbcemud/setup.c builds its
  * LUs the same way from the [lun] keys).  The state directory is on tmpfs
  * when there is one: the zone and PR state files are fsync'ed.
  */
@@ -147,7 +147,7 @@ struct scsi_lu *fuzz_lu_create(struct scsi_device *dev, enum fuzz_lu_variant var
 		p.zone_size = 16;
 		p.realm_zones = 2;
 		p.active_domain = 1;
-		p.conventional_zones = 6; /* daemon/setup.c: half the zones are the conventional domain */
+		p.conventional_zones = 6; /* daemon/sbcemud/setup.c: half the zones are the conventional domain */
 		break;
 	case FUZZ_LU_VARIANTS:
 	default:
@@ -168,7 +168,7 @@ struct scsi_lu *fuzz_lu_create(struct scsi_device *dev, enum fuzz_lu_variant var
 		abort();
 	}
 	if (pi_faults) {
-		/* As sbcemud makes them of pi_faults and atomic_tear_write (daemon/config_faults.c). */
+		/* As sbcemud makes them of pi_faults and atomic_tear_write (daemon/sbcemud/config_faults.c). */
 		static const struct scsi_fault_rule_params rules[] = {
 			{ .action = SCSI_FAULT_ACTION_CORRUPT_PI, .has_lba = true, .lba_first = 10, .lba_last = 12,
 			  .pi_field = SCSI_PI_GUARD, .probability = 1.0 },

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "core/scsi_internal.h"
 #include "core/scsi_proto.h"
 #include "scsi_wire.h"
 #include "backend.h"
@@ -125,6 +126,7 @@ const struct scsi_transport_ops harness_transport = {
 	.aborted = t_aborted,
 	.max_sense_len = SCSI_SENSE_BUFFER_MAX,
 	.protocol_identifier = 0x5,
+	.version_descriptor = 0x0960, /* as iSCSI claims it */
 	.transport_id_encode = t_tid_encode,
 	.transport_id_decode = t_tid_decode,
 };
@@ -198,7 +200,7 @@ void harness_submit(struct harness *h, const struct harness_opts *o, const uint8
 	uint32_t expected_length = o->expected_length;
 
 	memset(r, 0, sizeof(*r));
-	scsi_cmd_init(&t->cmd, &harness_transport, h->nexus[o->nexus]);
+	scsi_cmd_init(&t->cmd, h->nexus[o->nexus]->transport, h->nexus[o->nexus]);
 	t->r = r;
 	t->data_out = data_out;
 	t->data_out_len = data_out_len;

@@ -325,6 +325,66 @@ START_TEST(buffer_room_waits)
 }
 END_TEST
 
+/*
+ * The completion callback of the command that frees buffer room: a
+ * transport that releases there (as TCMU does).  It records how many
+ * commands had started when the release returned, while the completion
+ * was still on the stack.
+ */
+static unsigned started_inside_complete = ~0u;
+
+static void releasing_complete(struct scsi_cmd *cmd)
+{
+	harness_transport.complete(cmd); /* records the result and releases at once */
+	started_inside_complete = started();
+}
+
+/*
+ * Buffer room freed by one LU's completion wakes another LU's waiting
+ * command only after that completion has returned: no LU's pass runs inside
+ * another's completion callback (docs/architecture.md, "The one scheduler").
+ */
+START_TEST(room_freed_in_a_completion_wakes_other_lus_after_it)
+{
+	static struct harness_result a, b;
+	static struct harness h2;
+	struct scsi_limits limits = { .max_buffer_bytes = 16 * BS };
+	struct scsi_resources *res = scsi_resources_create(&limits);
+	struct scsi_transport_ops releasing = harness_transport;
+	struct harness_opts o = { .attr = SCSI_TASK_SIMPLE };
+	uint8_t cdb[16] = { 0x88 };
+
+	releasing.complete = releasing_complete;
+	scsi_nexus_destroy(h.nexus[0]);
+	h.nexus[0] = scsi_nexus_create(h.dev, &releasing, "iqn.2026-12.test:r,i,0x000000000004",
+				       "iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
+	harness_init(&h2, NUM_BLOCKS, BS, NULL);
+	harness_clear_ua(&h2);
+	h2.dev->executor = &mex.ex;
+	scsi_resources_add_device(res, h.dev);
+	scsi_resources_add_device(res, h2.dev);
+	harness_clear_ua(&h);
+	read16(0, 16, SCSI_TASK_SIMPLE, &a);          /* LU of h: takes all the room */
+	put_be32(cdb + 10, 16);
+	harness_submit(&h2, &o, cdb, 16, NULL, 0, &b); /* LU of h2: waits for room */
+	ck_assert_uint_eq(started(), 1);
+	manual_executor_run(&mex, 1);                 /* a completes; its transport releases it at once */
+	harness_expect_good(&a);
+	ck_assert_uint_eq(started_inside_complete, 0); /* b had not started while a's completion ran */
+	ck_assert_uint_eq(started(), 1);              /* ... and has once it returned */
+	manual_executor_run(&mex, 1);
+	harness_expect_good(&b);
+	scsi_resources_remove_device(res, h.dev);
+	scsi_resources_remove_device(res, h2.dev);
+	h.dev->res = h2.dev->res = NULL;
+	scsi_resources_destroy(res);
+	harness_fini(&h2);
+	scsi_nexus_destroy(h.nexus[0]); /* releasing goes with this function */
+	h.nexus[0] = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:i0,i,0x000000000001",
+				       "iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
+}
+END_TEST
+
 /* Many commands that complete at once (INQUIRY) run without recursion and in order. */
 START_TEST(many_synchronous_completions)
 {
@@ -359,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, task_set_full);
 	tcase_add_test(tc, daemon_limit_busy_and_task_set_full);
 	tcase_add_test(tc, buffer_room_waits);
+	tcase_add_test(tc, room_freed_in_a_completion_wakes_other_lus_after_it);
 	tcase_add_test(tc, many_synchronous_completions);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -49,6 +49,31 @@ START_TEST(standard_inquiry_fields)
 }
 END_TEST
 
+/*
+ * SPC-4 6.6.2 VERSION DESCRIPTOR: the transport protocol is claimed as the
+ * transport says (iSCSI 0960h above); a transport that claims none (TCMU,
+ * behind whichever LIO fabric) gets no transport descriptor, the others
+ * move up.
+ */
+START_TEST(version_descriptors_follow_the_transport)
+{
+	static const uint8_t versions[] = { 0x00, 0xa0, 0x04, 0x60, 0x04, 0xc0, 0x06, 0x00, 0x00, 0x00 };
+	struct scsi_transport_ops plain = harness_transport;
+
+	plain.version_descriptor = 0;
+	scsi_nexus_destroy(h.nexus[1]);
+	h.nexus[1] = scsi_nexus_create(h.dev, &plain, "iqn.2026-12.test:plain,i,0x000000000003",
+				       "iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
+	ck_assert_ptr_nonnull(h.nexus[1]);
+	harness_run(&h, 1, (const uint8_t[]){ 0x12, 0, 0, 0, 0xff, 0 }, 6, NULL, 0, 0, &r);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_mem_eq(r.data_in + 58, versions, sizeof(versions)); /* SAM-5 SPC-4 SBC-3 SBC-4, then none */
+	scsi_nexus_destroy(h.nexus[1]); /* plain goes with this function: a nexus of the harness's own again */
+	h.nexus[1] = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:i1,i,0x000000000002",
+				       "iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
+}
+END_TEST
+
 /* SPC-4 4.2.5.6: the ALLOCATION LENGTH truncates the data; ADDITIONAL LENGTH is not changed. */
 START_TEST(allocation_length_truncates)
 {
@@ -127,6 +152,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, standard_inquiry_fields);
+	tcase_add_test(tc, version_descriptors_follow_the_transport);
 	tcase_add_test(tc, allocation_length_truncates);
 	tcase_add_test(tc, evpd_zero_page_code_nonzero);
 	tcase_add_test(tc, cmddt_refused);

@@ -116,13 +116,33 @@ START_TEST(survives_nexus_loss)
 	prout(0, 0x01, 0x01, 0xa1, 0);
 	scsi_nexus_destroy(h.nexus[0]);
 	ck_assert(h.lu->pr->reserved);
-	n = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:I0,i,0x000000000001",
+	n = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:i0,i,0x000000000001",
 			      "iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
 	h.nexus[0] = n;
 	harness_clear_ua(&h);
-	ck_assert(spc_pr_is_holder(h.lu->pr, n)); /* port names compare without regard to case */
+	ck_assert(spc_pr_is_holder(h.lu->pr, n));
 	ck_assert(write_ok(0));
 	ck_assert(!write_ok(1));
+}
+END_TEST
+
+/*
+ * The core compares initiator port names byte for byte (scsi_nexus_create):
+ * a transport whose names ignore case hands them over in one case (the
+ * iSCSI front end: lower case, RFC 3722).  To the core, a name in another
+ * case is another initiator port.
+ */
+START_TEST(port_names_compare_exactly)
+{
+	struct scsi_nexus *n = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:I0,i,0x000000000001",
+						 "iqn.2026-12.org.sbcemu:harness,t,0x0001", 1);
+
+	prout(0, 0x00, 0, 0, 0xa1);
+	prout(0, 0x01, 0x01, 0xa1, 0);
+	ck_assert(spc_pr_is_holder(h.lu->pr, h.nexus[0]));
+	ck_assert(!spc_pr_is_holder(h.lu->pr, n));
+	ck_assert(!spc_pr_find(h.lu->pr, n));
+	scsi_nexus_destroy(n);
 }
 END_TEST
 
@@ -152,6 +172,7 @@ int main(void)
 	tcase_add_test(tc, access_by_type);
 	tcase_add_test(tc, allowed_classes);
 	tcase_add_test(tc, survives_nexus_loss);
+	tcase_add_test(tc, port_names_compare_exactly);
 	tcase_add_test(tc, relative_target_port_identity);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1,0 +1,91 @@
+/*
+ * Logical units added to and removed from a running target (docs/control.md,
+ * lu-add and lu-remove; a reload does the same, reload.c), and run-time
+ * changes of an LU's keys recorded in the running configuration (d->cfg),
+ * so that `lus`, save and the other commands see what the target serves.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sbcemud.h"
+
+const char *sbce_path_user(const struct sbce_daemon *d, const char *path)
+{
+	for (size_t i = 0; i < d->cfg->target_count; i++)
+		for (size_t k = 0; k < d->cfg->targets[i]->lun_count; k++)
+			if (strcmp(d->cfg->targets[i]->luns[k]->path, path) == 0)
+				return d->cfg->targets[i]->name;
+	return NULL;
+}
+
+int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const char *why, char *err, size_t errlen)
+{
+	struct cfg_target *t = d->cfg->targets[i];
+	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], who[CFG_NAME_MAX + 32];
+	const char *user;
+
+	if (scsi_device_find_lu(d->devices[i], scsi_lun_encode(l->lun))) {
+		snprintf(err, errlen, "target %s already has LUN %u", t->name, l->lun);
+		return -1;
+	}
+	if ((user = sbce_path_user(d, l->path))) {
+		snprintf(err, errlen, "%s is already the backing file of an LU of %s", l->path, user);
+		return -1;
+	}
+	sbce_lu_state_dir(d->cfg, t, l, state_dir, sizeof(state_dir));
+	snprintf(who, sizeof(who), "target %s LUN %u", t->name, l->lun);
+	if (sbce_lu_open(d, d->devices[i], l, who, state_dir, err, errlen) != 0)
+		return -1;
+	if (cfg_target_add_lun(t, l) != 0) {
+		char ignored[64];
+
+		scsi_lu_remove(d->devices[i], l->lun, ignored, sizeof(ignored));
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	sbce_info("%s: %s added (%s, %s)", why, who, cfg_lu_kind_name(l->kind), l->path);
+	return 0;
+}
+
+int sbce_lu_remove(struct sbce_daemon *d, size_t i, uint32_t lun, bool force, const char *why, unsigned *ended,
+		   char *err, size_t errlen)
+{
+	struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(lun));
+	struct scsi_lu_info info;
+
+	if (!lu) {
+		snprintf(err, errlen, "target %s has no LUN %u", d->cfg->targets[i]->name, lun);
+		return -1;
+	}
+	scsi_lu_describe(lu, &info);
+	if (info.commands && !force) {
+		snprintf(err, errlen, "%u commands are in the LU's task set (force ends them)", info.commands);
+		return -1;
+	}
+	/* SPC-4 4.6.3: what reaches a LUN without an LU; running I/O cannot be cut short, so it must be done. */
+	if (info.commands && scsi_lu_end_commands(lu, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED) != 0) {
+		snprintf(err, errlen, "commands of the LU are running I/O; try again");
+		return -1;
+	}
+	if (scsi_lu_remove(d->devices[i], lun, err, errlen) != 0)
+		return -1;
+	cfg_target_remove_lun(d->cfg->targets[i], lun);
+	sbce_info("%s: target %s LUN %u removed%s", why, d->cfg->targets[i]->name, lun,
+		  info.commands ? " (its commands ended with 05/25/00)" : "");
+	*ended = info.commands;
+	return 0;
+}
+
+void sbce_lu_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, const char *text)
+{
+	struct cfg_diag diag = { 0 };
+	char section[CFG_NAME_MAX + 32];
+
+	if (sbce_target_index(d, target) < 0)
+		return;
+	snprintf(section, sizeof(section), "lun \"%s\" %u", target, lun);
+	if (cfg_set(d->cfg, "sbcemuctl", section, key, text, &diag) != 0)
+		sbce_warn("%s LUN %u: %s = %s not kept for save: %s", target, lun, key, text,
+			  diag.text ? diag.text : "");
+	cfg_diag_free(&diag);
+}
