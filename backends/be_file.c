@@ -93,6 +93,14 @@ static int range_check(const struct backend *be, uint64_t offset, uint64_t len)
 	return 0;
 }
 
+/* What every write, discard and write_zeroes checks first: the range (-EINVAL), then the mode (-EROFS). */
+static int write_check(const struct backend *be, uint64_t offset, uint64_t len)
+{
+	int rc = range_check(be, offset, len);
+
+	return rc ? rc : be->read_only ? -EROFS : 0;
+}
+
 /*
  * Backing-file locks: one exclusive flock(2) per file and process.  A
  * flock lock belongs to an open file description, and a second open(2) of
@@ -363,85 +371,38 @@ static void be_file_close(struct backend *be)
 static int be_file_read(struct backend *be, void *buf, size_t len, uint64_t offset)
 {
 	struct be_file *f = be_file_from(be);
-	uint8_t *p = buf;
 	int rc = range_check(be, offset, len);
+	ssize_t n;
 
 	if (rc)
 		return rc;
-	while (len > 0) {
-		ssize_t n = pread(f->fd, p, len, (off_t)offset);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO; /* end of file inside the backend's size: the file was truncated */
-		p += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
-static int pwrite_all(struct be_file *f, const void *buf, size_t len, uint64_t offset, int rwf)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n;
-
-		if (rwf) {
-			struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
-
-			n = pwritev2(f->fd, &iov, 1, (off_t)offset, rwf);
-		} else {
-			n = pwrite(f->fd, p, len, (off_t)offset);
-		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
+	n = be_pread_all(f->fd, buf, len, offset);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n < len ? -EIO : 0; /* end of file inside the backend's size: the file was truncated */
 }
 
 static int be_file_flush(struct backend *be)
 {
-	struct be_file *f = be_file_from(be);
-
-	while (fdatasync(f->fd) != 0) {
-		if (errno != EINTR)
-			return -errno;
-	}
-	return 0;
+	return be_fdatasync(be_file_from(be)->fd);
 }
 
 static int be_file_write(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags)
 {
 	struct be_file *f = be_file_from(be);
-	int rc = range_check(be, offset, len);
+	int rc = write_check(be, offset, len);
 
 	if (rc)
 		return rc;
-	if (be->read_only)
-		return -EROFS;
 	if (!(flags & BE_WRITE_FUA))
-		return pwrite_all(f, buf, len, offset, 0);
+		return be_pwrite_all(f->fd, buf, len, offset, 0);
 	if (!flag_get(&f->no_rwf_dsync)) {
-		rc = pwrite_all(f, buf, len, offset, RWF_DSYNC);
+		rc = be_pwrite_all(f->fd, buf, len, offset, RWF_DSYNC);
 		if (rc != -EOPNOTSUPP && rc != -EINVAL)
 			return rc;
 		flag_set(&f->no_rwf_dsync); /* kernel or file system without RWF_DSYNC */
 	}
-	rc = pwrite_all(f, buf, len, offset, 0);
+	rc = be_pwrite_all(f->fd, buf, len, offset, 0);
 	return rc ? rc : be_file_flush(be);
 }
 
@@ -457,7 +418,7 @@ static int write_zero_bytes(struct be_file *f, uint64_t offset, uint64_t len)
 	while (len > 0 && rc == 0) {
 		size_t n = len < chunk ? (size_t)len : chunk;
 
-		rc = pwrite_all(f, zeros, n, offset, 0);
+		rc = be_pwrite_all(f->fd, zeros, n, offset, 0);
 		offset += n;
 		len -= n;
 	}
@@ -474,24 +435,26 @@ static int fallocate_range(struct be_file *f, int mode, uint64_t offset, uint64_
 	return 0;
 }
 
+/*
+ * Deallocates the range, which reads back as zeros: fallocate(2)
+ * FALLOC_FL_PUNCH_HOLE, for files and (since Linux 4.9) for block devices,
+ * where it becomes a zeroing write that unmaps when the device can.
+ * BLKDISCARD is not used: a device may return old data after it, which
+ * would break the contract of discard (backend.h).  -EOPNOTSUPP: the file
+ * system cannot.
+ */
+static int punch_hole(struct be_file *f, uint64_t offset, uint64_t len)
+{
+	return fallocate_range(f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, len);
+}
+
 static int be_file_discard(struct backend *be, uint64_t offset, uint64_t len)
 {
-	struct be_file *f = be_file_from(be);
-	int rc = range_check(be, offset, len);
+	int rc = write_check(be, offset, len);
 
-	if (rc)
+	if (rc || len == 0)
 		return rc;
-	if (be->read_only)
-		return -EROFS;
-	if (len == 0)
-		return 0;
-	/*
-	 * PUNCH_HOLE guarantees zeros on later reads, for files and (since Linux
-	 * 4.9) for block devices, where it becomes a zeroing write that unmaps
-	 * when the device can.  BLKDISCARD is not used: a device may return old
-	 * data after it, which would break this call's contract.
-	 */
-	rc = fallocate_range(f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, len);
+	rc = punch_hole(be_file_from(be), offset, len);
 	if (rc != -EOPNOTSUPP)
 		return rc;
 	return be->ops->write_zeroes(be, offset, len, 0);
@@ -500,16 +463,12 @@ static int be_file_discard(struct backend *be, uint64_t offset, uint64_t len)
 static int be_file_write_zeroes(struct backend *be, uint64_t offset, uint64_t len, unsigned flags)
 {
 	struct be_file *f = be_file_from(be);
-	int rc = range_check(be, offset, len);
+	int rc = write_check(be, offset, len);
 
-	if (rc)
+	if (rc || len == 0)
 		return rc;
-	if (be->read_only)
-		return -EROFS;
-	if (len == 0)
-		return 0;
 	if ((flags & BE_ZERO_MAY_DISCARD) && be->can_discard) {
-		rc = fallocate_range(f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, len);
+		rc = punch_hole(f, offset, len);
 		if (rc != -EOPNOTSUPP)
 			return rc;
 	}
@@ -575,11 +534,25 @@ static int be_file_resize(struct backend *be, uint64_t size)
 	return 0;
 }
 
-/* The intent log's path: <side>.journal. */
-static const char *journal_path(const struct be_file *f, char *buf, size_t len)
+/* An intent log's path: <side> and suffix, ".journal" (write_atomic) or ".sjournal" (stream_*). */
+static const char *side_path(const struct be_file *f, const char *suffix, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s.journal", f->side);
+	snprintf(buf, len, "%s%s", f->side, suffix);
 	return buf;
+}
+
+/*
+ * The intent log *j (<side><suffix>), opened by the first call that needs it
+ * (journal_lock held); NULL when it cannot be opened.
+ */
+static struct journal *journal_get(struct be_file *f, struct journal **j, const char *suffix)
+{
+	char path[PATH_MAX + 16], err[256], note[8];
+
+	if (!*j)
+		*j = journal_open(side_path(f, suffix, path, sizeof(path)), f->fd, f->be.size, note, sizeof(note), err,
+				  sizeof(err));
+	return *j;
 }
 
 /* Every range within the backend, and the backend writable: 0 or a negative errno. */
@@ -598,7 +571,6 @@ static int be_file_write_atomic_ranges(struct backend *be, const struct be_range
 				       const void *buf)
 {
 	struct be_file *f = be_file_from(be);
-	char jpath[PATH_MAX + 16], err[256], note[8];
 	const uint8_t *p = buf;
 	int rc = ranges_writable(be, ranges, n);
 
@@ -616,24 +588,14 @@ static int be_file_write_atomic_ranges(struct backend *be, const struct be_range
 		return rc;
 	}
 	pthread_mutex_lock(&f->journal_lock);
-	if (!f->journal)
-		f->journal = journal_open(journal_path(f, jpath, sizeof(jpath)), f->fd, be->size, note, sizeof(note), err,
-					  sizeof(err));
-	rc = f->journal ? journal_write_ranges(f->journal, ranges, n, buf) : -EIO;
+	rc = journal_get(f, &f->journal, ".journal") ? journal_write_ranges(f->journal, ranges, n, buf) : -EIO;
 	pthread_mutex_unlock(&f->journal_lock);
 	return rc;
-}
-
-static const char *sjournal_path(const struct be_file *f, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s.sjournal", f->side);
-	return buf;
 }
 
 static int be_file_stream_begin(struct backend *be, const struct be_range *ranges, unsigned n)
 {
 	struct be_file *f = be_file_from(be);
-	char jpath[PATH_MAX + 16], err[256], note[8];
 	int rc = ranges_writable(be, ranges, n);
 
 	if (rc)
@@ -644,10 +606,7 @@ static int be_file_stream_begin(struct backend *be, const struct be_range *range
 	if (f->streaming) {
 		rc = -EBUSY;
 	} else {
-		if (!f->sjournal)
-			f->sjournal = journal_open(sjournal_path(f, jpath, sizeof(jpath)), f->fd, be->size, note,
-						   sizeof(note), err, sizeof(err));
-		rc = f->sjournal ? journal_begin(f->sjournal, ranges, n) : -EIO;
+		rc = journal_get(f, &f->sjournal, ".sjournal") ? journal_begin(f->sjournal, ranges, n) : -EIO;
 		f->streaming = rc == 0;
 	}
 	pthread_mutex_unlock(&f->journal_lock);
@@ -768,16 +727,91 @@ uint64_t be_file_untorn_writes(const struct backend *be, uint32_t *unit_min, uin
 	return untorn_count(f->untorn);
 }
 
+/*
+ * Opens path for be_file_open, creating it (empty, mode 0600) when it is
+ * missing and a size is configured.  Returns the descriptor, or -1 with why.
+ */
+static int open_backing(const char *path, uint64_t size, bool read_only, char *err, size_t errlen)
+{
+	int flags = (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	int fd = open(path, flags);
+
+	if (fd < 0 && errno == ENOENT && !read_only && size != 0)
+		fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+	if (fd < 0) {
+		if (errno == ENOENT && size == 0)
+			snprintf(err, errlen, "%s: the file does not exist and no size is configured to create it",
+				 path);
+		else
+			snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	}
+	return fd;
+}
+
+/* Checks the open file (check_existing), locks it and sizes the backend.  Returns 0, or -1 with why. */
+static int open_checked(struct be_file *f, uint64_t size, char *err, size_t errlen)
+{
+	uint64_t bytes = 0;
+	struct stat st;
+	int rc;
+
+	if (fstat(f->fd, &st) != 0) {
+		snprintf(err, errlen, "%s: cannot stat: %s", f->path, strerror(errno));
+		return -1;
+	}
+	/* Locked before anything writes to it: the sizing below, the journal replays. */
+	rc = check_existing(f->path, f->fd, &st, size, f->be.read_only, &bytes, err, errlen);
+	if (rc == 0)
+		rc = lock_take(f, &st, err, errlen);
+	if (rc == 0)
+		rc = open_sized(f, S_ISBLK(st.st_mode), bytes, size, err, errlen);
+	return rc;
+}
+
+/*
+ * What write_atomic needs: the intent logs' path without suffix (side),
+ * untorn writes where the kernel offers them, and what an earlier run left
+ * in the intent logs, recovered.  Returns 0, or -1 with why.
+ */
+static int open_side(struct be_file *f, const char *side_base, char *err, size_t errlen)
+{
+	const char *side = f->is_block_device ? side_base : f->path;
+	char jpath[PATH_MAX + 16], note[sizeof(f->be.note)];
+
+	if (side && snprintf(f->side, sizeof(f->side), "%s", side) >= (int)sizeof(f->side) - 16) {
+		snprintf(err, errlen, "%s: the intent log path is too long", f->path);
+		return -1;
+	}
+	if (!f->be.read_only)
+		f->untorn = untorn_open(f->path, f->fd);
+	/* With an intent log every atomic write keeps its promise (without one, only those the kernel does untorn). */
+	f->be.can_write_atomic = f->side[0] != '\0';
+	if (!f->side[0] || f->be.read_only)
+		return 0;
+	/*
+	 * A journal left by an earlier run is recovered now; a new one is created by the first write_atomic.
+	 * A symbolic link in its place is found here too (AT_SYMLINK_NOFOLLOW), and journal_open refuses it.
+	 */
+	if (present(side_path(f, ".journal", jpath, sizeof(jpath)))) {
+		f->journal = journal_open(jpath, f->fd, f->be.size, f->be.note, sizeof(f->be.note), err, errlen);
+		if (!f->journal)
+			return -1;
+	}
+	if (present(side_path(f, ".sjournal", jpath, sizeof(jpath)))) {
+		f->sjournal = journal_open(jpath, f->fd, f->be.size, note, sizeof(note), err, errlen);
+		if (!f->sjournal)
+			return -1;
+		if (note[0] && !f->be.note[0])
+			snprintf(f->be.note, sizeof(f->be.note), "%s", note);
+	}
+	return 0;
+}
+
 struct backend *be_file_open(const char *path, uint64_t size, bool read_only, const char *side_base, char *err,
 			     size_t errlen)
 {
 	size_t path_len = strlen(path);
 	struct be_file *f;
-	uint64_t bytes = 0;
-	struct stat st;
-	char jpath[PATH_MAX + 16];
-	int flags = (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
-	int rc;
 
 	if (size > (uint64_t)INT64_MAX) {
 		snprintf(err, errlen, "%s: size %llu is too large", path, (unsigned long long)size);
@@ -791,62 +825,14 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
 	memcpy(f->path, path, path_len + 1);
 	f->be.ops = &be_file_ops;
 	f->be.read_only = read_only;
-	f->fd = open(path, flags);
-	if (f->fd < 0 && errno == ENOENT && !read_only && size != 0)
-		f->fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+	f->fd = open_backing(path, size, read_only, err, errlen);
 	if (f->fd < 0) {
-		if (errno == ENOENT && size == 0)
-			snprintf(err, errlen, "%s: the file does not exist and no size is configured to create it",
-				 path);
-		else
-			snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		free(f);
 		return NULL;
 	}
-	if (fstat(f->fd, &st) != 0) {
-		snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
-		rc = -1;
-	} else {
-		/* Locked before anything writes to it: the sizing below, the journal replays. */
-		rc = check_existing(path, f->fd, &st, size, read_only, &bytes, err, errlen);
-		if (rc == 0)
-			rc = lock_take(f, &st, err, errlen);
-		if (rc == 0)
-			rc = open_sized(f, S_ISBLK(st.st_mode), bytes, size, err, errlen);
-	}
 	pthread_mutex_init(&f->journal_lock, NULL);
-	if (rc == 0 && (!f->is_block_device || side_base) &&
-	    snprintf(f->side, sizeof(f->side), "%s", f->is_block_device ? side_base : path) >= (int)sizeof(f->side) - 16) {
-		snprintf(err, errlen, "%s: the intent log path is too long", path);
-		rc = -1;
-	}
-	if (rc == 0 && !read_only)
-		f->untorn = untorn_open(path, f->fd);
-	/* With an intent log every atomic write keeps its promise (without one, only those the kernel does untorn). */
-	f->be.can_write_atomic = f->side[0] != '\0';
-	/*
-	 * A journal left by an earlier run is recovered now; a new one is created by the first write_atomic.
-	 * A symbolic link in its place is found here too (AT_SYMLINK_NOFOLLOW), and journal_open refuses it.
-	 */
-	if (rc == 0 && f->side[0] && !read_only && present(journal_path(f, jpath, sizeof(jpath)))) {
-		f->journal = journal_open(jpath, f->fd, f->be.size, f->be.note, sizeof(f->be.note), err, errlen);
-		rc = f->journal ? 0 : -1;
-	}
-	if (rc == 0 && f->side[0] && !read_only && present(sjournal_path(f, jpath, sizeof(jpath)))) {
-		char note[sizeof(f->be.note)];
-
-		f->sjournal = journal_open(jpath, f->fd, f->be.size, note, sizeof(note), err, errlen);
-		rc = f->sjournal ? 0 : -1;
-		if (note[0] && !f->be.note[0])
-			snprintf(f->be.note, sizeof(f->be.note), "%s", note);
-	}
-	if (rc != 0) {
-		untorn_close(f->untorn);
-		journal_close(f->journal);
-		pthread_mutex_destroy(&f->journal_lock);
-		close(f->fd);
-		lock_drop(f->lock);
-		free(f);
+	if (open_checked(f, size, err, errlen) != 0 || open_side(f, side_base, err, errlen) != 0) {
+		be_file_close(&f->be); /* closes what is open, drops the lock if taken */
 		return NULL;
 	}
 	return &f->be;

@@ -83,48 +83,12 @@ static uint32_t crc(const void *p, size_t len)
 	return crc_more(0, p, len);
 }
 
-static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
+/* be_pread_all of exactly len bytes: -ENODATA when the file ends first (recover: a short or empty journal). */
 static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
-	uint8_t *p = buf;
+	ssize_t n = be_pread_all(fd, buf, len, off);
 
-	while (len > 0) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ENODATA;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-static int sync_fd(int fd)
-{
-	while (fdatasync(fd) != 0)
-		if (errno != EINTR)
-			return -errno;
-	return 0;
+	return n < 0 ? (int)n : (size_t)n < len ? -ENODATA : 0;
 }
 
 /*
@@ -135,22 +99,22 @@ static int apply(struct journal *j, const struct be_range *r, unsigned n, const 
 {
 	for (unsigned i = 0; i < n && limit; i++) {
 		uint64_t len = r[i].len < limit ? r[i].len : limit;
-		int rc = pwrite_full(j->data_fd, data, len, r[i].offset);
+		int rc = be_pwrite_all(j->data_fd, data, len, r[i].offset, 0);
 
 		if (rc)
 			return rc;
 		data += r[i].len;
 		limit -= len;
 	}
-	return sync_fd(j->data_fd);
+	return be_fdatasync(j->data_fd);
 }
 
 static int invalidate(struct journal *j)
 {
 	static const uint8_t zeros[HEADER_LEN];
-	int rc = pwrite_full(j->fd, zeros, HEADER_LEN, 0);
+	int rc = be_pwrite_all(j->fd, zeros, HEADER_LEN, 0, 0);
 
-	return rc ? rc : sync_fd(j->fd);
+	return rc ? rc : be_fdatasync(j->fd);
 }
 
 /* Test hook (journal.h): whether SBCEMU_JOURNAL_CRASH names this point, and the SIGKILL there. */
@@ -223,14 +187,14 @@ static int apply_from_file(struct journal *j, const struct be_range *r, unsigned
 				len = (size_t)limit;
 			rc = pread_full(j->fd, chunk, len, src);
 			if (!rc)
-				rc = pwrite_full(j->data_fd, chunk, len, r[i].offset + done);
+				rc = be_pwrite_all(j->data_fd, chunk, len, r[i].offset + done, 0);
 			done += len;
 			src += len;
 			limit -= len;
 		}
 	}
 	free(chunk);
-	return rc ? rc : sync_fd(j->data_fd);
+	return rc ? rc : be_fdatasync(j->data_fd);
 }
 
 /* Replays or discards what a crash left; describes it in note. */
@@ -336,15 +300,15 @@ int journal_write_ranges(struct journal *j, const struct be_range *r, unsigned n
 	put_le(h + 24, crc_more(crc(table, table_len), data, data_len), 4);
 	put_le(h + 60, crc(h, 60), 4);
 	/* The body first, the header last: a record is never valid before its body is there. */
-	rc = pwrite_full(j->fd, table, table_len, HEADER_LEN);
+	rc = be_pwrite_all(j->fd, table, table_len, HEADER_LEN, 0);
 	if (!rc)
-		rc = pwrite_full(j->fd, data, data_len, HEADER_LEN + table_len);
+		rc = be_pwrite_all(j->fd, data, data_len, HEADER_LEN + table_len, 0);
 	free(table);
 	crash_point("mid-record");
 	if (!rc)
-		rc = pwrite_full(j->fd, h, HEADER_LEN, 0);
+		rc = be_pwrite_all(j->fd, h, HEADER_LEN, 0, 0);
 	if (!rc)
-		rc = sync_fd(j->fd);
+		rc = be_fdatasync(j->fd);
 	if (rc)
 		return rc;
 	crash_point("after-record");
@@ -393,7 +357,7 @@ int journal_begin(struct journal *j, const struct be_range *r, unsigned n)
 	}
 	/* Whatever header is there now is invalid (journal_commit and recovery invalidate): body first. */
 	j->stream_crc = crc(table, table_len);
-	rc = pwrite_full(j->fd, table, table_len, HEADER_LEN);
+	rc = be_pwrite_all(j->fd, table, table_len, HEADER_LEN, 0);
 	free(table);
 	if (rc)
 		journal_abandon(j);
@@ -406,7 +370,7 @@ int journal_append(struct journal *j, const void *data, size_t len)
 
 	if (!j->stream_ranges || len > j->stream_len - j->stream_pos)
 		return -EINVAL;
-	rc = pwrite_full(j->fd, data, len, HEADER_LEN + (uint64_t)j->stream_n * RANGE_LEN + j->stream_pos);
+	rc = be_pwrite_all(j->fd, data, len, HEADER_LEN + (uint64_t)j->stream_n * RANGE_LEN + j->stream_pos, 0);
 	if (rc) {
 		journal_abandon(j);
 		return rc;
@@ -432,9 +396,9 @@ int journal_commit(struct journal *j)
 	put_le(h + 16, j->stream_len, 8);
 	put_le(h + 24, j->stream_crc, 4);
 	put_le(h + 60, crc(h, 60), 4);
-	rc = pwrite_full(j->fd, h, HEADER_LEN, 0);
+	rc = be_pwrite_all(j->fd, h, HEADER_LEN, 0, 0);
 	if (!rc)
-		rc = sync_fd(j->fd);
+		rc = be_fdatasync(j->fd);
 	if (!rc) {
 		crash_point("after-record");
 		if (j->stream_len > 1 && crash_wanted("mid-apply")) {

@@ -12,7 +12,7 @@
 #define SBCEMU_JOURNAL_H
 
 #ifndef SBCE_BUILDING_BACKENDS
-#error "an internal header of backends/: use its public header"
+#error "sbcemu layering: journal.h is internal to backends/: use its public header"
 #endif
 
 #include <stddef.h>

@@ -14,7 +14,7 @@
 #define SBCEMU_UNTORN_H
 
 #ifndef SBCE_BUILDING_BACKENDS
-#error "an internal header of backends/: use its public header"
+#error "sbcemu layering: untorn.h is internal to backends/: use its public header"
 #endif
 
 #include <stdbool.h>

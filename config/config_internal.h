@@ -6,8 +6,10 @@
 #define SBCEMU_CONFIG_INTERNAL_H
 
 #ifndef SBCE_BUILDING_CONFIG
-#error "an internal header of config/: use its public header"
+#error "sbcemu layering: config_internal.h is internal to config/: use its public header"
 #endif
+
+#include <stdarg.h>
 
 #include "config.h"
 
@@ -111,6 +113,9 @@ void cfg_diag_add(struct cfg_diag *diag, const char *fmt, ...) __attribute__((fo
  */
 void cfg_report(struct cfg_diag *diag, const char *file, unsigned line, const char *section, const char *key,
 		const char *reason);
+/* cfg_report with the reason formatted from fmt and ap (vsnprintf(3); cut at 1023 bytes). */
+void cfg_vreport(struct cfg_diag *diag, const char *file, unsigned line, const char *section, const char *key,
+		 const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* The rows a section's keys are looked up in (an [lu] template has those of [lun]). */
 static inline enum cfg_section_kind cfg_rows_of(enum cfg_section_kind section)
@@ -128,8 +133,11 @@ struct cfg_lun_check {
 	bool template;             /* path may be missing and stays as written */
 };
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l);
-/* Reports "file:line: section.key: reason" for a LUN check. */
-void cfg_lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
+/*
+ * Reports "file:line: section.key: reason" for a LUN check, line being the
+ * one that set key in l (cfg_key_line: else the section header).
+ */
+void cfg_lun_fail(const struct cfg_lun_check *c, const struct cfg_lun *l, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* The line to blame for key `name` of a section: where it was set, else the section header. */
 unsigned cfg_key_line(const struct cfg_key_lines *lines, enum cfg_section_kind kind, const char *name);

@@ -24,24 +24,20 @@ static void fail(struct finish *f, unsigned line, const char *section, const cha
 
 static void fail(struct finish *f, unsigned line, const char *section, const char *key, const char *fmt, ...)
 {
-	char reason[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	cfg_vreport(f->diag, f->cfg->source, line, section, key, fmt, ap);
 	va_end(ap);
-	cfg_report(f->diag, f->cfg->source, line, section, key, reason);
 }
 
-void cfg_lun_fail(const struct cfg_lun_check *c, unsigned line, const char *key, const char *fmt, ...)
+void cfg_lun_fail(const struct cfg_lun_check *c, const struct cfg_lun *l, const char *key, const char *fmt, ...)
 {
-	char reason[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	cfg_vreport(c->diag, c->source, cfg_key_line(&l->lines, CFG_SECTION_LUN, key), c->section, key, fmt, ap);
 	va_end(ap);
-	cfg_report(c->diag, c->source, line, c->section, key, reason);
 }
 
 unsigned cfg_key_line(const struct cfg_key_lines *lines, enum cfg_section_kind kind, const char *name)
@@ -175,11 +171,6 @@ static int check_zone_range(void *arg, uint32_t first, uint32_t last)
 	return 0;
 }
 
-/*
- * Zoned kinds (docs/zbc.md): a power-of-two zone of whole logical blocks,
- * conventional zones and fault lists within the zone count (when the size
- * is configured), no thin provisioning.  Other kinds: no zone keys.
- */
 /* WRITE ATOMIC limits (docs/atomic.md): consistent with each other and with max_transfer_length. */
 static void finish_atomic_lun(const struct cfg_lun_check *c, const struct cfg_lun *l)
 {
@@ -188,90 +179,59 @@ static void finish_atomic_lun(const struct cfg_lun_check *c, const struct cfg_lu
 	uint32_t gran = l->atomic_transfer_length_granularity;
 
 	for (unsigned i = 0; i < 2; i++) {
-		unsigned line = cfg_key_line(&l->lines, CFG_SECTION_LUN, keys[i]);
-
 		if (lengths[i] && l->kind != CFG_LU_CONVENTIONAL)
-			cfg_lun_fail(c, line, keys[i], "WRITE ATOMIC is not supported on %s LUs",
-				 cfg_lu_kind_name(l->kind));
+			cfg_lun_fail(c, l, keys[i], "WRITE ATOMIC is not supported on %s LUs",
+				     cfg_lu_kind_name(l->kind));
 		else if (l->max_transfer_length && lengths[i] > l->max_transfer_length)
-			cfg_lun_fail(c, line, keys[i], "%u is larger than max_transfer_length (%u)", lengths[i],
-				 l->max_transfer_length);
+			cfg_lun_fail(c, l, keys[i], "%u is larger than max_transfer_length (%u)", lengths[i],
+				     l->max_transfer_length);
 		else if (gran && lengths[i] % gran)
-			cfg_lun_fail(c, line, keys[i], "%u is not a multiple of atomic_transfer_length_granularity (%u)",
-				 lengths[i], gran);
+			cfg_lun_fail(c, l, keys[i], "%u is not a multiple of atomic_transfer_length_granularity (%u)",
+				     lengths[i], gran);
 	}
 	if (l->write_scattered && l->kind != CFG_LU_CONVENTIONAL)
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "write_scattered"), "write_scattered",
-			 "WRITE SCATTERED is not supported on %s LUs", cfg_lu_kind_name(l->kind));
+		cfg_lun_fail(c, l, "write_scattered", "WRITE SCATTERED is not supported on %s LUs",
+			     cfg_lu_kind_name(l->kind));
 	if (l->max_atomic_transfer_length_with_boundary && !l->max_atomic_boundary_size)
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "max_atomic_boundary_size"),
-			 "max_atomic_boundary_size", "must be set when max_atomic_transfer_length_with_boundary is");
+		cfg_lun_fail(c, l, "max_atomic_boundary_size",
+			     "must be set when max_atomic_transfer_length_with_boundary is");
 }
 
-static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
+/*
+ * The keys a LU's kind does not have: zone domain keys (but on zbc-zd), zone
+ * keys (but on zoned kinds).  Returns whether the kind is zoned.
+ */
+static bool check_zone_keys(const struct cfg_lun_check *chk, const struct cfg_lun *l)
 {
 	static const char *const zone_keys[] = { "zone_size", "conventional_zones", "max_open_zones", "urswrz",
 						 "offline_zones", "read_only_zones" };
-	struct zone_list_check c = { 0 };
-	uint64_t zone_blocks = l->zone_size / l->logical_block_size;
-	char why[256];
 
 	if (l->kind != CFG_LU_ZBC_ZD) {
 		static const char *const zd_keys[] = { "realm_zones", "active_domain", "gap_zones", "sobr_zones" };
 		static const char *const zd_what[] = { "realms", "realms", "gap zones", "SOBR zones" };
 		for (size_t i = 0; i < sizeof(zd_keys) / sizeof(zd_keys[0]); i++)
 			if (cfg_lun_key_set(l, zd_keys[i]))
-				cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, zd_keys[i]), zd_keys[i],
-					 "only zone domain logical units (kind zbc-zd) have %s", zd_what[i]);
+				cfg_lun_fail(chk, l, zd_keys[i],
+					     "only zone domain logical units (kind zbc-zd) have %s", zd_what[i]);
 	} else if (cfg_lun_key_set(l, "conventional_zones")) {
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
-			 "a zbc-zd logical unit's conventional zones are its first zone domain, half of its zones");
+		cfg_lun_fail(chk, l, "conventional_zones",
+			     "a zbc-zd logical unit's conventional zones are its first zone domain, half of its zones");
 	}
-	if (l->kind != CFG_LU_ZBC_HM && l->kind != CFG_LU_ZBC_HA && l->kind != CFG_LU_ZBC_ZD) {
-		for (size_t i = 0; i < sizeof(zone_keys) / sizeof(zone_keys[0]); i++)
-			if (cfg_lun_key_set(l, zone_keys[i]))
-				cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, zone_keys[i]), zone_keys[i],
-					 "only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have zones");
-		return;
-	}
-	/* Host-aware zones are sequential write preferred: no open zone resources, no read restrictions. */
-	if (l->kind == CFG_LU_ZBC_HA && l->max_open_zones)
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "max_open_zones"), "max_open_zones",
-			 "only host-managed (zbc-hm) logical units limit open zones");
-	if (l->kind == CFG_LU_ZBC_HA && !l->urswrz)
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "urswrz"), "urswrz",
-			 "host-aware (zbc-ha) logical units always allow unrestricted reads");
-	/* The zone engine does not model deallocated blocks below a write pointer. */
-	if (l->thin_provisioning && cfg_lun_key_set(l, "thin_provisioning"))
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "thin_provisioning"), "thin_provisioning",
-			 "zoned logical units do not support logical block provisioning (RESET WRITE POINTER "
-			 "releases a zone's space)");
-	l->thin_provisioning = false;
-	/* ZBC and Linux sd_zbc: zones of one power-of-two size (but the last). */
-	if (l->zone_size % l->logical_block_size || zone_blocks == 0 || (zone_blocks & (zone_blocks - 1))) {
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "zone_size"), "zone_size",
-			 "%llu bytes is not a power-of-two number of %u-byte logical blocks",
-			 (unsigned long long)l->zone_size, l->logical_block_size);
-		return;
-	}
-	if (l->size == 0 || l->size % l->logical_block_size)
-		return; /* the daemon checks against the existing file's size */
-	c.nr_zones = (l->size / l->logical_block_size + zone_blocks - 1) / zone_blocks;
-	if (l->kind == CFG_LU_ZBC_ZD) {
-		uint64_t domain = c.nr_zones > l->gap_zones ? (c.nr_zones - l->gap_zones) / 2 : 0;
+	if (l->kind == CFG_LU_ZBC_HM || l->kind == CFG_LU_ZBC_HA || l->kind == CFG_LU_ZBC_ZD)
+		return true;
+	for (size_t i = 0; i < sizeof(zone_keys) / sizeof(zone_keys[0]); i++)
+		if (cfg_lun_key_set(l, zone_keys[i]))
+			cfg_lun_fail(chk, l, zone_keys[i],
+				     "only zoned logical units (kind zbc-hm, zbc-ha or zbc-zd) have zones");
+	return false;
+}
 
-		if ((l->size / l->logical_block_size) % zone_blocks || c.nr_zones <= l->gap_zones ||
-		    (c.nr_zones - l->gap_zones) % 2 || domain % l->realm_zones)
-			cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "realm_zones"), "realm_zones",
-				 "a zbc-zd logical unit needs whole zones (%llu), an even number of them besides the %u gap "
-				 "zones, and %u-zone realms dividing each zone domain",
-				 (unsigned long long)c.nr_zones, l->gap_zones, l->realm_zones);
-		l->conventional_zones = (uint32_t)domain;
-	}
-	if (l->conventional_zones > c.nr_zones)
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "conventional_zones"), "conventional_zones",
-			 "%u is more than the %llu zones of the logical unit", l->conventional_zones,
-			 (unsigned long long)c.nr_zones);
+/* offline_zones and read_only_zones: zones that exist (0 .. nr_zones - 1), none in both lists. */
+static void check_zone_lists(const struct cfg_lun_check *chk, const struct cfg_lun *l, uint64_t nr_zones)
+{
+	struct zone_list_check c = { .nr_zones = nr_zones };
+	char why[256];
+
 	c.seen = c.nr_zones <= (1u << 24) ? calloc(c.nr_zones, 1) : NULL;
 	for (unsigned k = 0; k < 2; k++) {
 		const char *key = k ? "read_only_zones" : "offline_zones";
@@ -280,14 +240,62 @@ static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
 		c.mark = (uint8_t)(k + 1);
 		c.overlap = false;
 		if (cfg_zone_list_walk(list, check_zone_range, &c, why, sizeof(why)) == 1)
-			cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, key), key,
-				 "zone %u does not exist (the logical unit has %llu zones, 0..%llu)", c.bad_index,
-				 (unsigned long long)c.nr_zones, (unsigned long long)c.nr_zones - 1);
+			cfg_lun_fail(chk, l, key,
+				     "zone %u does not exist (the logical unit has %llu zones, 0..%llu)", c.bad_index,
+				     (unsigned long long)c.nr_zones, (unsigned long long)c.nr_zones - 1);
 		else if (c.overlap)
-			cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, key), key,
-				 "names a zone that offline_zones names too");
+			cfg_lun_fail(chk, l, key, "names a zone that offline_zones names too");
 	}
 	free(c.seen);
+}
+
+/*
+ * Zoned kinds (docs/zbc.md): a power-of-two zone of whole logical blocks,
+ * conventional zones and fault lists within the zone count (when the size
+ * is configured), no thin provisioning.  Other kinds: no zone keys.
+ */
+static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
+{
+	uint64_t zone_blocks = l->zone_size / l->logical_block_size;
+	uint64_t nr_zones;
+
+	if (!check_zone_keys(chk, l))
+		return;
+	/* Host-aware zones are sequential write preferred: no open zone resources, no read restrictions. */
+	if (l->kind == CFG_LU_ZBC_HA && l->max_open_zones)
+		cfg_lun_fail(chk, l, "max_open_zones", "only host-managed (zbc-hm) logical units limit open zones");
+	if (l->kind == CFG_LU_ZBC_HA && !l->urswrz)
+		cfg_lun_fail(chk, l, "urswrz", "host-aware (zbc-ha) logical units always allow unrestricted reads");
+	/* The zone engine does not model deallocated blocks below a write pointer. */
+	if (l->thin_provisioning && cfg_lun_key_set(l, "thin_provisioning"))
+		cfg_lun_fail(chk, l, "thin_provisioning",
+			     "zoned logical units do not support logical block provisioning (RESET WRITE POINTER "
+			     "releases a zone's space)");
+	l->thin_provisioning = false;
+	/* ZBC and Linux sd_zbc: zones of one power-of-two size (but the last). */
+	if (l->zone_size % l->logical_block_size || zone_blocks == 0 || (zone_blocks & (zone_blocks - 1))) {
+		cfg_lun_fail(chk, l, "zone_size", "%llu bytes is not a power-of-two number of %u-byte logical blocks",
+			     (unsigned long long)l->zone_size, l->logical_block_size);
+		return;
+	}
+	if (l->size == 0 || l->size % l->logical_block_size)
+		return; /* the daemon checks against the existing file's size */
+	nr_zones = (l->size / l->logical_block_size + zone_blocks - 1) / zone_blocks;
+	if (l->kind == CFG_LU_ZBC_ZD) {
+		uint64_t domain = nr_zones > l->gap_zones ? (nr_zones - l->gap_zones) / 2 : 0;
+
+		if ((l->size / l->logical_block_size) % zone_blocks || nr_zones <= l->gap_zones ||
+		    (nr_zones - l->gap_zones) % 2 || domain % l->realm_zones)
+			cfg_lun_fail(chk, l, "realm_zones",
+				     "a zbc-zd logical unit needs whole zones (%llu), an even number of them besides "
+				     "the %u gap zones, and %u-zone realms dividing each zone domain",
+				     (unsigned long long)nr_zones, l->gap_zones, l->realm_zones);
+		l->conventional_zones = (uint32_t)domain;
+	}
+	if (l->conventional_zones > nr_zones)
+		cfg_lun_fail(chk, l, "conventional_zones", "%u is more than the %llu zones of the logical unit",
+			     l->conventional_zones, (unsigned long long)nr_zones);
+	check_zone_lists(chk, l, nr_zones);
 }
 
 struct pi_fault_check {
@@ -318,26 +326,24 @@ static void finish_pi_lun(const struct cfg_lun_check *chk, const struct cfg_lun 
 		static const char *const keys[] = { "p_i_exponent", "pi_faults" };
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (cfg_lun_key_set(l, keys[i]))
-				cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, keys[i]), keys[i],
-					 "needs protection_type 1, 2 or 3");
+				cfg_lun_fail(chk, l, keys[i], "needs protection_type 1, 2 or 3");
 		return;
 	}
 	if (l->kind != CFG_LU_CONVENTIONAL) {
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "protection_type"), "protection_type",
-			 "protection information is supported on conventional logical units only");
+		cfg_lun_fail(chk, l, "protection_type",
+			     "protection information is supported on conventional logical units only");
 		return;
 	}
 	/* A protection interval holds at least 512 bytes of data (SBC-4 4.22.2: 2^n intervals per block). */
 	if ((l->logical_block_size >> l->p_i_exponent) < 512)
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "p_i_exponent"), "p_i_exponent",
-			 "%u-byte logical blocks cannot hold 2^%u protection intervals of at least 512 bytes",
-			 l->logical_block_size, l->p_i_exponent);
+		cfg_lun_fail(chk, l, "p_i_exponent",
+			     "%u-byte logical blocks cannot hold 2^%u protection intervals of at least 512 bytes",
+			     l->logical_block_size, l->p_i_exponent);
 	if (l->size % l->logical_block_size == 0)
 		c.num_blocks = l->size / l->logical_block_size;
 	if (cfg_pi_fault_walk(l->pi_faults, check_pi_fault, &c, why, sizeof(why)) == 1)
-		cfg_lun_fail(chk, cfg_key_line(&l->lines, CFG_SECTION_LUN, "pi_faults"), "pi_faults",
-			 "LBA %llu is past the last LBA %llu", (unsigned long long)c.bad_lba,
-			 (unsigned long long)c.num_blocks - 1);
+		cfg_lun_fail(chk, l, "pi_faults", "LBA %llu is past the last LBA %llu", (unsigned long long)c.bad_lba,
+			     (unsigned long long)c.num_blocks - 1);
 }
 
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
@@ -347,28 +353,26 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 
 		if (key->section == CFG_SECTION_LUN && !key->default_value &&
 		    !(l->lines.set_mask >> cfg_schema_index(key) & 1) && !(c->template && strcmp(key->name, "path") == 0))
-			cfg_lun_fail(c, l->lines.section, key->name, "required key is missing");
+			cfg_lun_fail(c, l, key->name, "required key is missing"); /* unset: blames the header */
 	}
 	cfg_finish_profile(c, l);
 	if (l->size % l->logical_block_size)
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "size"), "size",
-			 "%llu is not a multiple of logical_block_size (%u)", (unsigned long long)l->size,
-			 l->logical_block_size);
+		cfg_lun_fail(c, l, "size", "%llu is not a multiple of logical_block_size (%u)",
+			     (unsigned long long)l->size, l->logical_block_size);
 	/* Linux sd ignores an optimal transfer length above the maximum; so would others. */
 	if (l->max_transfer_length && l->optimal_transfer_length > l->max_transfer_length)
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "optimal_transfer_length"), "optimal_transfer_length",
-			 "%u is larger than max_transfer_length (%u)", l->optimal_transfer_length,
-			 l->max_transfer_length);
+		cfg_lun_fail(c, l, "optimal_transfer_length", "%u is larger than max_transfer_length (%u)",
+			     l->optimal_transfer_length, l->max_transfer_length);
 	if (l->max_transfer_length && l->max_compare_and_write > l->max_transfer_length)
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "max_compare_and_write"), "max_compare_and_write",
-			 "%u is larger than max_transfer_length (%u)", l->max_compare_and_write, l->max_transfer_length);
+		cfg_lun_fail(c, l, "max_compare_and_write", "%u is larger than max_transfer_length (%u)",
+			     l->max_compare_and_write, l->max_transfer_length);
 	finish_zoned_lun(c, l);
 	finish_atomic_lun(c, l);
 	finish_pi_lun(c, l);
 	if (c->template)
 		return;
 	if (l->path[0] && resolve_path(c->state_dir, l->path, sizeof(l->path)))
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "path"), "path", "too long once joined to state_dir");
+		cfg_lun_fail(c, l, "path", "too long once joined to state_dir");
 	if (!l->serial[0])
 		snprintf(l->serial, sizeof(l->serial), "%016llx",
 			 (unsigned long long)fnv1a(c->serial_seed, 0xcbf29ce484222325ull));
@@ -456,22 +460,21 @@ void cfg_report_key(struct cfg_diag *diag, const struct cfg *cfg, const struct c
 {
 	enum cfg_section_kind kind = lun ? CFG_SECTION_LUN : CFG_SECTION_DAEMON;
 	const struct cfg_key_lines *lines = lun ? &lun->lines : &cfg->daemon.lines;
-	char section[CFG_NAME_MAX + 32], reason[1024];
+	bool from_command_line;
+	char section[CFG_NAME_MAX + 32];
 	unsigned index;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
 	if (lun)
 		snprintf(section, sizeof(section), "lun \"%s\" %u", t->name, lun->lun);
 	else
 		snprintf(section, sizeof(section), "daemon");
 	/* Set, but on no line: by cfg_set(), from the command line. */
-	if (cfg_schema_find(kind, key, &index) && (lines->set_mask >> index & 1) && !lines->key[index])
-		cfg_report(diag, "command line", 0, section, key, reason);
-	else
-		cfg_report(diag, cfg->source, cfg_key_line(lines, kind, key), section, key, reason);
+	from_command_line = cfg_schema_find(kind, key, &index) && (lines->set_mask >> index & 1) && !lines->key[index];
+	va_start(ap, fmt);
+	cfg_vreport(diag, from_command_line ? "command line" : cfg->source,
+		    from_command_line ? 0 : cfg_key_line(lines, kind, key), section, key, fmt, ap);
+	va_end(ap);
 }
 
 int cfg_default_state_dir(char *buf, size_t len)

@@ -113,18 +113,25 @@ void cfg_report(struct cfg_diag *diag, const char *file, unsigned line, const ch
 		cfg_diag_add(diag, "%s: %s", where, reason);
 }
 
+void cfg_vreport(struct cfg_diag *diag, const char *file, unsigned line, const char *section, const char *key,
+		 const char *fmt, va_list ap)
+{
+	char reason[1024];
+
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	cfg_report(diag, file, line, section, key, reason);
+}
+
 static void report(struct parse *p, unsigned line, const char *section, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 static void report(struct parse *p, unsigned line, const char *section, const char *key, const char *fmt, ...)
 {
-	char reason[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	cfg_vreport(p->diag, p->file, line, section, key, fmt, ap);
 	va_end(ap);
-	cfg_report(p->diag, p->file, line, section, key, reason);
 }
 
 /* ---- the object model: targets, their ACL entries and LUNs ---- */
@@ -167,13 +174,33 @@ static bool grow(void *array_ptr, size_t count)
 	return true;
 }
 
+/* The index of the target called name, or target_count when there is none. */
+static size_t target_index(const struct cfg *cfg, const char *name)
+{
+	size_t i = 0;
+
+	while (i < cfg->target_count && strcmp(cfg->targets[i]->name, name) != 0)
+		i++;
+	return i;
+}
+
+/* The index of LUN lun in target, or lun_count when there is none. */
+static size_t lun_index(const struct cfg_target *target, uint32_t lun)
+{
+	size_t i = 0;
+
+	while (i < target->lun_count && target->luns[i]->lun != lun)
+		i++;
+	return i;
+}
+
 static struct cfg_target *target_get(struct cfg *cfg, const char *name, unsigned line)
 {
+	size_t i = target_index(cfg, name);
 	struct cfg_target *t;
 
-	for (size_t i = 0; i < cfg->target_count; i++)
-		if (strcmp(cfg->targets[i]->name, name) == 0)
-			return cfg->targets[i];
+	if (i < cfg->target_count)
+		return cfg->targets[i];
 	if (!grow(&cfg->targets, cfg->target_count) || !(t = calloc(1, sizeof(*t))))
 		return NULL;
 	snprintf(t->name, sizeof(t->name), "%s", name);
@@ -202,11 +229,11 @@ struct cfg_acl *cfg_target_acl(struct cfg_target *target, const char *initiator,
 
 static struct cfg_lun *lun_get(struct cfg_target *target, uint32_t lun)
 {
+	size_t i = lun_index(target, lun);
 	struct cfg_lun *l;
 
-	for (size_t i = 0; i < target->lun_count; i++)
-		if (target->luns[i]->lun == lun)
-			return target->luns[i];
+	if (i < target->lun_count)
+		return target->luns[i];
 	if (!grow(&target->luns, target->lun_count) || !(l = calloc(1, sizeof(*l))))
 		return NULL;
 	l->lun = lun;
@@ -219,9 +246,8 @@ int cfg_target_add_lun(struct cfg_target *target, const struct cfg_lun *l)
 {
 	struct cfg_lun *copy;
 
-	for (size_t i = 0; i < target->lun_count; i++)
-		if (target->luns[i]->lun == l->lun)
-			return -1;
+	if (lun_index(target, l->lun) < target->lun_count)
+		return -1;
 	if (!grow(&target->luns, target->lun_count) || !(copy = malloc(sizeof(*copy))))
 		return -1;
 	*copy = *l;
@@ -231,14 +257,13 @@ int cfg_target_add_lun(struct cfg_target *target, const struct cfg_lun *l)
 
 void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun)
 {
-	for (size_t i = 0; i < target->lun_count; i++) {
-		if (target->luns[i]->lun == lun) {
-			free(target->luns[i]);
-			memmove(&target->luns[i], &target->luns[i + 1], (target->lun_count - i - 1) * sizeof(target->luns[0]));
-			target->lun_count--;
-			return;
-		}
-	}
+	size_t i = lun_index(target, lun);
+
+	if (i == target->lun_count)
+		return;
+	free(target->luns[i]);
+	memmove(&target->luns[i], &target->luns[i + 1], (target->lun_count - i - 1) * sizeof(target->luns[0]));
+	target->lun_count--;
 }
 
 /* Frees a target and its sections. */
@@ -257,9 +282,8 @@ struct cfg_target *cfg_add_target(struct cfg *cfg, const struct cfg_target *t)
 {
 	struct cfg_target *copy;
 
-	for (size_t i = 0; i < cfg->target_count; i++)
-		if (strcmp(cfg->targets[i]->name, t->name) == 0)
-			return NULL;
+	if (target_index(cfg, t->name) < cfg->target_count)
+		return NULL;
 	if (!grow(&cfg->targets, cfg->target_count) || !(copy = calloc(1, sizeof(*copy))))
 		return NULL;
 	*copy = *t;
@@ -289,14 +313,13 @@ fail:
 
 void cfg_remove_target(struct cfg *cfg, const char *name)
 {
-	for (size_t i = 0; i < cfg->target_count; i++) {
-		if (strcmp(cfg->targets[i]->name, name) == 0) {
-			target_free(cfg->targets[i]);
-			memmove(&cfg->targets[i], &cfg->targets[i + 1], (cfg->target_count - i - 1) * sizeof(cfg->targets[0]));
-			cfg->target_count--;
-			return;
-		}
-	}
+	size_t i = target_index(cfg, name);
+
+	if (i == cfg->target_count)
+		return;
+	target_free(cfg->targets[i]);
+	memmove(&cfg->targets[i], &cfg->targets[i + 1], (cfg->target_count - i - 1) * sizeof(cfg->targets[0]));
+	cfg->target_count--;
 }
 
 static struct cfg_lun *template_get(struct cfg *cfg, const char *name)
@@ -365,6 +388,150 @@ static int split_header(const char *text, char words[][CFG_NAME_MAX], int max_wo
 	}
 }
 
+/* A section header split into words, and where it stands (for messages). */
+struct header {
+	const char *text;  /* as written (between the brackets, or given to cfg_set) */
+	unsigned line;
+	enum cfg_section_kind kind;
+	int n;             /* words, or -1 when it does not split (split_header) */
+	char words[3][CFG_NAME_MAX];
+	bool quoted[3];
+};
+
+/* The kind a header's first word names, or CFG_SECTION_COUNT. */
+static enum cfg_section_kind header_kind(const char *text)
+{
+	size_t word_len = strcspn(text, " \t\"");
+
+	for (int k = 0; k < CFG_SECTION_COUNT; k++)
+		if (strlen(cfg_sections[k].word) == word_len && strncmp(text, cfg_sections[k].word, word_len) == 0)
+			return (enum cfg_section_kind)k;
+	return CFG_SECTION_COUNT;
+}
+
+/* The openers below report what is wrong with a header through these, and return false. */
+static bool header_malformed(struct parse *p, const struct header *h)
+{
+	report(p, h->line, h->text, NULL, "malformed section header (expected [%s])", cfg_sections[h->kind].syntax);
+	return false;
+}
+
+static bool header_out_of_memory(struct parse *p, const struct header *h)
+{
+	report(p, h->line, h->text, NULL, "out of memory");
+	return false;
+}
+
+/* Whether a word of the header is an iSCSI name; reports why not. */
+static bool header_name_ok(struct parse *p, const struct header *h, const char *name)
+{
+	char why[512];
+
+	if (cfg_check_iscsi_name(name, why, sizeof(why)) == 0)
+		return true;
+	report(p, h->line, h->text, NULL, "%s", why);
+	return false;
+}
+
+/* [daemon], [iscsi], [tcmu]: every configuration has one of each. */
+static bool open_single(struct parse *p, const struct header *h, struct section_ref *ref)
+{
+	if (h->n != 1)
+		return header_malformed(p, h);
+	ref->object = h->kind == CFG_SECTION_DAEMON  ? (void *)&p->cfg->daemon
+		      : h->kind == CFG_SECTION_ISCSI ? (void *)&p->cfg->iscsi
+						     : (void *)&p->cfg->tcmu;
+	ref->lines = h->kind == CFG_SECTION_DAEMON  ? &p->cfg->daemon.lines
+		     : h->kind == CFG_SECTION_ISCSI ? &p->cfg->iscsi.lines
+						    : &p->cfg->tcmu.lines;
+	snprintf(ref->text, sizeof(ref->text), "%s", h->words[0]);
+	return true;
+}
+
+/* [lu "NAME"]: a template. */
+static bool open_template(struct parse *p, const struct header *h, struct section_ref *ref)
+{
+	struct cfg_lun *l;
+
+	if (h->n != 2 || !h->quoted[1])
+		return header_malformed(p, h);
+	if (!template_name_ok(h->words[1])) {
+		report(p, h->line, h->text, NULL, "a template name is 1..%d letters, digits, '.', '_' or '-'",
+		       CFG_TEMPLATE_NAME_MAX - 1);
+		return false;
+	}
+	snprintf(ref->text, sizeof(ref->text), "lu \"%s\"", h->words[1]);
+	if (!(l = template_get(p->cfg, h->words[1])))
+		return header_out_of_memory(p, h);
+	ref->object = l;
+	ref->lines = &l->lines;
+	return true;
+}
+
+/* [target "IQN"] */
+static bool open_target(struct parse *p, const struct header *h, struct section_ref *ref)
+{
+	struct cfg_target *t;
+
+	if (h->n != 2 || !h->quoted[1])
+		return header_malformed(p, h);
+	if (!header_name_ok(p, h, h->words[1]))
+		return false;
+	snprintf(ref->text, sizeof(ref->text), "target \"%s\"", h->words[1]);
+	if (!(t = target_get(p->cfg, h->words[1], h->line)))
+		return header_out_of_memory(p, h);
+	ref->object = t;
+	ref->lines = &t->lines;
+	return true;
+}
+
+/* [acl "TARGET" "INITIATOR"]: creates the target too if it has no section (yet). */
+static bool open_acl(struct parse *p, const struct header *h, struct section_ref *ref)
+{
+	struct cfg_target *t;
+	struct cfg_acl *a;
+	bool created;
+
+	if (h->n != 3 || !h->quoted[1] || !h->quoted[2])
+		return header_malformed(p, h);
+	if (!header_name_ok(p, h, h->words[1]) || !header_name_ok(p, h, h->words[2]))
+		return false;
+	snprintf(ref->text, sizeof(ref->text), "acl \"%s\" \"%s\"", h->words[1], h->words[2]);
+	if (!(t = target_get(p->cfg, h->words[1], h->line)) || !(a = cfg_target_acl(t, h->words[2], &created)))
+		return header_out_of_memory(p, h);
+	ref->object = a;
+	ref->lines = &a->lines;
+	return true;
+}
+
+/* [lun "TARGET" N]: creates the target too if it has no section (yet). */
+static bool open_lun(struct parse *p, const struct header *h, struct section_ref *ref)
+{
+	struct cfg_target *t;
+	struct cfg_lun *l;
+	unsigned long lun;
+	char *end;
+
+	if (h->n != 3 || !h->quoted[1])
+		return header_malformed(p, h);
+	if (!header_name_ok(p, h, h->words[1]))
+		return false;
+	errno = 0;
+	lun = strtoul(h->words[2], &end, 10);
+	if (!isdigit((unsigned char)h->words[2][0]) || *end || errno)
+		return header_malformed(p, h);
+	if (lun > CFG_MAX_LUN) {
+		report(p, h->line, h->text, NULL, "LUN %s is out of range (0..%d)", h->words[2], CFG_MAX_LUN);
+		return false;
+	}
+	snprintf(ref->text, sizeof(ref->text), "lun \"%s\" %lu", h->words[1], lun);
+	if (!(t = target_get(p->cfg, h->words[1], h->line)) || !(l = lun_get(t, (uint32_t)lun)))
+		return header_out_of_memory(p, h);
+	ref->object = l;
+	ref->lines = &l->lines;
+	return true;
+}
+
 /*
  * Resolves a header ("lun \"iqn...\" 0") to its object, creating it.  Reports
  * and returns false when the header is malformed or the section was already
@@ -373,128 +540,46 @@ static int split_header(const char *text, char words[][CFG_NAME_MAX], int max_wo
 static bool section_open(struct parse *p, const char *text, unsigned line, bool check_duplicate,
 			 struct section_ref *ref)
 {
-	char words[3][CFG_NAME_MAX];
-	bool quoted[3] = { false, false, false };
-	int n = split_header(text, words, 3, quoted);
-	enum cfg_section_kind kind = CFG_SECTION_COUNT;
-	struct cfg_target *t = NULL;
-	char why[512];
+	struct header h = { .text = text, .line = line, .kind = header_kind(text) };
+	bool ok = false;
 
-	size_t word_len = strcspn(text, " \t\"");
-
-	for (int k = 0; k < CFG_SECTION_COUNT; k++)
-		if (strlen(cfg_sections[k].word) == word_len && strncmp(text, cfg_sections[k].word, word_len) == 0)
-			kind = (enum cfg_section_kind)k;
-	if (kind == CFG_SECTION_COUNT) {
+	if (h.kind == CFG_SECTION_COUNT) {
 		report(p, line, text, NULL,
 		       "unknown section (expected daemon, iscsi, target \"NAME\", acl \"TARGET\" \"INITIATOR\", "
 		       "lun \"TARGET\" N, tcmu or lu \"NAME\")");
 		return false;
 	}
-	ref->kind = kind;
-	if (n < 1)
-		goto syntax;
-	switch (kind) {
+	ref->kind = h.kind;
+	h.n = split_header(text, h.words, 3, h.quoted);
+	switch (h.kind) {
 	case CFG_SECTION_DAEMON:
 	case CFG_SECTION_ISCSI:
 	case CFG_SECTION_TCMU:
-		if (n != 1)
-			goto syntax;
-		ref->object = kind == CFG_SECTION_DAEMON  ? (void *)&p->cfg->daemon
-			      : kind == CFG_SECTION_ISCSI ? (void *)&p->cfg->iscsi
-							  : (void *)&p->cfg->tcmu;
-		ref->lines = kind == CFG_SECTION_DAEMON	 ? &p->cfg->daemon.lines
-			     : kind == CFG_SECTION_ISCSI ? &p->cfg->iscsi.lines
-							 : &p->cfg->tcmu.lines;
-		snprintf(ref->text, sizeof(ref->text), "%s", words[0]);
+		ok = open_single(p, &h, ref);
 		break;
-	case CFG_SECTION_LU: {
-		struct cfg_lun *l;
-
-		if (n != 2 || !quoted[1])
-			goto syntax;
-		if (!template_name_ok(words[1])) {
-			report(p, line, text, NULL, "a template name is 1..%d letters, digits, '.', '_' or '-'",
-			       CFG_TEMPLATE_NAME_MAX - 1);
-			return false;
-		}
-		snprintf(ref->text, sizeof(ref->text), "lu \"%s\"", words[1]);
-		if (!(l = template_get(p->cfg, words[1])))
-			goto oom;
-		ref->object = l;
-		ref->lines = &l->lines;
+	case CFG_SECTION_LU:
+		ok = open_template(p, &h, ref);
 		break;
-	}
 	case CFG_SECTION_TARGET:
-		if (n != 2 || !quoted[1])
-			goto syntax;
-		if (cfg_check_iscsi_name(words[1], why, sizeof(why)))
-			goto bad_name;
-		snprintf(ref->text, sizeof(ref->text), "target \"%s\"", words[1]);
-		if (!(t = target_get(p->cfg, words[1], line)))
-			goto oom;
-		ref->object = t;
-		ref->lines = &t->lines;
+		ok = open_target(p, &h, ref);
 		break;
-	case CFG_SECTION_ACL: {
-		struct cfg_acl *a;
-		bool created;
-
-		if (n != 3 || !quoted[1] || !quoted[2])
-			goto syntax;
-		if (cfg_check_iscsi_name(words[1], why, sizeof(why)) ||
-		    cfg_check_iscsi_name(words[2], why, sizeof(why)))
-			goto bad_name;
-		snprintf(ref->text, sizeof(ref->text), "acl \"%s\" \"%s\"", words[1], words[2]);
-		if (!(t = target_get(p->cfg, words[1], line)) || !(a = cfg_target_acl(t, words[2], &created)))
-			goto oom;
-		ref->object = a;
-		ref->lines = &a->lines;
+	case CFG_SECTION_ACL:
+		ok = open_acl(p, &h, ref);
 		break;
-	}
-	case CFG_SECTION_LUN: {
-		struct cfg_lun *l;
-		char *end;
-		unsigned long lun;
-
-		if (n != 3 || !quoted[1])
-			goto syntax;
-		if (cfg_check_iscsi_name(words[1], why, sizeof(why)))
-			goto bad_name;
-		errno = 0;
-		lun = strtoul(words[2], &end, 10);
-		if (!isdigit((unsigned char)words[2][0]) || *end || errno)
-			goto syntax;
-		if (lun > CFG_MAX_LUN) {
-			report(p, line, text, NULL, "LUN %s is out of range (0..%d)", words[2], CFG_MAX_LUN);
-			return false;
-		}
-		snprintf(ref->text, sizeof(ref->text), "lun \"%s\" %lu", words[1], lun);
-		if (!(t = target_get(p->cfg, words[1], line)) || !(l = lun_get(t, (uint32_t)lun)))
-			goto oom;
-		ref->object = l;
-		ref->lines = &l->lines;
+	case CFG_SECTION_LUN:
+		ok = open_lun(p, &h, ref);
 		break;
-	}
 	case CFG_SECTION_COUNT:
-		return false;
+		break;
 	}
-	if (check_duplicate && ref->lines->section) {
+	if (!ok || !check_duplicate)
+		return ok;
+	if (ref->lines->section) {
 		report(p, line, ref->text, NULL, "defined twice (first at line %u)", ref->lines->section);
 		return false;
 	}
-	if (check_duplicate)
-		ref->lines->section = line;
+	ref->lines->section = line;
 	return true;
-syntax:
-	report(p, line, text, NULL, "malformed section header (expected [%s])", cfg_sections[kind].syntax);
-	return false;
-bad_name:
-	report(p, line, text, NULL, "%s", why);
-	return false;
-oom:
-	report(p, line, text, NULL, "out of memory");
-	return false;
 }
 
 /* ---- keys ---- */

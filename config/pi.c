@@ -3,7 +3,7 @@
  * of which logical blocks the medium returns corrupted, e.g.
  * "guard 100-107, ref 2048, app 4096-4099".  The setter checks the syntax
  * where the key is read, so errors carry file and line; the daemon walks the
- * list again to hand it to the SCSI core (daemon/setup.c).
+ * list again to hand it to the SCSI core (daemon/sbcemud/setup.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

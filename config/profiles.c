@@ -4,7 +4,7 @@
  * device the field knows, and refuses keys that contradict it.  What a
  * profile makes the SCSI core do is said by the fields it sets (the core
  * never sees the profile's name): write_protect, removable, product_type,
- * quirks, and for sbc4-minimal the minimal command set (daemon/setup.c).
+ * quirks, and for sbc4-minimal the minimal command set (daemon/sbcemud/setup.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,8 +18,7 @@ static void require_bool(const struct cfg_lun_check *c, struct cfg_lun *l, const
 	if (!cfg_lun_key_set(l, key))
 		*field = want;
 	else if (*field != want)
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, key), key, "profile %s needs %s = %s",
-			     profile, key, want ? "true" : "false");
+		cfg_lun_fail(c, l, key, "profile %s needs %s = %s", profile, key, want ? "true" : "false");
 }
 
 /* The profile's preset, unless the LUN sets the key itself. */
@@ -32,8 +31,7 @@ static void preset_u32(const struct cfg_lun *l, const char *key, uint32_t *field
 static void refuse_kind(const struct cfg_lun_check *c, const struct cfg_lun *l, const char *profile)
 {
 	if (l->kind != CFG_LU_CONVENTIONAL)
-		cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "kind"), "kind",
-			     "profile %s is a conventional disk (kind = conventional)", profile);
+		cfg_lun_fail(c, l, "kind", "profile %s is a conventional disk (kind = conventional)", profile);
 }
 
 void cfg_finish_profile(const struct cfg_lun_check *c, struct cfg_lun *l)
@@ -65,8 +63,7 @@ void cfg_finish_profile(const struct cfg_lun_check *c, struct cfg_lun *l)
 		require_bool(c, l, "thin_provisioning", &l->thin_provisioning, false, "sbc4-minimal");
 		require_bool(c, l, "write_scattered", &l->write_scattered, false, "sbc4-minimal");
 		if (l->max_atomic_transfer_length || l->max_atomic_transfer_length_with_boundary)
-			cfg_lun_fail(c, cfg_key_line(&l->lines, CFG_SECTION_LUN, "max_atomic_transfer_length"),
-				     "max_atomic_transfer_length", "profile sbc4-minimal has no WRITE ATOMIC");
+			cfg_lun_fail(c, l, "max_atomic_transfer_length", "profile sbc4-minimal has no WRITE ATOMIC");
 		break;
 	}
 }

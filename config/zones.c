@@ -2,7 +2,7 @@
  * Zone lists of zoned logical units (lun.offline_zones, lun.read_only_zones):
  * zone indexes and inclusive ranges, "3, 7-9".  The setter checks the
  * syntax where the key is read, so errors carry file and line; the daemon
- * walks the list again to apply it (daemon/setup.c), and finish.c checks the
+ * walks the list again to apply it (daemon/sbcemud/setup.c), and finish.c checks the
  * indexes against the zone count when the size is known.
  */
 #include <ctype.h>

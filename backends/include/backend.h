@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define BE_WRITE_FUA 0x1          /* data is durable when write() returns */
 #define BE_ZERO_MAY_DISCARD 0x1   /* write_zeroes may deallocate the range */
@@ -130,6 +131,24 @@ int be_file_check_dir(const char *dir, bool make_parents, char *err, size_t errl
 int be_state_open(const char *path, int flags);
 /* strerror(errnum), but ELOOP from be_state_open says that the file is a symbolic link. */
 const char *be_state_strerror(int errnum);
+/*
+ * Descriptor I/O for the backends and for the files the core keeps for
+ * itself (be_io.c): each call is retried when a signal interrupts it
+ * (EINTR), and short transfers go on where they stopped.
+ *
+ * be_pwrite_all writes all len bytes at offset with pwrite(2), or with
+ * pwritev2(2) and its flags rwf (RWF_DSYNC) when rwf is not 0.  Returns 0
+ * or a negative errno (-EIO when a write takes no bytes); on failure, part
+ * of the range may have been written.
+ *
+ * be_pread_all reads len bytes at offset with pread(2).  Returns the bytes
+ * read, fewer than len only when the file ends first, or a negative errno.
+ *
+ * be_fdatasync is fdatasync(2): 0 or a negative errno.
+ */
+int be_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset, int rwf);
+ssize_t be_pread_all(int fd, void *buf, size_t len, uint64_t offset);
+int be_fdatasync(int fd);
 /*
  * be_file only: how many write_atomic calls took the untorn fast path
  * (untorn.h), and its unit range in bytes (0, 0: not offered here).

@@ -24,7 +24,7 @@
 /* Layering (docs/architecture.md): the configuration is the daemon's. */
 #if defined(SBCE_BUILDING_BACKENDS) || defined(SBCE_BUILDING_SCSI) || defined(SBCE_BUILDING_ISCSI) || \
 	defined(SBCE_BUILDING_TCMU)
-#error "config/ is included by the daemon only"
+#error "sbcemu layering: config/ is the daemon's (nothing below the daemon includes config.h)"
 #endif
 
 #include <stdbool.h>
@@ -79,7 +79,7 @@ enum cfg_profile {
 
 /*
  * lun.quirks: the usb-bridge profile's misbehaviours, one bit each, the same
- * bits as the SCSI core's enum scsi_quirk (daemon/setup.c checks that).
+ * bits as the SCSI core's enum scsi_quirk (daemon/sbcemud/setup.c checks that).
  */
 enum cfg_quirk {
 	CFG_QUIRK_NO_READ_CAPACITY_16 = 1u << 0,

@@ -382,13 +382,16 @@ static int cmd_lu_resize(struct sbce_daemon *d, const json_t *req, json_t *resul
 /* ---- the table ---- */
 
 static const char *const no_members[] = { NULL };
-static const char *const lu_state_members[] = { "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "state", "force", NULL };
-static const char *const lu_wp_members[] = { "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "enable", NULL };
-static const char *const lu_mode_defaults_members[] = { "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "fields", "replace", NULL };
+/* SBCE_CONTROL_MEMBER_FRONTEND_LU: the name of a front end with LUs of its own, instead of "target". */
+#define LU_MEMBERS "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun"
+static const char *const lu_state_members[] = { LU_MEMBERS, "state", "force", NULL };
+static const char *const lu_wp_members[] = { LU_MEMBERS, "enable", NULL };
+static const char *const lu_mode_defaults_members[] = { LU_MEMBERS, "fields", "replace", NULL };
 static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
 static const char *const fault_add_members[] = {
-	"target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun", "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
-	"probability", "seed", "count", "after_ms", "for_ms", "sense_key", "asc", "ascq", "status", "delay_ms", "blocks", "zone", "pi_field", NULL,
+	LU_MEMBERS, "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
+	"probability", "seed", "count", "after_ms", "for_ms", "sense_key", "asc", "ascq", "status", "delay_ms",
+	"blocks", "zone", "pi_field", NULL,
 };
 static const char *const fault_remove_members[] = { "id", "all", NULL };
 static const char *const lu_add_members[] = { "target", "lun", "cfgstring", NULL };

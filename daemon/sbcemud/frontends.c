@@ -101,24 +101,30 @@ int sbce_frontends_target_added(struct sbce_daemon *d, const struct cfg_target *
 	return 0;
 }
 
-unsigned sbce_frontends_target_removed(struct sbce_daemon *d, const char *name, const char *why)
+/* Every front end drops the connections to target name, taking the target away too when removed. */
+static unsigned drop(struct sbce_daemon *d, bool removed, const char *name, const char *why)
 {
 	unsigned dropped = 0;
 
-	for (size_t i = 0; i < d->frontend_count; i++)
-		if (d->frontends[i].ops->target_removed)
-			dropped += d->frontends[i].ops->target_removed(d->frontends[i].state, name, why);
+	for (size_t i = 0; i < d->frontend_count; i++) {
+		const struct sbce_frontend_ops *ops = d->frontends[i].ops;
+		unsigned (*fn)(void *state, const char *name, const char *why) =
+			removed ? ops->target_removed : ops->drop_connections;
+
+		if (fn)
+			dropped += fn(d->frontends[i].state, name, why);
+	}
 	return dropped;
+}
+
+unsigned sbce_frontends_target_removed(struct sbce_daemon *d, const char *name, const char *why)
+{
+	return drop(d, true, name, why);
 }
 
 unsigned sbce_frontends_drop_connections(struct sbce_daemon *d, const char *name, const char *why)
 {
-	unsigned dropped = 0;
-
-	for (size_t i = 0; i < d->frontend_count; i++)
-		if (d->frontends[i].ops->drop_connections)
-			dropped += d->frontends[i].ops->drop_connections(d->frontends[i].state, name, why);
-	return dropped;
+	return drop(d, false, name, why);
 }
 
 /* ---- LUs ---- */

@@ -450,8 +450,9 @@ static void toy_foreach_session(void *state, void (*fn)(void *arg, const struct 
 static void toy_foreach_lu(void *state, void (*fn)(void *arg, const struct sbce_frontend_lu *lu), void *arg)
 {
 	struct toy *toy = state;
-	struct sbce_frontend_lu l = { "lu0", toy->own_path, toy->own ? scsi_device_find_lu(toy->own, scsi_lun_encode(0)) : NULL };
+	struct sbce_frontend_lu l = { "lu0", toy->own_path, NULL };
 
+	l.lu = toy->own ? scsi_device_find_lu(toy->own, scsi_lun_encode(0)) : NULL;
 	if (l.lu)
 		fn(arg, &l);
 }

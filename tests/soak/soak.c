@@ -5,7 +5,7 @@
  *             [--op-timeout T] [--daemon PATH] [--keep]
  *
  * Why WRITEs acknowledged before a kill -9 must read back after the restart
- * (backends/be_file.c): be_file_write() without FUA is pwrite_all(), a
+ * (backends/be_file.c): be_file_write() without FUA is be_pwrite_all(), a
  * pwrite(2) loop that returns only once every byte is in the file; with FUA
  * it is pwritev2(RWF_DSYNC), or pwrite + fdatasync.  The SCSI core
  * (protocol/scsi/sbc/sbc_rw.c, write_work on a worker) completes the command

@@ -96,7 +96,6 @@ static int fsync_dir_of(const char *path)
 static int write_file(const char *path, const uint8_t *image, size_t len)
 {
 	char tmp[PATH_MAX + 40];
-	size_t off = 0;
 	int fd, rc = 0;
 
 	if (!image) {
@@ -108,16 +107,7 @@ static int write_file(const char *path, const uint8_t *image, size_t len)
 	fd = be_state_open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
 	if (fd < 0)
 		return -errno;
-	while (off < len) {
-		ssize_t w = write(fd, image + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = -errno;
-			break;
-		}
-		off += (size_t)w;
-	}
+	rc = be_pwrite_all(fd, image, len, 0, 0);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	close(fd);

@@ -145,7 +145,7 @@ static size_t build_device_identification(const struct scsi_cmd *cmd, const stru
 	spc_put_ascii(id, lu->params.vendor, 8);
 	memcpy(id + 8, serial, n);
 	off += put_designator(cmd, b + off, CODE_SET_ASCII, ASSOC_LU, DESIG_T10_VENDOR_ID, id, 8 + n);
-	/* The target port this command came through: its relative identifier, group and iSCSI name. */
+	/* The target port this command came through: its relative identifier, group and name. */
 	memset(id, 0, 4);
 	put_be16(id + 2, cmd->nexus->relative_target_port);
 	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_RELATIVE_TARGET_PORT, id, 4);
@@ -153,7 +153,7 @@ static size_t build_device_identification(const struct scsi_cmd *cmd, const stru
 	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_TARGET_PORT_GROUP, id, 4);
 	if (cmd->nexus->target_port_name[0])
 		off += put_name_designator(cmd, b + off, ASSOC_TARGET_PORT, cmd->nexus->target_port_name);
-	/* The SCSI target device name (the iSCSI target name). */
+	/* The SCSI target device name: the device's (an iSCSI target's name, a TCMU backstore's). */
 	if (lu->dev->name[0])
 		off += put_name_designator(cmd, b + off, ASSOC_TARGET_DEVICE, lu->dev->name);
 	return off - 4;

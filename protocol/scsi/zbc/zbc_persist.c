@@ -116,38 +116,12 @@ void zbc_zone_changed(struct zbc_state *z, struct zbc_zone *zone)
 	pthread_mutex_unlock(&z->shadow_lock);
 }
 
-static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t offset)
-{
-	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)offset);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
+/* Exactly len bytes at offset (be_pread_all): 0, or a negative errno (-EIO when the file ends first). */
 static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t offset)
 {
-	while (len > 0) {
-		ssize_t n = pread(fd, buf, len, (off_t)offset);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
+	ssize_t n = be_pread_all(fd, buf, len, offset);
+
+	return n < 0 ? (int)n : (size_t)n < len ? -EIO : 0;
 }
 
 /* Copies the shadow records [lo, hi] and writes them, as one step against other writers. */
@@ -164,9 +138,9 @@ static int write_records(struct zbc_state *z, uint32_t lo, uint32_t hi, unsigned
 	pthread_mutex_lock(&z->shadow_lock);
 	memcpy(buf, z->shadow + (uint64_t)lo * ZBC_RECORD_LEN, len);
 	pthread_mutex_unlock(&z->shadow_lock);
-	rc = pwrite_all(z->state_fd, buf, len, record_offset(lo));
-	if (rc == 0 && (flags & BE_WRITE_FUA) && fdatasync(z->state_fd) != 0)
-		rc = -errno;
+	rc = be_pwrite_all(z->state_fd, buf, len, record_offset(lo), 0);
+	if (rc == 0 && (flags & BE_WRITE_FUA))
+		rc = be_fdatasync(z->state_fd);
 	pthread_mutex_unlock(&z->file_lock);
 	if (buf != small)
 		free(buf);
@@ -207,7 +181,7 @@ int zbc_flush(struct scsi_lu *lu)
 
 	if (!z || z->state_fd < 0)
 		return 0;
-	return fdatasync(z->state_fd) == 0 ? 0 : -errno;
+	return be_fdatasync(z->state_fd);
 }
 
 int zbc_state_write_now(struct zbc_state *z, uint32_t index)
@@ -338,11 +312,11 @@ static int create(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t err
 	int rc;
 
 	encode_header(lu, z, header);
-	rc = pwrite_all(z->state_fd, header, sizeof(header), 0);
+	rc = be_pwrite_all(z->state_fd, header, sizeof(header), 0, 0);
 	if (rc == 0)
-		rc = pwrite_all(z->state_fd, z->shadow, (size_t)z->nr_zones * ZBC_RECORD_LEN, ZBC_HEADER_LEN);
-	if (rc == 0 && fdatasync(z->state_fd) != 0)
-		rc = -errno;
+		rc = be_pwrite_all(z->state_fd, z->shadow, (size_t)z->nr_zones * ZBC_RECORD_LEN, ZBC_HEADER_LEN, 0);
+	if (rc == 0)
+		rc = be_fdatasync(z->state_fd);
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", z->path, strerror(-rc));
 		return -1;

@@ -38,17 +38,32 @@ static enum scsi_result fail(struct scsi_cmd *cmd, enum scsi_sense_key key, uint
 	return scsi_cmd_fail(cmd, sense_make(key, asc_ascq));
 }
 
-enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
+/*
+ * The zones cmd's blocks span, first to last: false when there is nothing
+ * for the zone engine to check (not a zoned LU, no blocks, or a range the
+ * command's own checks refuse).
+ */
+static bool zones_spanned(const struct scsi_cmd *cmd, struct zbc_zone **first, struct zbc_zone **last)
 {
 	struct zbc_state *z = cmd->lu ? cmd->lu->zbc : NULL;
-	struct zbc_zone *first, *last;
-	uint64_t end;
 
 	if (!z || cmd->nblocks == 0 || scsi_lu_range_bad(cmd->lu, cmd->lba, cmd->nblocks))
+		return false;
+	*first = zbc_zone_of(z, cmd->lba);
+	*last = zbc_zone_of(z, cmd->lba + cmd->nblocks - 1);
+	return true;
+}
+
+enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
+{
+	struct zbc_zone *first, *last;
+	struct zbc_state *z;
+	uint64_t end;
+
+	if (!zones_spanned(cmd, &first, &last))
 		return SCSI_OK;
+	z = cmd->lu->zbc;
 	end = cmd->lba + cmd->nblocks;
-	first = zbc_zone_of(z, cmd->lba);
-	last = zbc_zone_of(z, end - 1);
 	/*
 	 * A read of an OFFLINE zone is DATA PROTECT, ZONE IS OFFLINE; of an
 	 * INACTIVE one (ZBC-2), ZONE IS INACTIVE when reads are restricted
@@ -184,15 +199,11 @@ enum scsi_result zbc_write_begin(struct scsi_cmd *cmd)
 	struct zbc_zone *first, *last;
 	struct zbc_ticket *t;
 	struct scsi_sense_info sense;
-	uint64_t end;
 	uint32_t count;
 	enum scsi_result r;
 
-	if (!z || cmd->nblocks == 0 || scsi_lu_range_bad(cmd->lu, cmd->lba, cmd->nblocks))
+	if (!zones_spanned(cmd, &first, &last))
 		return SCSI_OK;
-	end = cmd->lba + cmd->nblocks;
-	first = zbc_zone_of(z, cmd->lba);
-	last = zbc_zone_of(z, end - 1);
 	for (struct zbc_zone *zone = first; zone <= last; zone++) {
 		if (zone->type == ZBC_ZONE_TYPE_GAP)
 			return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_ATTEMPT_TO_ACCESS_GAP_ZONE);
@@ -222,7 +233,7 @@ enum scsi_result zbc_write_begin(struct scsi_cmd *cmd)
 		t->saved[i].wp = zone->wp;
 		t->saved[i].condition = zone->condition;
 		t->saved[i].non_seq = zone->non_seq;
-		advance(z, zone, cmd->lba, end);
+		advance(z, zone, cmd->lba, cmd->lba + cmd->nblocks);
 		t->saved[i].seq_after = zone->seq;
 	}
 	t->next = z->tickets;

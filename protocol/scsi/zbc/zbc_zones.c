@@ -187,7 +187,8 @@ void zbc_zone_empty(struct zbc_state *z, struct zbc_zone *zone)
 	zbc_zone_changed(z, zone);
 }
 
-void zbc_reset_all_zones(struct scsi_lu *lu)
+/* Calls set for every write pointer zone whose write pointer may move (not READ ONLY, OFFLINE or INACTIVE). */
+static void each_movable_zone(struct scsi_lu *lu, void (*set)(struct zbc_state *z, struct zbc_zone *zone))
 {
 	struct zbc_state *z = lu->zbc;
 
@@ -197,22 +198,18 @@ void zbc_reset_all_zones(struct scsi_lu *lu)
 		struct zbc_zone *zone = &z->zones[i];
 		if (zbc_is_write_pointer_zone(zone) && zone->condition != ZBC_ZC_READ_ONLY &&
 		    zone->condition != ZBC_ZC_OFFLINE && zone->condition != ZBC_ZC_INACTIVE)
-			zbc_zone_empty(z, zone);
+			set(z, zone);
 	}
+}
+
+void zbc_reset_all_zones(struct scsi_lu *lu)
+{
+	each_movable_zone(lu, zbc_zone_empty);
 }
 
 void zbc_fill_all_zones(struct scsi_lu *lu)
 {
-	struct zbc_state *z = lu->zbc;
-
-	if (!z)
-		return;
-	for (uint32_t i = 0; i < z->nr_zones; i++) {
-		struct zbc_zone *zone = &z->zones[i];
-		if (zbc_is_write_pointer_zone(zone) && zone->condition != ZBC_ZC_READ_ONLY &&
-		    zone->condition != ZBC_ZC_OFFLINE && zone->condition != ZBC_ZC_INACTIVE)
-			zbc_zone_fill(z, zone);
-	}
+	each_movable_zone(lu, zbc_zone_fill);
 }
 
 /* ---- set-up ---- */
