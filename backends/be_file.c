@@ -141,6 +141,17 @@ static long lock_holder(const struct stat *st)
 	return pid;
 }
 
+/* The message of a lock held elsewhere, naming the holder when /proc/locks does. */
+static void lock_held_message(const char *path, const struct stat *st, char *err, size_t errlen)
+{
+	long holder = lock_holder(st);
+
+	if (holder)
+		snprintf(err, errlen, "%s: in use by another process (pid %ld holds its lock)", path, holder);
+	else
+		snprintf(err, errlen, "%s: in use by another process (it holds its lock)", path);
+}
+
 static int lock_take(struct be_file *f, const struct stat *st, char *err, size_t errlen)
 {
 	struct file_lock *l;
@@ -155,12 +166,8 @@ static int lock_take(struct be_file *f, const struct stat *st, char *err, size_t
 			snprintf(err, errlen, "%s: cannot lock: %s", f->path, strerror(l ? errno : ENOMEM));
 			rc = -1;
 		} else if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
-			long holder = errno == EWOULDBLOCK ? lock_holder(st) : 0;
-
-			if (holder)
-				snprintf(err, errlen, "%s: in use by another process (pid %ld holds its lock)", f->path, holder);
-			else if (errno == EWOULDBLOCK)
-				snprintf(err, errlen, "%s: in use by another process (it holds its lock)", f->path);
+			if (errno == EWOULDBLOCK)
+				lock_held_message(f->path, st, err, errlen);
 			else
 				snprintf(err, errlen, "%s: cannot lock: %s", f->path, strerror(errno));
 			close(l->fd);
@@ -180,6 +187,22 @@ static int lock_take(struct be_file *f, const struct stat *st, char *err, size_t
 		f->lock = l;
 	}
 	pthread_mutex_unlock(&file_locks_mutex);
+	return rc;
+}
+
+int be_file_lock_probe(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	int rc = 0;
+
+	if (fd < 0)
+		return 0; /* no file yet, or one that opening reports itself */
+	if (fstat(fd, &st) == 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		lock_held_message(path, &st, err, errlen);
+		rc = -1;
+	}
+	close(fd); /* lets go of the lock, if it was taken */
 	return rc;
 }
 

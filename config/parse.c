@@ -13,11 +13,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config_internal.h"
 
@@ -56,36 +59,79 @@ struct parse {
 	bool current_ok;
 	struct section_ref current;
 	char prev_key[64];
+	int read_errno;           /* the stream failed (not its end): what it said */
 };
 
 /* ---- diagnostics ---- */
 
-void cfg_diag_add(struct cfg_diag *diag, const char *fmt, ...)
+/*
+ * The length of the well-formed UTF-8 sequence at p (RFC 3629 4: no
+ * overlong forms, no surrogates, at most U+10FFFF), or 0.
+ */
+static size_t utf8_sequence(const unsigned char *p)
 {
-	va_list ap;
-	int n;
+	unsigned c = p[0];
+	size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (diag->len + (size_t)n + 2 > diag->cap) {
-		size_t cap = (diag->len + (size_t)n + 2) * 2;
-		char *text = realloc(diag->text, cap);
+	if (c >= 0xf5)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
+	    (c == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return len;
+}
 
-		if (!text)
+/*
+ * Appends text to diag, with what a log or a terminal must not receive raw
+ * (control characters, bytes that are not well-formed UTF-8) written as
+ * \xNN: a configuration line quoted in a message may hold anything.
+ */
+static void diag_append_escaped(struct cfg_diag *diag, const char *text)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t need = 4 * strlen(text) + 2;
+
+	if (diag->len + need > diag->cap) {
+		size_t cap = (diag->len + need) * 2;
+		char *grown = realloc(diag->text, cap);
+
+		if (!grown)
 			return;
-		diag->text = text;
+		diag->text = grown;
 		diag->cap = cap;
 	}
-	va_start(ap, fmt);
-	vsnprintf(diag->text + diag->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	diag->len += (size_t)n;
+	while (*p) {
+		size_t seq = *p >= 0x80 ? utf8_sequence(p) : (*p >= 0x20 && *p != 0x7f);
+
+		if (seq) {
+			memcpy(diag->text + diag->len, p, seq);
+			diag->len += seq;
+			p += seq;
+		} else {
+			diag->len += (size_t)sprintf(diag->text + diag->len, "\\x%02x", *p++);
+		}
+	}
 	diag->text[diag->len++] = '\n';
 	diag->text[diag->len] = '\0';
 	diag->count++;
+}
+
+void cfg_diag_add(struct cfg_diag *diag, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	diag_append_escaped(diag, text);
+	free(text);
 }
 
 void cfg_diag_free(struct cfg_diag *diag)
@@ -674,8 +720,11 @@ static char *reader(char *str, int num, void *stream)
 
 	check_line(p);
 	n = getline(&p->buf, &p->cap, p->in);
-	if (n < 0)
+	if (n < 0) {
+		if (ferror(p->in))
+			p->read_errno = errno ? errno : EIO; /* not the end of the file: parse_stream reports it */
 		return NULL;
+	}
 	p->line++;
 	p->handled = false;
 	s = p->buf;
@@ -733,24 +782,93 @@ static int parse_stream(struct cfg *cfg, const char *name, FILE *in, struct cfg_
 	check_line(&p);
 	close_header(&p);
 	free(p.buf);
-	if (rc == -2)
+	if (p.read_errno)
+		cfg_diag_add(diag, "%s: cannot read: %s", name, strerror(p.read_errno));
+	else if (rc == -2)
 		report(&p, 0, NULL, NULL, "out of memory");
 	else if (rc > 0 && diag->count == before)
 		report(&p, (unsigned)rc, NULL, NULL, "syntax error");
 	return diag->count == before ? 0 : -1;
 }
 
-int cfg_parse_file(struct cfg *cfg, const char *path, struct cfg_diag *diag)
+/*
+ * The whole of a configuration file, NUL-terminated, in *text: a regular
+ * file of at most CFG_FILE_MAX bytes.  Opened without blocking (a FIFO
+ * would wait for a writer) and checked before a byte is read, so a
+ * directory, a device (/dev/zero) or a pipe is refused at once.  0, or -1
+ * with the reason in diag.
+ */
+static int read_file(const char *path, char **text, struct cfg_diag *diag)
 {
-	FILE *in = fopen(path, "r");
-	int rc;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	size_t len = 0;
+	struct stat st;
+	char *buf;
 
-	if (!in) {
+	if (fd < 0) {
 		cfg_diag_add(diag, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
-	rc = parse_stream(cfg, path, in, diag);
-	fclose(in);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CFG_FILE_MAX) {
+		int e = errno;
+
+		if (fstat(fd, &st) != 0)
+			cfg_diag_add(diag, "%s: cannot read: %s", path, strerror(e));
+		else if (!S_ISREG(st.st_mode))
+			cfg_diag_add(diag, "%s: not a regular file (%s): a configuration is read from a file", path,
+				     S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+				     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "not a file");
+		else
+			cfg_diag_add(diag, "%s: larger than %u bytes: not a configuration file", path, CFG_FILE_MAX);
+		close(fd);
+		return -1;
+	}
+	buf = malloc((size_t)st.st_size + 2);
+	/* At most one byte more than fstat said: a file that grows meanwhile is refused, not read without end. */
+	while (buf && len <= (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			cfg_diag_add(diag, "%s: cannot read: %s", path, strerror(errno));
+			free(buf);
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!buf || len > (size_t)st.st_size) {
+		cfg_diag_add(diag, "%s: %s", path, buf ? "changed while it was read" : "out of memory");
+		free(buf);
+		return -1;
+	}
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		unsigned line = 1;
+
+		for (const char *c = buf; *c; c++)
+			line += *c == '\n';
+		cfg_diag_add(diag, "%s:%u: a NUL byte: not a text file", path, line);
+		free(buf);
+		return -1;
+	}
+	*text = buf;
+	return 0;
+}
+
+int cfg_parse_file(struct cfg *cfg, const char *path, struct cfg_diag *diag)
+{
+	char *text;
+	int rc;
+
+	if (read_file(path, &text, diag) != 0)
+		return -1;
+	rc = cfg_parse_string(cfg, path, text, diag);
+	free(text);
 	return rc;
 }
 

@@ -115,6 +115,14 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
  */
 int be_file_check(const char *path, uint64_t size, bool read_only, bool make_parents, char *err, size_t errlen);
 /*
+ * Whether another process holds the lock of the existing file at path (the
+ * exclusive flock(2) be_file_open takes; a state directory's lock file):
+ * tried and let go at once, so that a daemon that cannot have the file
+ * says so before it creates anything.  0 (also when there is no file), or
+ * -1 with "PATH: in use by another process (pid N holds its lock)" in err.
+ */
+int be_file_lock_probe(const char *path, char *err, size_t errlen);
+/*
  * Whether files can be created in directory dir: it is a directory on
  * storage (not a kernel pseudo file system) that this process may write,
  * or, with make_parents, it is missing and its nearest existing ancestor

@@ -35,6 +35,8 @@
 #define CFG_NAME_MAX 224     /* iSCSI names are at most 223 bytes (RFC 7143 4.2.7) */
 #define CFG_SECRET_MAX 256   /* CHAP names and secrets: at most 255 bytes */
 #define CFG_PATH_MAX 4096
+/* The largest configuration file read (cfg_parse_file): a larger one is refused, not read. */
+#define CFG_FILE_MAX (16u << 20)
 #define CFG_ADDRESS_MAX 64   /* "[ipv6]:port" */
 #define CFG_LISTEN_MAX 16
 #define CFG_MAX_LUN 255      /* LUNs 0..255 (peripheral device addressing) */

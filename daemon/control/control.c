@@ -2,7 +2,8 @@
  * The control socket (docs/control.md): a Unix stream socket, mode 0600,
  * served on the loop thread.  One request per connection: a JSON object on
  * one line (at most SBCE_CONTROL_REQUEST_MAX bytes, within
- * SBCE_CONTROL_CLIENT_TIMEOUT seconds), checked whole against its command's
+ * SBCE_CONTROL_CLIENT_TIMEOUT seconds and with no silence longer than
+ * SBCE_CONTROL_CLIENT_IDLE), checked whole against its command's
  * members before the command runs, then one JSON reply line, then close.
  * Only root and the daemon's own user are served (SO_PEERCRED), whatever the
  * socket's mode.
@@ -26,6 +27,7 @@ struct control_client {
 	ev_io io;
 	ev_timer timer;
 	char *in;          /* the request so far */
+	ev_tstamp deadline; /* the whole request by then (SBCE_CONTROL_CLIENT_TIMEOUT) */
 	size_t in_len;
 	char *out;         /* the reply */
 	size_t out_len, out_off;
@@ -39,6 +41,8 @@ struct sbce_control {
 	struct control_client *clients;
 	unsigned nclients;
 };
+
+static void restart_timer(struct control_client *c);
 
 static void client_close(struct control_client *c)
 {
@@ -180,6 +184,7 @@ static void client_read(struct control_client *c)
 		}
 		nl = memchr(c->in + c->in_len, '\n', (size_t)n);
 		c->in_len += (size_t)n;
+		restart_timer(c);
 		if (nl) {
 			client_reply(c, sbce_control_run(c->ctl->d, c->in, (size_t)(nl - c->in)));
 			return;
@@ -192,6 +197,18 @@ static void client_read(struct control_client *c)
 			return;
 		}
 	}
+}
+
+/* The next silence allowed: SBCE_CONTROL_CLIENT_IDLE, but never past the request's deadline. */
+static void restart_timer(struct control_client *c)
+{
+	struct ev_loop *loop = c->ctl->d->loop.loop;
+	ev_tstamp left = c->deadline - ev_now(loop);
+
+	ev_timer_stop(loop, &c->timer);
+	ev_timer_set(&c->timer, left < SBCE_CONTROL_CLIENT_IDLE ? (left > 0 ? left : 0.) : SBCE_CONTROL_CLIENT_IDLE,
+		     0.);
+	ev_timer_start(loop, &c->timer);
 }
 
 static void client_io_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -253,8 +270,9 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	c->fd = fd;
 	ev_io_init(&c->io, client_io_cb, fd, EV_READ);
 	c->io.data = c;
-	ev_timer_init(&c->timer, client_timeout_cb, SBCE_CONTROL_CLIENT_TIMEOUT, 0.);
+	ev_timer_init(&c->timer, client_timeout_cb, SBCE_CONTROL_CLIENT_IDLE, 0.);
 	c->timer.data = c;
+	c->deadline = ev_now(loop) + SBCE_CONTROL_CLIENT_TIMEOUT;
 	ev_io_start(loop, &c->io);
 	ev_timer_start(loop, &c->timer);
 	c->next = ctl->clients;

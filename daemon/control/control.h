@@ -14,8 +14,13 @@ struct sbce_daemon;
 /* Longest request line (without its newline) and most clients served at once. */
 #define SBCE_CONTROL_REQUEST_MAX 65536
 #define SBCE_CONTROL_CLIENTS_MAX 16
-/* Seconds a client may take to send its request. */
+/*
+ * Seconds a client may take to send its request, and may stay silent
+ * meanwhile: an idle client gives its place back soon, so that one stuck
+ * script does not hold the others up for long.
+ */
 #define SBCE_CONTROL_CLIENT_TIMEOUT 5.0
+#define SBCE_CONTROL_CLIENT_IDLE 1.0
 
 /* Listens on daemon.control_socket (nothing when it is empty).  0, or -1 after logging why. */
 int sbce_control_start(struct sbce_daemon *d);

@@ -402,6 +402,7 @@ static const char *const target_add_members[] = { "target",	  "cfgstring",	 "ali
 						   NULL };
 static const char *const target_remove_members[] = { "target", "force", NULL };
 static const char *const power_cut_members[] = { "target", NULL };
+static const char *const reload_members[] = { "remove_all_targets", NULL };
 
 const struct sbce_control_command sbce_control_commands[] = {
 	{ "status", no_members, cmd_status },
@@ -418,6 +419,7 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "target-remove", target_remove_members, sbce_control_target_remove },
 	{ "power-cut", power_cut_members, sbce_control_power_cut },
 	{ "save", no_members, sbce_control_save },
+	{ "reload", reload_members, sbce_control_reload },
 	{ "fault-add", fault_add_members, sbce_control_fault_add },
 	{ "fault-list", no_members, sbce_control_fault_list },
 	{ "fault-remove", fault_remove_members, sbce_control_fault_remove },

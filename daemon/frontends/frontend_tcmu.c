@@ -52,19 +52,6 @@ static void first_message(const struct cfg_diag *diag, char *reason, size_t len)
 	snprintf(reason, len, "%.*s", (int)strcspn(text, "\n"), text);
 }
 
-static int check_config(void *arg, const char *cfgstring, char *reason, size_t len)
-{
-	struct frontend_tcmu *fe = arg;
-	struct cfg_diag diag = { 0 };
-	struct cfg_lun l;
-	int rc = cfg_lun_from_cfgstring(fe->d->cfg, "", cfgstring, 0, &l, &diag);
-
-	if (rc)
-		first_message(&diag, reason, len);
-	cfg_diag_free(&diag);
-	return rc;
-}
-
 /* A backing file already in use (an iSCSI LU of a target, another TCMU device) would be written twice. */
 static const char *path_in_use(const struct frontend_tcmu *fe, const char *path)
 {
@@ -74,6 +61,25 @@ static const char *path_in_use(const struct frontend_tcmu *fe, const char *path)
 		if (strcmp(t->path, path) == 0)
 			return "another TCMU device";
 	return NULL;
+}
+
+static int check_config(void *arg, const char *cfgstring, char *reason, size_t len)
+{
+	struct frontend_tcmu *fe = arg;
+	struct cfg_diag diag = { 0 };
+	struct cfg_lun l;
+	const char *user;
+	int rc = cfg_lun_from_cfgstring(fe->d->cfg, "", cfgstring, 0, &l, &diag);
+
+	if (rc) {
+		first_message(&diag, reason, len);
+	} else if ((user = path_in_use(fe, l.path))) {
+		/* targetcli shows the reason CheckConfig gives: say it here, not only in the log at creation. */
+		snprintf(reason, len, "%s is already the backing file of %s", l.path, user);
+		rc = -1;
+	}
+	cfg_diag_free(&diag);
+	return rc;
 }
 
 static struct scsi_device *open_device(void *arg, const struct tcmu_device_info *info, char *reason, size_t len)

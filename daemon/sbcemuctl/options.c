@@ -113,6 +113,11 @@ const struct opt target_opts[] = {
 	{ .name = NULL },
 };
 
+const struct opt reload_opts[] = {
+	{ .name = "remove-all-targets", .kind = OPT_FLAG, .member = "remove_all_targets" },
+	{ .name = NULL },
+};
+
 const struct opt target_remove_opts[] = {
 	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
 	{ .name = NULL },

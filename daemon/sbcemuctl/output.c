@@ -132,9 +132,9 @@ const struct column lu_columns[] = {
 };
 
 const struct column session_columns[] = {
-	{ "FRONTEND", "frontend", NULL }, { "TARGET", "target", NULL }, { "INITIATOR", "initiator", NULL }, { "ISID", "isid", NULL },
-	{ "TSIH", "tsih", NULL },     { "TYPE", "type", NULL },		  { "PEER", "peer", NULL },
-	{ "CMDS", "commands", NULL }, { NULL, NULL, NULL },
+	{ "FRONTEND", "frontend", NULL }, { "TARGET", "target", NULL }, { "INITIATOR", "initiator", NULL },
+	{ "ISID", "isid", NULL },	  { "TSIH", "tsih", NULL },	    { "TYPE", "type", NULL },
+	{ "PEER", "peer", NULL },	  { "CMDS", "commands", NULL },	    { NULL, NULL, NULL },
 };
 
 const struct column rule_columns[] = {

@@ -57,6 +57,9 @@ static const char usage_text[] =
 	"  power-cut [--target IQN]                         drop the write cache and every connection, come back\n"
 	"                                                   as after a power cycle\n"
 	"  save                                             the running configuration, for sbcemud -c\n"
+	"  reload [--remove-all-targets]                    read the configuration file again, as SIGHUP\n"
+	"                                                   (a file without targets removes them only with\n"
+	"                                                   --remove-all-targets)\n"
 	"  fault add LUN ACTION [--target IQN] [--opcode OP[,OP...]] [--service-action SA]\n"
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
 	"                       [--probability P] [--seed N] [--after MS] [--for MS]\n"
@@ -163,12 +166,12 @@ static const struct command commands[] = {
 	{ .group = "sessions", .wire = "sessions", .synopsis = "sessions", .output = OUT_TABLE, .list = "sessions",
 	  .columns = session_columns },
 	{ .group = "lu", .name = "state", .wire = "lu-state",
-	  .synopsis = "lu state LUN STATE [--force] [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2, .opts = state_opts,
-	  .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "state",
+	  .synopsis = "lu state LUN STATE [--force] [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2,
+	  .opts = state_opts, .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "state",
 	  .result = "state" },
 	{ .group = "lu", .name = "write-protect", .wire = "lu-write-protect",
-	  .synopsis = "lu write-protect LUN on|off [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2, .opts = lu_tcmu_opts,
-	  .arg = ARG_ONOFF,
+	  .synopsis = "lu write-protect LUN on|off [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2,
+	  .opts = lu_tcmu_opts, .arg = ARG_ONOFF,
 	  .member = "enable", .output = OUT_CHANGE, .list = "write-protect", .result = "write_protect" },
 	{ .group = "lu", .name = "resize", .wire = "lu-resize", .synopsis = "lu resize LUN SIZE [--force] [--target IQN]",
 	  .npos = 2, .opts = force_opts, .arg = ARG_SIZE, .member = "bytes", .output = OUT_CHANGE, .list = "blocks",
@@ -189,6 +192,8 @@ static const struct command commands[] = {
 	{ .group = "power-cut", .wire = "power-cut", .synopsis = "power-cut [--target IQN]", .opts = lu_opts,
 	  .output = OUT_FIELDS },
 	{ .group = "save", .wire = "save", .synopsis = "save", .output = OUT_CONFIG },
+	{ .group = "reload", .wire = "reload", .synopsis = "reload [--remove-all-targets]", .opts = reload_opts,
+	  .output = OUT_FIELDS },
 	{ .group = "fault", .name = "add", .wire = "fault-add", .synopsis = "fault add LUN ACTION [OPTIONS] (see --help)",
 	  .npos = 2, .opts = fault_opts, .arg = ARG_STRING, .member = "action", .output = OUT_ADDED },
 	{ .group = "fault", .name = "list", .wire = "fault-list", .synopsis = "fault list", .output = OUT_TABLE,

@@ -61,7 +61,8 @@ int parse_size(const char *text, uint64_t *out);
 int scan_args(int argc, char **argv, const struct opt *specs, json_t *opts, const char **pos, int npos,
 	      const char *synopsis);
 /* Each command's options. */
-extern const struct opt lu_opts[], lu_tcmu_opts[], state_opts[], force_opts[], target_opts[], target_remove_opts[], replace_opts[], fault_opts[];
+extern const struct opt lu_opts[], lu_tcmu_opts[], state_opts[], force_opts[], target_opts[], target_remove_opts[],
+	reload_opts[], replace_opts[], fault_opts[];
 
 /* ---- output.c ---- */
 

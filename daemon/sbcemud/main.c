@@ -71,24 +71,22 @@ enum {
 };
 
 struct options {
-	const char *config;
-	char *listen; /* every --listen, space separated */
-	const char *state_dir;
-	const char *log_level;
+	struct sbce_config_source source; /* -c and the overrides; source.listen is malloc'd */
 	bool check;
 };
 
 static int append_listen(struct options *o, const char *addr)
 {
-	size_t old = o->listen ? strlen(o->listen) : 0;
-	char *bigger = realloc(o->listen, old + strlen(addr) + 2);
+	char *listen = (char *)o->source.listen;
+	size_t old = listen ? strlen(listen) : 0;
+	char *bigger = realloc(listen, old + strlen(addr) + 2);
 
 	if (!bigger)
 		return -1;
 	if (old)
 		bigger[old++] = ' ';
 	strcpy(bigger + old, addr);
-	o->listen = bigger;
+	o->source.listen = bigger;
 	return 0;
 }
 
@@ -112,17 +110,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			o->config = optarg;
+			o->source.path = optarg;
 			break;
 		case OPT_LISTEN:
 			if (append_listen(o, optarg))
 				return EXIT_FAILURE;
 			break;
 		case OPT_STATE_DIR:
-			o->state_dir = optarg;
+			o->source.state_dir = optarg;
 			break;
 		case OPT_LOG_LEVEL:
-			o->log_level = optarg;
+			o->source.log_level = optarg;
 			break;
 		case OPT_CHECK:
 			o->check = true;
@@ -152,43 +150,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/*
- * File or embedded default, then overrides, then cross checks, then the
- * paths as start-up will use them.  NULL with every error in diag.
- */
-static struct cfg *read_config(const struct options *o, struct cfg_diag *diag)
-{
-	struct cfg *cfg = cfg_create();
-	int rc;
-
-	if (!cfg)
-		return NULL;
-	if (o->config)
-		rc = cfg_parse_file(cfg, o->config, diag);
-	else
-		rc = cfg_parse_string(cfg, "default configuration", cfg_default_ini, diag);
-	if (o->listen)
-		rc |= cfg_set(cfg, "--listen", "daemon", "listen", o->listen, diag);
-	if (o->state_dir)
-		rc |= cfg_set(cfg, "--state-dir", "daemon", "state_dir", o->state_dir, diag);
-	if (o->log_level)
-		rc |= cfg_set(cfg, "--log-level", "daemon", "log_level", o->log_level, diag);
-	if (rc == 0)
-		rc = cfg_finish(cfg, diag);
-	if (rc == 0)
-		rc = sbce_check_paths(cfg, diag);
-	if (rc != 0) {
-		cfg_free(cfg);
-		return NULL;
-	}
-	return cfg;
-}
-
-/* read_config() at start-up: NULL after printing every error. */
+/* sbce_config_read() at start-up: NULL after printing every error. */
 static struct cfg *load_config(const struct options *o)
 {
 	struct cfg_diag diag = { 0 };
-	struct cfg *cfg = read_config(o, &diag);
+	struct cfg *cfg = sbce_config_read(&o->source, &diag);
 
 	if (!cfg) {
 		fputs(diag.text ? diag.text : "", stderr);
@@ -292,25 +258,13 @@ static void on_terminate(void *arg, int signum)
 	begin_shutdown(d);
 }
 
-/* The options sbcemud started with: a reload reads the same file with the same overrides. */
-static const struct options *started_with;
-
 static void on_hangup(void *arg)
 {
 	struct sbce_daemon *d = arg;
-	struct cfg_diag diag = { 0 };
-	struct cfg *next;
+	char err[512];
 
-	if (d->state != DAEMON_RUNNING)
-		return;
-	if (!started_with->config) {
-		sbce_info("SIGHUP: running on the embedded default configuration: no file to reload");
-		return;
-	}
-	next = read_config(started_with, &diag);
-	sbce_reload(d, started_with->config, next, &diag);
-	cfg_free(next);
-	cfg_diag_free(&diag);
+	if (d->state == DAEMON_RUNNING && sbce_reload_file(d, "SIGHUP", false, NULL, err, sizeof(err)) != 0)
+		sbce_info("SIGHUP: %s", err);
 }
 
 /* ---- main ---- */
@@ -343,6 +297,11 @@ static int start(struct sbce_daemon *d)
 	char err[512];
 	int rc;
 
+	/* A daemon refused for a backing file another one serves creates nothing first. */
+	if (sbce_probe_backing_locks(cfg, err, sizeof(err)) != 0) {
+		sbce_error("%s", err);
+		return -1;
+	}
 	rc = sbce_make_dirs(cfg->daemon.state_dir);
 	if (rc != 0) {
 		sbce_error("cannot create the state directory %s: %s", cfg->daemon.state_dir, strerror(-rc));
@@ -415,21 +374,21 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 
 	if (rc >= 0) {
-		free(o.listen);
+		free((char *)o.source.listen);
 		return rc;
 	}
-	started_with = &o;
+	d.source = &o.source;
 	d.cfg = load_config(&o);
 	if (!d.cfg || o.check) {
 		rc = d.cfg ? EXIT_SUCCESS : EXIT_FAILURE;
 		cfg_free(d.cfg);
-		free(o.listen);
+		free((char *)o.source.listen);
 		return rc;
 	}
 	sbce_log_set_level((enum sbce_log_level)d.cfg->daemon.log_level);
 	sbce_info("sbcemud %s starting (%s, state in %s)", SBCEMU_VERSION,
-		  o.config ? o.config : "embedded default configuration", d.cfg->daemon.state_dir);
-	warn_others_write("configuration file", o.config);
+		  o.source.path ? o.source.path : "embedded default configuration", d.cfg->daemon.state_dir);
+	warn_others_write("configuration file", o.source.path);
 	if (start(&d) == 0) {
 		sbce_info("ready");
 		sbce_loop_run(&d.loop);
@@ -447,6 +406,6 @@ int main(int argc, char **argv)
 	stop(&d);
 	sbce_info("exiting with status %d", d.exit_code);
 	cfg_free(d.cfg);
-	free(o.listen);
+	free((char *)o.source.listen);
 	return d.exit_code;
 }

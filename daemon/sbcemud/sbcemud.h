@@ -31,6 +31,14 @@ enum daemon_state {
 	DAEMON_STOPPED,
 };
 
+/* What the configuration is read from: sbcemud's -c FILE (NULL: the embedded default) and its overrides. */
+struct sbce_config_source {
+	const char *path;
+	const char *listen;    /* every --listen, space separated, or NULL */
+	const char *state_dir; /* --state-dir, or NULL */
+	const char *log_level; /* --log-level, or NULL */
+};
+
 /* A started front end (frontend.h). */
 struct daemon_frontend {
 	const struct sbce_frontend_ops *ops;
@@ -40,6 +48,7 @@ struct daemon_frontend {
 
 struct sbce_daemon {
 	struct cfg *cfg;
+	const struct sbce_config_source *source; /* a reload reads the same file with the same overrides */
 	struct sbce_loop loop;
 	struct sbce_workers *workers;
 	struct scsi_resources *resources;
@@ -121,6 +130,13 @@ void sbce_observe_backing_errors(struct sbce_daemon *d, struct scsi_device *dev)
 int sbce_make_dirs(const char *path);
 
 /*
+ * Whether another process holds the lock of an existing backing file of
+ * cfg's LUs (be_file_lock_probe): start-up asks before it creates anything.
+ * 0, or -1 with "PATH: in use by another process (pid N holds its lock)".
+ */
+int sbce_probe_backing_locks(const struct cfg *cfg, char *err, size_t errlen);
+
+/*
  * Takes the state directory's lock (an exclusive flock(2) on
  * <state_dir>/sbcemud.lock, with this process's pid written in it) and
  * returns its descriptor in *lock_fd, to keep open while the daemon runs.
@@ -188,11 +204,26 @@ int sbce_target_add(struct sbce_daemon *d, const struct cfg_target *t, const cha
 int sbce_target_remove(struct sbce_daemon *d, size_t i, bool force, const char *why, unsigned *ended, char *err,
 		       size_t errlen);
 /*
- * SIGHUP (reload.c): applies what differs between the running configuration
- * and next, the file at path loaded again, or logs diag's errors when next
- * is NULL (nothing changes then).
+ * The configuration as start-up reads it (reload.c): the file or the
+ * embedded default, then the overrides, then the cross checks, then every
+ * path as start-up would use it.  NULL with every error in diag.
  */
-void sbce_reload(struct sbce_daemon *d, const char *path, struct cfg *next, const struct cfg_diag *diag);
+struct cfg *sbce_config_read(const struct sbce_config_source *src, struct cfg_diag *diag);
+
+/* What a reload did (reload.c). */
+struct sbce_reload_counts {
+	unsigned applied, at_restart, refused;
+};
+/*
+ * A reload (SIGHUP, or the control's reload; why starts the log lines):
+ * reads the configuration file again and applies what differs from the
+ * running one.  A file that does not load changes nothing (its errors are
+ * logged); nor does one that would remove every running target, unless
+ * remove_all.  0 with *counts (may be NULL) filled, or -1 with the reason
+ * in err and nothing changed.
+ */
+int sbce_reload_file(struct sbce_daemon *d, const char *why, bool remove_all, struct sbce_reload_counts *counts,
+		     char *err, size_t errlen);
 /* The fault keys of l as fault rules of lu (config_faults.c).  0, or -1 with the reason in err. */
 int sbce_lu_config_faults(struct sbce_daemon *d, const struct cfg_lun *l, struct scsi_lu *lu, const char *who,
 			  char *err, size_t errlen);

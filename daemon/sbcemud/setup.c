@@ -50,6 +50,15 @@ int sbce_make_dirs(const char *path)
 	return 0;
 }
 
+int sbce_probe_backing_locks(const struct cfg *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < cfg->target_count; i++)
+		for (size_t k = 0; k < cfg->targets[i]->lun_count; k++)
+			if (be_file_lock_probe(cfg->targets[i]->luns[k]->path, err, errlen) != 0)
+				return -1;
+	return 0;
+}
+
 int sbce_state_dir_lock(const char *state_dir, int *lock_fd, char *err, size_t errlen)
 {
 	char path[CFG_PATH_MAX + sizeof(STATE_DIR_LOCK_FILE) + 1], pid[24] = "";
@@ -267,6 +276,25 @@ static int make_lu_dirs(const struct sbce_daemon *d, const struct cfg_lun *l, co
 }
 
 /*
+ * A backing file that is a symbolic link is followed (a link the operator
+ * made on purpose is how a file elsewhere is used), but never silently:
+ * whoever can change the link chooses what the LU writes.
+ */
+static void warn_if_link(const char *who, const char *path)
+{
+	char target[CFG_PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+		return;
+	n = readlink(path, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	sbce_warn("%s: the backing file %s is a symbolic link to %s: the LU's data go there, and whoever can change "
+		  "the link chooses another file", who, path, target);
+}
+
+/*
  * The LU's backend: its backing file (created sparse if missing), behind a
  * volatile write cache when the configuration asks for one.  NULL with the
  * reason in err.
@@ -284,6 +312,7 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 	 * state directory (a file keeps them next to itself).
 	 */
 	snprintf(side_base, sizeof(side_base), "%s/backing", state_dir);
+	warn_if_link(who, l->path);
 	be = be_file_open(l->path, backing_bytes(l), l->write_protect, side_base, err, errlen);
 	if (!be)
 		return NULL;

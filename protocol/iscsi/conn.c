@@ -26,6 +26,8 @@
 
 static void conn_io_cb(struct ev_loop *loop, ev_io *w, int revents);
 static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void conn_linger(struct iscsi_conn *conn);
+static void conn_maybe_resume(struct iscsi_conn *conn);
 
 void iscsi_conn_get(struct iscsi_conn *conn)
 {
@@ -143,8 +145,9 @@ size_t iscsi_addr_key(const struct sockaddr_storage *ss, uint8_t key[17])
 
 /* ---- transmit ---- */
 
-static void tx_free(struct iscsi_tx *tx)
+static void tx_free(struct iscsi_conn *conn, struct iscsi_tx *tx)
 {
+	conn->tx_held -= tx->held;
 	if (tx->task)
 		iscsi_task_put(tx->task);
 	free(tx->owned);
@@ -193,6 +196,7 @@ void iscsi_conn_queue(struct iscsi_conn *conn, const uint8_t *bhs, const void *d
 		iscsi_conn_drop(conn, "out of memory queueing a PDU");
 		return;
 	}
+	tx->held = sizeof(*tx);
 	memcpy(tx->hdr, bhs, ISCSI_BHS_LEN);
 	put_be24(tx->hdr + ISCSI_BHS_DATA_SEGMENT_LENGTH, data_len);
 	tx->hdr_len = ISCSI_BHS_LEN;
@@ -214,6 +218,7 @@ void iscsi_conn_queue(struct iscsi_conn *conn, const uint8_t *bhs, const void *d
 			}
 			memcpy(tx->owned, data, data_len);
 			tx->data = tx->owned;
+			tx->held += data_len;
 		}
 		tx->data_len = data_len;
 		pad = iscsi_pad4(data_len);
@@ -235,6 +240,7 @@ void iscsi_conn_queue(struct iscsi_conn *conn, const uint8_t *bhs, const void *d
 		conn->tx_progress = ev_now(conn->srv->loop);
 	conn->tx_tail = tx;
 	conn->tx_bytes += tx->hdr_len + tx->data_len + tx->trailer_len;
+	conn->tx_held += tx->held;
 	conn_mark_flush(conn);
 }
 
@@ -287,14 +293,24 @@ void iscsi_conn_flush(struct iscsi_conn *conn)
 			conn->tx_head = tx->next;
 			if (!conn->tx_head)
 				conn->tx_tail = NULL;
-			tx_free(tx);
+			tx_free(conn, tx);
 		}
+		conn_maybe_resume(conn);
 	}
 	if (conn->state == ISCSI_CONN_STATE_CLOSED)
 		return;
 	conn_set_events(conn, conn->io_events & ~EV_WRITE);
 	if (conn->state == ISCSI_CONN_STATE_CLOSING)
-		iscsi_conn_drop(conn, "closed after the last response");
+		conn_linger(conn);
+}
+
+/* Reading resumes once the peer has read half of what held it back (conn_read). */
+static void conn_maybe_resume(struct iscsi_conn *conn)
+{
+	if (conn->rx_paused && conn->tx_held <= ISCSI_TX_HELD_MAX / 2 && conn->state != ISCSI_CONN_STATE_CLOSED) {
+		conn->rx_paused = false;
+		conn_set_events(conn, conn->io_events | EV_READ);
+	}
 }
 
 /* ---- closing ---- */
@@ -328,7 +344,7 @@ void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
 	while (conn->tx_head) {
 		struct iscsi_tx *tx = conn->tx_head;
 		conn->tx_head = tx->next;
-		tx_free(tx);
+		tx_free(conn, tx);
 	}
 	conn->tx_tail = NULL;
 	conn->tx_bytes = 0;
@@ -357,14 +373,35 @@ void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
 	iscsi_conn_put(conn);
 }
 
+/*
+ * The output is out: the send side is shut down (the peer reads the last
+ * response, then end of file), and the connection stays open, its input
+ * read and discarded, until the peer closes its side or the linger time
+ * is over.  Closing with unread input would reset the connection instead.
+ */
+static void conn_linger(struct iscsi_conn *conn)
+{
+	if (conn->lingering)
+		return;
+	conn->lingering = true;
+	if (conn->peer_closed || shutdown(conn->fd, SHUT_WR) != 0) {
+		/* Nothing more comes in: closing now resets nothing. */
+		iscsi_conn_drop(conn, "closed after the last response");
+		return;
+	}
+	ev_timer_stop(conn->srv->loop, &conn->timer);
+	ev_timer_set(&conn->timer, ISCSI_LINGER_SECONDS, 0.);
+	ev_timer_start(conn->srv->loop, &conn->timer);
+}
+
 void iscsi_conn_close_after_flush(struct iscsi_conn *conn)
 {
 	if (conn->state == ISCSI_CONN_STATE_CLOSED || conn->state == ISCSI_CONN_STATE_CLOSING)
 		return;
 	conn->state = ISCSI_CONN_STATE_CLOSING;
-	conn_set_events(conn, conn->io_events & ~EV_READ);
+	conn_set_events(conn, conn->io_events | EV_READ); /* input is drained, not left unread */
 	if (!conn->tx_head)
-		iscsi_conn_drop(conn, "closed");
+		conn_linger(conn);
 }
 
 void iscsi_conn_check_idle(struct iscsi_conn *conn)
@@ -407,6 +444,10 @@ static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	if (conn->state == ISCSI_CONN_STATE_LOGIN) {
 		iscsi_conn_drop(conn, "login timeout");
+		return;
+	}
+	if (conn->state == ISCSI_CONN_STATE_CLOSING && conn->lingering) {
+		iscsi_conn_drop(conn, "closed after the last response (the peer kept its side open)");
 		return;
 	}
 	/*
@@ -465,7 +506,10 @@ static bool conn_process_rx(struct iscsi_conn *conn)
 		reason = iscsi_bhs_check(bhs, conn->params.max_recv_data_segment_length);
 		if (reason == ISCSI_REJECT_PROTOCOL_ERROR && data_len > conn->params.max_recv_data_segment_length) {
 			/* We cannot find the next PDU boundary safely beyond our limit. */
-			iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+			if (conn->state == ISCSI_CONN_STATE_LOGIN && iscsi_bhs_opcode(bhs) == ISCSI_OP_LOGIN_REQ)
+				iscsi_login_refuse_pdu(conn, bhs, ISCSI_LOGIN_STATUS_INITIATOR_ERROR);
+			else
+				iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
 			iscsi_conn_close_after_flush(conn);
 			ok = false;
 			break;
@@ -532,6 +576,13 @@ static void conn_read(struct iscsi_conn *conn)
 	for (int rounds = 0; rounds < 16; rounds++) {
 		ssize_t n;
 
+		/* A peer that sends without reading what comes back: not read until it does (ISCSI_TX_HELD_MAX). */
+		if (conn->tx_held > ISCSI_TX_HELD_MAX) {
+			conn->rx_paused = true;
+			conn_set_events(conn, conn->io_events & ~EV_READ);
+			return;
+		}
+
 		if (conn->rx_len == conn->rx_cap) {
 			/* A PDU longer than the buffer: conn_process_rx grew it already. */
 			break;
@@ -556,6 +607,28 @@ static void conn_read(struct iscsi_conn *conn)
 	}
 }
 
+/* CLOSING: what the peer still sends is read and dropped (conn_linger); its end of file ends the wait. */
+static void conn_drain_input(struct iscsi_conn *conn)
+{
+	char sink[4096];
+
+	for (int rounds = 0; rounds < 16; rounds++) {
+		ssize_t n = read(conn->fd, sink, sizeof(sink));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			conn->peer_closed = true;
+			conn_set_events(conn, conn->io_events & ~EV_READ);
+			if (conn->lingering || n < 0)
+				iscsi_conn_drop(conn, n ? "read failed while closing" : "closed after the last response");
+			return; /* else the output still goes out (the peer may only have shut down its side) */
+		}
+	}
+}
+
 static void conn_io_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct iscsi_conn *conn = (struct iscsi_conn *)((char *)w - offsetof(struct iscsi_conn, io));
@@ -564,8 +637,9 @@ static void conn_io_cb(struct ev_loop *loop, ev_io *w, int revents)
 	iscsi_conn_get(conn);
 	if (revents & EV_WRITE)
 		iscsi_conn_flush(conn);
-	if ((revents & EV_READ) && conn->state != ISCSI_CONN_STATE_CLOSED &&
-	    conn->state != ISCSI_CONN_STATE_CLOSING)
+	if ((revents & EV_READ) && conn->state == ISCSI_CONN_STATE_CLOSING)
+		conn_drain_input(conn);
+	else if ((revents & EV_READ) && conn->state != ISCSI_CONN_STATE_CLOSED)
 		conn_read(conn);
 	iscsi_conn_put(conn);
 }

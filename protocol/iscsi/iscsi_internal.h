@@ -180,7 +180,13 @@ enum iscsi_conn_state {
 	ISCSI_CONN_STATE_LOGIN,          /* login phase: only Login Requests */
 	ISCSI_CONN_STATE_FULL_FEATURE,
 	ISCSI_CONN_STATE_LOGOUT_PENDING, /* Logout received: waiting for active tasks, then the response */
-	ISCSI_CONN_STATE_CLOSING,        /* writing what is queued, then closing (no more input) */
+	/*
+	 * Writing what is queued, then closing in order: input is read and
+	 * discarded (no PDU is handled), the send side shut down once the
+	 * output is out, the socket closed when the peer closes its side or
+	 * ISCSI_LINGER_SECONDS later (iscsi_conn_close_after_flush).
+	 */
+	ISCSI_CONN_STATE_CLOSING,
 	ISCSI_CONN_STATE_CLOSED,         /* socket closed; waiting for tasks to be released */
 };
 
@@ -196,6 +202,7 @@ struct iscsi_tx {
 	size_t sent;                /* bytes of hdr+data+trailer already written */
 	uint8_t *owned;             /* data copied for this PDU, freed with it */
 	struct iscsi_task *task;    /* data points into this task's buffer; holds a reference */
+	size_t held;                /* what it costs beyond a task's own buffers (iscsi_conn.tx_held) */
 };
 
 /* Login phase state (login.c), freed on entering full feature phase. */
@@ -242,7 +249,11 @@ struct iscsi_conn {
 	int fd;
 	ev_io io;
 	int io_events;
-	ev_timer timer;                   /* login timeout, then NOP-In pings */
+	ev_timer timer;                   /* login timeout, then NOP-In pings; in CLOSING the linger time */
+	bool lingering;                   /* CLOSING: the send side is shut down, input is drained */
+	bool peer_closed;                 /* CLOSING: the peer's end of file came */
+	size_t tx_held;                   /* the queued PDUs' held bytes (struct iscsi_tx) */
+	bool rx_paused;                   /* not read while tx_held is past ISCSI_TX_HELD_MAX */
 	enum iscsi_conn_state state;
 	unsigned refs;
 	char peer[64];                    /* for logs */
@@ -445,6 +456,14 @@ void iscsi_conn_enter_full_feature(struct iscsi_conn *conn);
 
 /* ---- login.c ---- */
 void iscsi_login_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu);
+/*
+ * A Login Request that cannot be taken as it is (its data segment past the
+ * MaxRecvDataSegmentLength of the login phase, 8192 bytes, RFC 7143 13.12):
+ * a Login Response with status (11.13.5: 02h Initiator Error; a login is
+ * refused in its own response, the Reject PDU is for the full feature
+ * phase), then the connection closes.
+ */
+void iscsi_login_refuse_pdu(struct iscsi_conn *conn, const uint8_t *bhs, enum iscsi_login_status status);
 void iscsi_login_free(struct iscsi_login *login);
 
 /* ---- param.c ---- */
@@ -492,6 +511,12 @@ void iscsi_session_put(struct iscsi_session *s);
 void iscsi_session_end(struct iscsi_session *s, const char *why);
 uint32_t iscsi_session_max_cmd_sn(const struct iscsi_session *s);
 /*
+ * Whether a non-immediate command with cmd_sn would be taken: inside
+ * [ExpCmdSN, MaxCmdSN] and not queued already.  A command that is not is
+ * ignored before anything is allocated for it (RFC 7143 4.2.2.1).
+ */
+bool iscsi_session_cmd_sn_acceptable(const struct iscsi_session *s, uint32_t cmd_sn);
+/*
  * RFC 7143 3.2.2.1 command numbering for a non-immediate PDU.  Returns 1 if
  * it is the expected one (ExpCmdSN advanced: process it now), 0 if it was
  * queued for later (the callee copied what it needs), -1 if outside the
@@ -514,6 +539,22 @@ void iscsi_task_submit(struct iscsi_task *task);
  * commands" (RFC 7143 11.17.1).
  */
 #define ISCSI_MAX_IMMEDIATE_COMMANDS 16
+/*
+ * A connection closing after its last response waits this long for the
+ * peer to close its side, reading and discarding what it still sends:
+ * close(2) with unread input resets the connection (RFC 793 3.5; Linux
+ * sends RST), and a reset drops what the peer has not read and tells it of
+ * a failure where there was none.
+ */
+#define ISCSI_LINGER_SECONDS 2.0
+/*
+ * Output a connection holds that is no command's data (NOP-In echoes,
+ * Rejects, text and login responses, and every queued PDU's own header):
+ * past this many bytes the connection is not read until its peer has read
+ * half of it, so a peer that sends without reading cannot grow it (a
+ * command's data is in the SCSI core's buffer budget instead).
+ */
+#define ISCSI_TX_HELD_MAX (1u << 20)
 
 /* login.c: failed logins per peer address (login_failures_per_minute). */
 bool iscsi_login_throttled(struct iscsi_conn *conn);

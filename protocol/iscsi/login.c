@@ -145,6 +145,21 @@ static void login_fail(struct iscsi_conn *conn, struct iscsi_login *login, enum 
 	iscsi_conn_close_after_flush(conn);
 }
 
+void iscsi_login_refuse_pdu(struct iscsi_conn *conn, const uint8_t *bhs, enum iscsi_login_status status)
+{
+	uint8_t rsp[ISCSI_BHS_LEN];
+
+	ISCSI_PEER_ERROR(conn->srv, "%s: Login Request refused: status %02x/%02x", conn->peer, status >> 8, status & 0xff);
+	iscsi_bhs_init(rsp, ISCSI_OP_LOGIN_RSP, 0, 0);
+	memcpy(rsp + ISCSI_LOGIN_ISID, bhs + ISCSI_LOGIN_ISID, 6);
+	put_be32(rsp + ISCSI_BHS_ITT, get_be32(bhs + ISCSI_BHS_ITT));
+	iscsi_conn_fill_sn(conn, rsp, true);
+	rsp[ISCSI_LOGIN_STATUS_CLASS] = (uint8_t)(status >> 8);
+	rsp[ISCSI_LOGIN_STATUS_DETAIL] = (uint8_t)status;
+	iscsi_conn_queue(conn, rsp, NULL, 0, NULL);
+	iscsi_conn_close_after_flush(conn);
+}
+
 static const struct iscsi_acl_entry *acl_lookup(const struct iscsi_target *t, const char *initiator, bool *allowed)
 {
 	const struct iscsi_acl_entry *wildcard = NULL;

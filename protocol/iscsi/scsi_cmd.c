@@ -444,10 +444,22 @@ static void task_deliver(struct iscsi_task *task, const struct iscsi_pdu *pdu)
 void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu)
 {
 	int reason = scsi_cmd_pdu_check(conn, pdu);
+	uint32_t cmd_sn = get_be32(pdu->bhs + ISCSI_BHS_CMD_SN);
 	struct iscsi_task *task;
 
 	if (reason) {
 		iscsi_reject(conn, pdu->bhs, (enum iscsi_reject_reason)reason);
+		return;
+	}
+	/*
+	 * RFC 7143 4.2.2.1: a command outside the window is silently ignored,
+	 * before it costs anything: no task, no buffer for its unsolicited
+	 * data.  The Data-Out that follows it finds no task by its ITT and is
+	 * discarded (data.c).
+	 */
+	if (!iscsi_bhs_immediate(pdu->bhs) && !iscsi_session_cmd_sn_acceptable(conn->session, cmd_sn)) {
+		ISCSI_PEER_ERROR(conn->srv, "%s: CmdSN %u outside window [%u, %u] or queued already: ignored", conn->peer,
+				 cmd_sn, conn->session->exp_cmd_sn, iscsi_session_max_cmd_sn(conn->session));
 		return;
 	}
 	task = task_create(conn, pdu->bhs);

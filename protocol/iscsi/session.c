@@ -152,6 +152,16 @@ void iscsi_session_end(struct iscsi_session *s, const char *why)
 
 /* ---- CmdSN ordering (RFC 7143 3.2.2.1) ---- */
 
+bool iscsi_session_cmd_sn_acceptable(const struct iscsi_session *s, uint32_t cmd_sn)
+{
+	if (iscsi_sn_lt(cmd_sn, s->exp_cmd_sn) || iscsi_sn_lt(iscsi_session_max_cmd_sn(s), cmd_sn))
+		return false;
+	for (const struct iscsi_ordered *o = s->ordered; o; o = o->next)
+		if (o->cmd_sn == cmd_sn)
+			return false;
+	return true;
+}
+
 int iscsi_session_order(struct iscsi_session *s, const struct iscsi_pdu *pdu, struct iscsi_task *task)
 {
 	uint32_t cmd_sn = get_be32(pdu->bhs + ISCSI_BHS_CMD_SN);

@@ -128,6 +128,7 @@ static int become_service(struct tcmu_dbus *d)
 	/* A client that listed the objects before sees the new one. */
 	sd_bus_emit_object_added(d->bus, d->object_path);
 	tcmu_log(d->srv, 2, "D-Bus: serving org.kernel.TCMUService1 (user:%s) for targetcli", d->srv->subtype);
+	tcmu_netlink_wait_for_replies(d->srv, true); /* the only handler daemon: the kernel may wait for ours */
 	return 0;
 }
 
@@ -136,6 +137,7 @@ static int register_with_runner(struct tcmu_dbus *d)
 	int rc;
 
 	d->register_slot = sd_bus_slot_unref(d->register_slot);
+	tcmu_netlink_wait_for_replies(d->srv, false); /* tcmu-runner's answers are not ours */
 	if (!d->handler_slot &&
 	    (rc = sd_bus_add_object_vtable(d->bus, &d->handler_slot, d->handler_path, SERVICE, handler_vtable, d)) < 0)
 		return rc;

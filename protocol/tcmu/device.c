@@ -371,6 +371,11 @@ int tcmu_server_attach(struct tcmu_server *srv, const struct tcmu_device_info *i
 		snprintf(reason, len, "out of memory");
 		return -1;
 	}
+	/*
+	 * The kernel's device outlives this daemon: to its initiators a restart
+	 * is no power cycle unless the LU lost something (scsi_nexus_continue).
+	 */
+	scsi_nexus_continue(dev->nexus);
 	dev->fd = fd;
 	dev->map = map;
 	dev->map_len = map_len;

@@ -33,6 +33,7 @@ struct tcmu_netlink {
 	struct nl_sock *events;
 	struct nl_sock *requests;
 	int family;
+	int replies;             /* what SET_FEATURES last told the kernel: 1 wait for replies, 0 not, -1 unknown */
 	ev_io io;
 };
 
@@ -314,6 +315,7 @@ int tcmu_netlink_open(struct tcmu_server *srv, char *reason, size_t len)
 	}
 	/* From now on the kernel waits for a reply to each event about a device (one of ours or not). */
 	rc = request(nl, TCMU_CMD_SET_FEATURES, fill_features, &on);
+	nl->replies = rc == 0 ? 1 : -1;
 	if (rc == -EOPNOTSUPP)
 		tcmu_log(srv, 1, "netlink: this kernel waits for no reply to its device events");
 	else if (rc != 0) {
@@ -341,6 +343,25 @@ int tcmu_netlink_reply_added(struct tcmu_server *srv, const struct tcmu_device_i
 		return rc;
 	reply(srv->nl, TCMU_CMD_ADDED_DEVICE_DONE, (uint32_t)strtoul(buf, NULL, 10), status, "ADDED_DEVICE");
 	return 0;
+}
+
+void tcmu_netlink_wait_for_replies(struct tcmu_server *srv, bool on)
+{
+	struct tcmu_netlink *nl = srv->nl;
+	uint8_t value = on;
+	int rc;
+
+	if (!nl || nl->family <= 0 || nl->replies == (int)on)
+		return;
+	rc = request(nl, TCMU_CMD_SET_FEATURES, fill_features, &value);
+	if (rc == 0 || rc == -EOPNOTSUPP)
+		nl->replies = on;
+	if (rc == 0)
+		tcmu_log(srv, 2, on ? "netlink: the kernel waits for the replies to its device events again"
+				    : "netlink: tcmu-runner answers device events too: the kernel is told to wait for no "
+				      "reply, so neither daemon's answer decides for the other's devices");
+	else if (rc != -EOPNOTSUPP)
+		tcmu_log(srv, 1, "netlink: SET_FEATURES: %s", strerror(-rc));
 }
 
 void tcmu_netlink_close(struct tcmu_server *srv, bool stop_replies)

@@ -130,6 +130,15 @@ void tcmu_netlink_close(struct tcmu_server *srv, bool stop_replies);
  * device found by the scan (enable not yet done).  0 or -errno.
  */
 int tcmu_netlink_reply_added(struct tcmu_server *srv, const struct tcmu_device_info *info, int status);
+/*
+ * Whether the kernel waits for a reply to each device event (SET_FEATURES
+ * SUPP_KERN_CMD_REPLY, a setting of the whole TCM-USER family): on while
+ * this front end is the only handler daemon, off while tcmu-runner runs
+ * beside it (dbus.c follows which), since the kernel takes the first reply
+ * for a device and tcmu-runner answers every subtype it does not know with
+ * an error (docs/tcmu.md, "Beside tcmu-runner").
+ */
+void tcmu_netlink_wait_for_replies(struct tcmu_server *srv, bool on);
 
 /* dbus.c: targetcli's handler registry (org.kernel.TCMUService1). */
 void tcmu_dbus_close(struct tcmu_server *srv);

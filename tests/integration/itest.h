@@ -211,6 +211,8 @@ bool itest_write16(struct iscsi_context *iscsi, int lun, uint64_t lba, const voi
 		   uint32_t block_size, bool fua, const char *name);
 bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf, uint32_t nblocks, uint32_t block_size,
 		  const char *name);
+/* A "key:" line of /proc/PID/status in KiB (VmRSS, VmHWM), or -1 if unreadable. */
+long itest_proc_kib(pid_t pid, const char *key);
 /* The number after "key": in json (sbcemuctl --json output), or -1 when there is none. */
 long long itest_json_num(const char *json, const char *key);
 /* Whether the daemon's log has a line containing text. */

@@ -493,28 +493,6 @@ static void daemon_up(struct itest_daemon *d, const char *name, const char *daem
 	itest_daemon_up(d, name, cfg);
 }
 
-/* VmHWM or VmRSS of a process, in KiB (-1 if unreadable). */
-static long proc_kib(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
-}
-
 /* ---- 1: the command window ---- */
 
 static void test_cmd_window(void)
@@ -860,8 +838,8 @@ static void test_flood(void)
 		goto out;
 	itest_raw_clear_ua(&s->c, 0);
 	w = ping_window(s, &exp);
-	hwm0 = proc_kib(d.pid, "VmHWM");
-	rss0 = proc_kib(d.pid, "VmRSS");
+	hwm0 = itest_proc_kib(d.pid, "VmHWM");
+	rss0 = itest_proc_kib(d.pid, "VmRSS");
 	itest_note("flood: window at rest %d; daemon VmHWM %ld KiB, VmRSS %ld KiB before", w, hwm0, rss0);
 
 	t0 = itest_now_ms();
@@ -891,7 +869,7 @@ static void test_flood(void)
 			done = s->statuses;
 			usleep(2000); /* a slow reader */
 			if (done % 20 == 0) {
-				long r = proc_kib(d.pid, "VmRSS");
+				long r = itest_proc_kib(d.pid, "VmRSS");
 				if (r > rss_peak)
 					rss_peak = r;
 			}
@@ -899,8 +877,8 @@ static void test_flood(void)
 	}
 	for (int i = 0; i < s->ncmd; i++)
 		good += s->cmd[i].done && s->cmd[i].status == STATUS_GOOD && s->cmd[i].bytes == BIG_BYTES;
-	hwm1 = proc_kib(d.pid, "VmHWM");
-	rss1 = proc_kib(d.pid, "VmRSS");
+	hwm1 = itest_proc_kib(d.pid, "VmHWM");
+	rss1 = itest_proc_kib(d.pid, "VmRSS");
 	itest_note("flood: %d READ(16) of 4 MiB in %.1f s, at most %d sent without their status yet, largest window seen %d",
 		   done, (double)(itest_now_ms() - t0) / 1000.0, peak_out, max_window);
 	itest_note("flood: daemon VmHWM %ld -> %ld KiB (growth %ld KiB = %.1f MiB), VmRSS %ld -> %ld KiB, sampled "

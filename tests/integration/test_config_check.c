@@ -5,7 +5,9 @@
  * both exit 1 with "file:line: section.key: reason" (README.md: exit
  * status), and neither leaves a state directory, an LU directory or a
  * backing file behind.  A valid configuration passes --check, which creates
- * nothing either.
+ * nothing either.  What cannot be a configuration file (/dev/zero, a
+ * directory, a FIFO, a file with a NUL byte) is refused, without reading
+ * it and without blocking.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -229,6 +231,55 @@ static void test_good(void)
 		 "--check of a valid configuration creates nothing (no state directory, no backing file)", "%s", what);
 }
 
+/* -c PATH with what cannot be a configuration file: --check and a start exit 1 at once, naming why. */
+static void test_not_a_file(const char *what, const char *path, const char *reason)
+{
+	char out[4096], name[256];
+
+	for (int check = 1; check >= 0; check--) {
+		uint64_t t0 = itest_now_ms();
+		int status;
+
+		unlink(scratch.conf);
+		if (symlink(path, scratch.conf) != 0) {
+			itest_ok(false, "a link in place of the configuration", "%s", strerror(errno));
+			return;
+		}
+		status = run(check, out, sizeof(out));
+		snprintf(name, sizeof(name), "%s -c %s: exit 1 within 2 s, \"%s\"", check ? "--check" : "start", what,
+			 reason);
+		itest_ok(status == 1 && strstr(out, reason) && itest_now_ms() - t0 < 2000, name,
+			 "status %d after %llu ms, output \"%.200s\"", status, (unsigned long long)(itest_now_ms() - t0),
+			 out);
+	}
+	unlink(scratch.conf);
+}
+
+static void test_not_files(void)
+{
+	char fifo[700], dir[700], nul[700];
+	int fd;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", scratch.dir);
+	snprintf(dir, sizeof(dir), "%s/adir", scratch.dir);
+	snprintf(nul, sizeof(nul), "%s/nul.conf", scratch.dir);
+	mkfifo(fifo, 0600);
+	mkdir(dir, 0700);
+	fd = open(nul, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	if (fd >= 0) {
+		if (write(fd, "[daemon]\n\0listen = x\n", 22) != 22)
+			itest_note("short write of %s", nul);
+		close(fd);
+	}
+	test_not_a_file("/dev/zero", "/dev/zero", "not a regular file (a device)");
+	test_not_a_file("a directory", dir, "not a regular file (a directory)");
+	test_not_a_file("a FIFO nobody writes", fifo, "not a regular file (a FIFO)");
+	test_not_a_file("a file with a NUL byte on line 2", nul, "sbcemud.conf:2: a NUL byte: not a text file");
+	unlink(fifo);
+	rmdir(dir);
+	unlink(nul);
+}
+
 int main(int argc, char **argv)
 {
 	char p[700];
@@ -245,6 +296,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		test_bad(&bad[i]);
 	test_good();
+	test_not_files();
 	itest_daemon_cleanup(&scratch);
 	return itest_finish();
 }

@@ -510,7 +510,7 @@ static void test_raw_socket(void)
 	usleep(100000);
 	ctl_ok(run_ctl("status"), 0, "raw socket: clients that connect and close at once -> status still served");
 
-	/* A silent client: the others are served meanwhile, and it is dropped after 5 s. */
+	/* A silent client: the others are served meanwhile, and it is dropped after 1 s of silence. */
 	idle = sock_connect();
 	itest_ok(idle >= 0, "raw socket: connect a silent client", "%s", strerror(errno));
 	if (idle >= 0) {
@@ -524,8 +524,40 @@ static void test_raw_socket(void)
 			 (unsigned long long)(t1 - t0));
 		bool closed = poll(&p, 1, 9000) == 1 && recv(idle, &b, 1, MSG_DONTWAIT) <= 0;
 		t1 = itest_now_ms();
-		itest_ok(closed && t1 - t0 >= 4000, "a client that sends nothing is disconnected after about 5 s",
+		itest_ok(closed && t1 - t0 >= 800 && t1 - t0 < 3000,
+			 "a client that sends nothing is disconnected after about 1 s (its idle deadline)",
 			 "%s after %llu ms", closed ? "closed" : "still open", (unsigned long long)(t1 - t0));
+		close(idle);
+	}
+	/* Every one of the 16 places held by a silent client: the next one waits in the backlog about 1 s. */
+	{
+		int fds[16];
+		uint64_t t0;
+
+		for (int i = 0; i < 16; i++)
+			fds[i] = sock_connect();
+		usleep(100000);
+		t0 = itest_now_ms();
+		ctl_ok(run_ctl("status"), 0, "16 silent clients hold every place: sbcemuctl status -> exit 0");
+		itest_ok(itest_now_ms() - t0 < 2500, "... within 2.5 s, not the 5 s a request may take",
+			 "%llu ms", (unsigned long long)(itest_now_ms() - t0));
+		for (int i = 0; i < 16; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	/* A client that sends a byte every 0.5 s is never idle for 1 s, but its whole request takes at most 5 s. */
+	idle = sock_connect();
+	if (idle >= 0) {
+		uint64_t t0 = itest_now_ms();
+		bool open = true;
+
+		while (open && itest_now_ms() - t0 < 8000) {
+			open = send(idle, "{", 1, MSG_NOSIGNAL) == 1;
+			usleep(500000);
+		}
+		itest_ok(!open && itest_now_ms() - t0 >= 4500 && itest_now_ms() - t0 < 6500,
+			 "a client that trickles its request is disconnected at its 5 s deadline",
+			 "%s after %llu ms", open ? "still open" : "closed", (unsigned long long)(itest_now_ms() - t0));
 		close(idle);
 	}
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running after the bad socket input", NULL);

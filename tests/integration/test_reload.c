@@ -5,11 +5,16 @@
  * write-protected (07/27/00) while the session stays logged in; keys that
  * cannot change live are named in a warning and left alone; a file that
  * does not load changes nothing and its error is logged as file:line.
+ * What cannot be a configuration file changes nothing either, without
+ * blocking the daemon: /dev/zero, a directory, a FIFO; and an emptied file
+ * takes the targets away only when asked (sbcemuctl reload
+ * --remove-all-targets).
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -55,6 +60,45 @@ static bool hangup(const char *last)
 		usleep(50000);
 	}
 	return false;
+}
+
+/* Whether the daemon still answers its control socket (its loop is not blocked). */
+static bool answers(void)
+{
+	char out[4096];
+
+	return itest_ctl(&d, out, sizeof(out), "status") == 0;
+}
+
+/* The configuration file's path replaced by what cannot be one; each SIGHUP changes nothing. */
+static void unreadable_files(struct iscsi_context *s)
+{
+	static const uint8_t tur[6] = { 0 };
+	char out[4096];
+
+	unlink(d.conf);
+	if (symlink("/dev/zero", d.conf) == 0)
+		itest_ok(hangup("sbcemud.conf: not a regular file (a device)") && answers(),
+			 "SIGHUP, the file a link to /dev/zero: not read (\"not a regular file (a device)\")", NULL);
+	unlink(d.conf);
+	if (mkdir(d.conf, 0700) == 0)
+		itest_ok(hangup("sbcemud.conf: not a regular file (a directory)") && answers(),
+			 "SIGHUP, the file a directory: \"not a regular file (a directory)\"", NULL);
+	rmdir(d.conf);
+	if (mkfifo(d.conf, 0600) == 0)
+		itest_ok(hangup("sbcemud.conf: not a regular file (a FIFO)") && answers(),
+			 "SIGHUP, the file a FIFO nobody writes: refused at once, the daemon goes on serving", NULL);
+	unlink(d.conf);
+	itest_daemon_write_config(&d, "");
+	itest_ok(hangup("has no target: refusing to remove every running target"),
+		 "SIGHUP with an emptied file: refused, every target stays (the log names --remove-all-targets)", NULL);
+	itest_expect_cmd(s, 0, "... the target still serves: TEST UNIT READY LUN 0 -> GOOD", tur, 6, ITEST_NONE, NULL,
+			 0, 0, EXPECT_GOOD, NULL);
+	itest_ctl_expect(&d, out, sizeof(out), 1, "reload", "sbcemuctl reload with the emptied file -> refused (exit 1)");
+	itest_ctl_expect(&d, out, sizeof(out), 0, "reload --remove-all-targets",
+			 "sbcemuctl reload --remove-all-targets -> the targets go (exit 0)");
+	itest_ctl(&d, out, sizeof(out), "--json targets");
+	itest_ok(strstr(out, ITEST_TARGET) == NULL, "... and the target is gone", "%.200s", out);
 }
 
 int main(int argc, char **argv)
@@ -117,6 +161,7 @@ int main(int argc, char **argv)
 	/* The same file again: nothing left to apply but what needs a restart. */
 	itest_ok(hangup("SIGHUP: 0 changes applied, 4 at the next start"),
 		 "SIGHUP with the same file: 0 changes applied, the same 4 at the next start", NULL);
+	unreadable_files(s);
 	itest_close(s);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
 	itest_daemon_cleanup(&d);

@@ -6,9 +6,15 @@
  * responded GOOD => its blocks hold its data (SBC-4 4.2: an acknowledged
  * write is on the medium), and its blocks hold its data => it was responded
  * to (a command executed without a response is one the initiator must
- * treat as lost).  Several rounds, SIGTERM at different points of the batch.
+ * treat as lost).  Several rounds, SIGTERM at different points of the batch;
+ * in the last ones the initiator keeps sending NOP-Outs while it reads the
+ * responses, so the daemon closes connections with input it has not read
+ * (close(2) then resets the connection and drops what is still queued,
+ * unless the daemon shuts down its side and drains that input first).
  */
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +35,22 @@ struct round {
 	uint32_t blocks;
 	uint32_t immediate;
 	useconds_t delay_us; /* SIGTERM this long after the last command was sent */
+	bool chatter;        /* after SIGTERM the initiator keeps sending NOP-Outs as it reads */
 };
+
+/* An immediate NOP-Out that wants no reply (RFC 7143 11.18: ITT FFFFFFFFh, TTT FFFFFFFFh, I = 1). */
+static void send_ping(struct itest_raw *c)
+{
+	uint8_t bhs[48] = { RAW_OP_NOP_OUT | 0x40, 0x80 };
+
+	memset(bhs + 16, 0xff, 8);
+	bhs[24] = c->cmdsn >> 24, bhs[25] = c->cmdsn >> 16, bhs[26] = c->cmdsn >> 8, bhs[27] = c->cmdsn;
+	bhs[28] = c->exp_statsn >> 24, bhs[29] = c->exp_statsn >> 16, bhs[30] = c->exp_statsn >> 8;
+	bhs[31] = c->exp_statsn;
+	if (send(c->fd, bhs, sizeof(bhs), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* the connection went, or its send buffer is full: the reads below tell */
+	}
+}
 
 static void write10(uint8_t *cdb, uint32_t lba, uint32_t blocks)
 {
@@ -78,7 +99,7 @@ static void answer_r2t(struct itest_raw *c, const struct itest_pdu *r2t, uint32_
 
 /* One round: the writes sent at once, SIGTERM after delay_us; returns false if the harness failed. */
 static bool round_trip(int round, const struct round *rd, int *responded, int *landed, int *bad_lost,
-		       int *bad_silent)
+		       int *bad_silent, int *resets)
 {
 	struct itest_raw c = { .fd = -1 };
 	uint8_t bhs[48], cdb[10], *buf = malloc((size_t)rd->ncmds * (48 + rd->immediate)), good[NCMDS] = { 0 };
@@ -86,7 +107,7 @@ static bool round_trip(int round, const struct round *rd, int *responded, int *l
 	size_t len = 0;
 	char err[256];
 	struct itest_pdu p;
-	int st, round_good = 0;
+	int st, end = 0, round_good = 0;
 
 	if (itest_daemon_start(&d) != 0 ||
 	    itest_raw_login(&c, &d, ITEST_INITIATOR_1, ITEST_TARGET, false, false, true, err, sizeof(err))) {
@@ -106,8 +127,24 @@ static bool round_trip(int round, const struct round *rd, int *responded, int *l
 	itest_raw_write(c.fd, buf, len);
 	usleep(rd->delay_us);
 	itest_daemon_signal(&d, SIGTERM);
-	while (itest_raw_recv(&c, &p, 10000) == 1) {
-		uint32_t itt = itest_get_be32(p.bhs + 16);
+	/* A slow initiator: it goes on sending for a while before it reads what came back. */
+	for (int ms = 0; rd->chatter && ms < 300; ms++) {
+		send_ping(&c);
+		usleep(1000);
+	}
+	for (;;) {
+		uint32_t itt;
+
+		if (rd->chatter) { /* a ping each millisecond until the next PDU starts, then the whole PDU */
+			struct pollfd pfd = { .fd = c.fd, .events = POLLIN };
+
+			send_ping(&c);
+			if (poll(&pfd, 1, 1) == 0)
+				continue;
+		}
+		if ((end = itest_raw_recv(&c, &p, 10000)) != 1)
+			break;
+		itt = itest_get_be32(p.bhs + 16);
 
 		if ((p.bhs[0] & 0x3f) == RAW_OP_SCSI_RSP && itt - first_itt < (uint32_t)rd->ncmds && p.bhs[3] == 0)
 			good[itt - first_itt] = 1;
@@ -116,6 +153,17 @@ static bool round_trip(int round, const struct round *rd, int *responded, int *l
 		itest_pdu_free(&p);
 	}
 	itest_raw_close(&c);
+	/*
+	 * RFC 7143 6.1 (and TCP): after its last response the target closes its
+	 * side in order (FIN), even while the initiator is still sending; a
+	 * reset would drop what the initiator has not read yet, and tells it of
+	 * a failure where there was none.
+	 */
+	if (end != 0) {
+		itest_note("round %d: the connection ended with %s, not an orderly close", round,
+			   end == -1 ? "a reset" : end == -2 ? "a timeout" : "an error");
+		(*resets)++;
+	}
 	st = itest_daemon_stop(&d, SIGTERM);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		itest_note("round %d: sbcemud exit status 0x%x", round, st);
@@ -174,17 +222,19 @@ int main(int argc, char **argv)
 	 * command window (128).
 	 */
 	static const struct round rounds[] = {
-		{ 320, 64, 32768, 0 },	   { 320, 64, 32768, 1000 },  { 320, 64, 32768, 3000 },
-		{ 320, 64, 32768, 10000 }, { 320, 64, 32768, 30000 }, { 320, 64, 32768, 100000 },
-		{ 100, 256, 65536, 0 },	   { 100, 256, 65536, 2000 }, { 100, 256, 65536, 10000 },
-		{ 100, 256, 65536, 50000 },
+		{ 320, 64, 32768, 0, false },	   { 320, 64, 32768, 1000, false },  { 320, 64, 32768, 3000, false },
+		{ 320, 64, 32768, 10000, false }, { 320, 64, 32768, 30000, false }, { 320, 64, 32768, 100000, false },
+		{ 100, 256, 65536, 0, false },	   { 100, 256, 65536, 2000, false }, { 100, 256, 65536, 10000, false },
+		{ 100, 256, 65536, 50000, false },
+		{ 160, 64, 32768, 0, true },   { 160, 64, 32768, 2000, true }, { 160, 64, 32768, 20000, true },
+		{ 100, 256, 65536, 2000, true },
 	};
-	int responded = 0, landed = 0, lost = 0, silent = 0;
+	int responded = 0, landed = 0, lost = 0, silent = 0, resets = 0;
 	bool ok = true;
 
 	itest_init(argc, argv, "test_shutdown_inflight: SIGTERM with writes in flight");
 	itest_daemon_init(&d, "shutdown-inflight");
-	/* Every write of every round has blocks of its own: LUN 0 of the default configuration, made 512 MiB. */
+	/* Every write of every round has blocks of its own: LUN 0 of the default configuration, made 1 GiB. */
 	{
 		char config[4096], *size;
 
@@ -194,16 +244,17 @@ int main(int argc, char **argv)
 			itest_ok(false, "the default configuration has LUN 0 of 64M", "it changed");
 			return itest_finish();
 		}
-		memmove(size + 12, size + 10, strlen(size + 10) + 1);
-		memcpy(size, "size = 512M\n", 12);
+		memmove(size + 10, size + 11, strlen(size + 11) + 1);
+		memcpy(size, "size = 1G\n", 10);
 		if (itest_daemon_write_config(&d, config) != 0)
 			return itest_finish();
 	}
 	for (unsigned r = 0; r < sizeof(rounds) / sizeof(rounds[0]) && ok; r++)
-		ok = round_trip((int)r, &rounds[r], &responded, &landed, &lost, &silent);
+		ok = round_trip((int)r, &rounds[r], &responded, &landed, &lost, &silent, &resets);
 	itest_ok(ok,
 		 "6 rounds of 320 WRITE(10)s of 32 KiB in immediate data, 4 of 100 WRITE(10)s of 128 KiB half in "
-		 "immediate data and half after an R2T; SIGTERM 0-100 ms after sending",
+		 "immediate data and half after an R2T; SIGTERM 0-100 ms after sending; 4 more with NOP-Outs "
+		 "sent all along",
 		 "harness failed");
 	itest_note("%d writes acknowledged GOOD, %d found on the medium after the restart", responded, landed);
 	itest_ok(lost == 0, "SBC-4 4.2: every write acknowledged GOOD before shutdown is on the medium after it",
@@ -211,6 +262,8 @@ int main(int argc, char **argv)
 	itest_ok(silent == 0, "README shutdown: every write that reached the medium got its response first",
 		 "%d writes landed without a response", silent);
 	itest_ok(responded > 0, "at least some writes completed before the connection closed", "none did");
+	itest_ok(resets == 0, "every round's connection ended with an orderly close (FIN), none with a reset",
+		 "%d rounds ended otherwise", resets);
 	itest_daemon_cleanup(&d);
 	return itest_finish();
 }

@@ -115,6 +115,11 @@ static void test_locks(struct itest_daemon *d)
 	itest_ok(rc != 0 && log_has(&d3, want),
 		 "a second sbcemud on another's backing file fails at start naming the holder's pid and the file",
 		 "%s; want \"%s\"", rc == 0 ? "it started" : "other message", want);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", d3.state);
+	rc = system(cmd);
+	itest_ok(WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
+		 "... and, refused, it created nothing in its state directory (the backing files' locks are tried first)",
+		 "%s is not empty", d3.state);
 	itest_daemon_cleanup(&d3);
 
 	s = itest_session(d, ITEST_INITIATOR_1, 0);
@@ -267,6 +272,32 @@ static void test_config_mode(void)
 	itest_daemon_cleanup(&d);
 }
 
+/* A backing file that is a symbolic link is followed, with a warning naming the link and its target. */
+static void test_backing_link(void)
+{
+	struct itest_daemon d4;
+	char text[1024], real[700], link[700], want[1600];
+	int fd, rc;
+
+	itest_daemon_init(&d4, "backing-link");
+	snprintf(real, sizeof(real), "%s/real.img", d4.dir);
+	snprintf(link, sizeof(link), "%s/link.img", d4.dir);
+	fd = open(real, O_CREAT | O_WRONLY, 0600);
+	if (fd < 0 || ftruncate(fd, 16 << 20) != 0 || symlink(real, link) != 0) {
+		itest_ok(false, "a backing file behind a symbolic link", "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	snprintf(text, sizeof(text), "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\npath = %s\n", link);
+	rc = itest_daemon_write_config(&d4, text) == 0 ? itest_daemon_start(&d4) : -1;
+	snprintf(want, sizeof(want), "the backing file %s is a symbolic link to %s", link, real);
+	itest_ok(rc == 0 && log_has(&d4, want), "a backing file that is a symbolic link: followed, with a warning",
+		 "%s; want \"%s\"", rc == 0 ? "no warning" : "no start", want);
+	itest_daemon_cleanup(&d4);
+}
+
 int main(int argc, char **argv)
 {
 	struct itest_daemon d;
@@ -277,5 +308,6 @@ int main(int argc, char **argv)
 	test_files(&d);
 	itest_daemon_cleanup(&d);
 	test_config_mode();
+	test_backing_link();
 	return itest_finish();
 }

@@ -9,13 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "itest_raw.h"
 #include "soak.h"
 
 #define ANSWER_MS 5000
-#define RAW_VARIANTS 9
+#define RAW_VARIANTS 11
 
 enum raw_answer { RA_SILENT, RA_REJECT, RA_CLOSED, RA_OTHER };
 
@@ -236,6 +237,62 @@ static void truncated_bhs(struct itest_raw *c)
 	soak.st.malformed_pdus++;
 }
 
+/*
+ * RFC 7143 4.2.2.1: WRITEs past MaxCmdSN with immediate data and F = 0 are
+ * ignored and cost nothing; the session goes on at ExpCmdSN.
+ */
+static void out_of_window_writes(struct itest_raw *c)
+{
+	enum { N = 500, IMMEDIATE = 512 };
+	static uint8_t buf[N * (48 + IMMEDIATE)];
+	uint8_t bhs[48], cdb[10] = { 0x2a, 0, 0, 0, 0, 0, 0, 0x08, 0x00, 0 };
+	uint32_t exp = c->cmdsn;
+	size_t len = 0;
+	int st;
+
+	for (int i = 0; i < N; i++) {
+		itest_raw_scsi_cmd(c, bhs, 0, cdb, 10, false, true, 1u << 20);
+		bhs[1] &= 0x7f;
+		itest_put_be32(bhs + 24, exp + 1000 + (uint32_t)i);
+		bhs[5] = 0, bhs[6] = IMMEDIATE >> 8, bhs[7] = IMMEDIATE & 0xff;
+		memcpy(buf + len, bhs, 48);
+		memset(buf + len + 48, 0xa5, IMMEDIATE);
+		len += 48 + IMMEDIATE;
+	}
+	c->cmdsn = exp;
+	itest_raw_write(c->fd, buf, len);
+	soak.st.malformed_pdus += N;
+	st = itest_raw_nodata_cmd(c, 0, (const uint8_t[]){ 0, 0, 0, 0, 0, 0 }, 6, NULL);
+	if (st != 0 && st != 2) /* GOOD, or CHECK CONDITION for a unit attention */
+		fail_note(&soak.st.unexpected, "TEST UNIT READY after %d WRITEs past MaxCmdSN: status %d", N, st);
+}
+
+/* NOP-Outs with 64 KiB of ping data, their echoes never read (ISCSI_TX_HELD_MAX bounds what they cost). */
+static void unread_echoes(struct itest_raw *c)
+{
+	static uint8_t pdu[48 + 65536];
+	size_t sent = 0;
+
+	memset(pdu, 0x5a, sizeof(pdu));
+	memset(pdu, 0, 48);
+	pdu[0] = RAW_OP_NOP_OUT | 0x40;
+	pdu[1] = 0x80;
+	pdu[5] = 0x01; /* DataSegmentLength 65536 */
+	itest_put_be32(pdu + 20, 0xffffffff);
+	while (sent < (32u << 20)) {
+		ssize_t w;
+
+		itest_put_be32(pdu + 16, c->itt++);
+		itest_put_be32(pdu + 24, c->cmdsn);
+		itest_put_be32(pdu + 28, c->exp_statsn);
+		w = send(c->fd, pdu, sizeof(pdu), MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w != (ssize_t)sizeof(pdu))
+			break; /* the daemon stopped reading (or a partial PDU: the connection is closed next) */
+		sent += sizeof(pdu);
+	}
+	soak.st.malformed_pdus++;
+}
+
 static bool raw_login(struct itest_raw *c)
 {
 	char err[256];
@@ -284,8 +341,14 @@ void op_malformed(void)
 		case 7:
 			random_bhs(&c);
 			break;
-		default:
+		case 8:
 			truncated_bhs(&c);
+			break;
+		case 9:
+			out_of_window_writes(&c);
+			break;
+		default:
+			unread_echoes(&c);
 		}
 	}
 	itest_raw_close(&c);

@@ -34,12 +34,20 @@
 #include "soak.h"
 
 #define RSS_SLACK_KB (32 * 1024)
+/*
+ * The peak the floods of op_malformed may cause (out-of-window WRITEs,
+ * unread NOP-In echoes) stays within the buffer budget (max_buffer_bytes
+ * below) plus the same slack: docs/security.md.
+ */
+#define BUFFER_BUDGET_KB (64 * 1024)
 #define FAIL_DETAILS 30
 
 struct soak soak;
 
 static const char config[] =
 	"# sbce_soak: two LUs on plain files, no volatile write cache\n"
+	"[daemon]\n"
+	"max_buffer_bytes = 64M\n"
 	"[target \"" ITEST_TARGET "\"]\n"
 	"alias = soak\n"
 	"\n"
@@ -359,6 +367,11 @@ static bool rss_ok(void)
 	return have_base && have_fin && fin.rss_kb <= base.rss_kb + RSS_SLACK_KB;
 }
 
+static bool peak_ok(void)
+{
+	return have_base && have_fin && fin.hwm_kb <= base.rss_kb + BUFFER_BUDGET_KB + RSS_SLACK_KB;
+}
+
 static void print_resources(void)
 {
 	if (!have_base || !have_fin) {
@@ -425,6 +438,9 @@ static bool checks(void)
 		       "%d at the end, %d before", fin.fds, pre.fds);
 	ok &= itest_ok(rss_ok(), "sbcemud's RSS at the end <= baseline + 32 MiB", "%ld kB, baseline %ld kB",
 		       fin.rss_kb, base.rss_kb);
+	ok &= itest_ok(peak_ok(),
+		       "sbcemud's peak RSS since its last start (VmHWM, floods included) <= baseline + max_buffer_bytes "
+		       "(64 MiB) + 32 MiB", "%ld kB, baseline %ld kB", fin.hwm_kb, base.rss_kb);
 	ok &= itest_ok(term_ok, "sbcemud exits with status 0 on SIGTERM", "wait status 0x%x", term_status);
 	return ok;
 }

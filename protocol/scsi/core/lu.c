@@ -2,11 +2,14 @@
  * SCSI target devices, logical units and I_T nexuses.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sched/task_set.h"
+#include "spc/spc.h"
 #include "zbc/zbc.h"
 
 uint64_t scsi_lun_encode(uint32_t lun)
@@ -105,12 +108,41 @@ void scsi_device_destroy(struct scsi_device *dev)
 	free(dev);
 }
 
+/* ---- what a restart of the daemon keeps ---- */
+
+/*
+ * The file a clean flush leaves in the LU's state directory when nothing of
+ * the LU lives only in memory; the next scsi_lu_create takes it away again
+ * (a crash after that must not find it) and remembers that the state was
+ * kept (scsi_nexus_continue).
+ */
+#define STATE_KEPT_FILE "state.kept"
+
+/*
+ * What a power on changes of an LU beyond its medium (SAM-5 6.3.3; SPC-4
+ * 5.13 and 7.5): reservations and registrations without APTPL, current mode
+ * values that were not saved, a prevented medium removal, open zones (ZBC-2:
+ * they come back closed).  A volatile write cache holds nothing once the
+ * device was flushed.
+ */
+static bool lu_has_volatile_state(const struct scsi_lu *lu)
+{
+	const struct spc_pr_state *pr = lu->pr;
+
+	if (lu->prevent_count || (pr && !pr->aptpl && (pr->regs || pr->reserved)))
+		return true;
+	if (lu->mode && memcmp(lu->mode->current, lu->mode->saved, sizeof(lu->mode->current)) != 0)
+		return true;
+	return lu->zbc && (lu->zbc->nr_implicit_open || lu->zbc->nr_explicit_open);
+}
+
 /* ---- flushing a device (a clean shutdown) ---- */
 
 struct device_flush {
 	struct scsi_io_job job;
 	struct scsi_lu *lu;
 	struct device_flush_state *state;
+	bool kept;              /* nothing of the LU lives only in memory: leave STATE_KEPT_FILE */
 	int rc;
 };
 
@@ -129,6 +161,15 @@ static void flush_work(struct scsi_io_job *job)
 	f->rc = f->lu->backend->ops->flush(f->lu->backend);
 	if (f->rc == 0 && f->lu->zbc)
 		f->rc = zbc_flush(f->lu);
+	if (f->rc == 0 && f->kept) {
+		char path[sizeof(f->lu->state_dir) + sizeof(STATE_KEPT_FILE) + 1];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/" STATE_KEPT_FILE, f->lu->state_dir);
+		fd = be_state_open(path, O_WRONLY | O_CREAT | O_TRUNC);
+		if (fd >= 0)
+			close(fd); /* without it the next start reports a power on: no harm */
+	}
 }
 
 static void flush_state_put(struct device_flush_state *st)
@@ -169,7 +210,7 @@ void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err)
 			continue;
 		}
 		*f = (struct device_flush){ .job = { .work = flush_work, .done = flush_done }, .lu = dev->lus[i],
-					    .state = st };
+					    .state = st, .kept = !lu_has_volatile_state(dev->lus[i]) };
 		st->pending++;
 		dev->executor->submit(dev->executor, &f->job);
 	}
@@ -233,6 +274,12 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 		return NULL;
 	}
 	pthread_mutex_init(&lu->fault_rules_lock, NULL);
+	{
+		char kept[sizeof(lu->state_dir) + sizeof(STATE_KEPT_FILE) + 1];
+
+		snprintf(kept, sizeof(kept), "%s/" STATE_KEPT_FILE, lu->state_dir);
+		lu->state_kept = unlink(kept) == 0; /* it was there: the last flush found nothing volatile */
+	}
 	dev->lus[lu->lun] = lu;
 	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next)
 		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
@@ -270,6 +317,13 @@ struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_
 	n->next = dev->nexuses;
 	dev->nexuses = n;
 	return n;
+}
+
+void scsi_nexus_continue(struct scsi_nexus *nexus)
+{
+	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
+		if (nexus->dev->lus[i] && nexus->dev->lus[i]->state_kept)
+			nexus->ua_pending[i] &= ~(1u << SCSI_UA_POWER_ON_RESET);
 }
 
 void scsi_nexus_get(struct scsi_nexus *nexus)

@@ -218,6 +218,7 @@ struct scsi_lu {
 	struct scsi_fault_rule *fault_rules;       /* fault_rules.c, oldest first */
 	/* Held while the loop thread links or unlinks a rule and while a worker walks the corrupt-pi rules. */
 	pthread_mutex_t fault_rules_lock;
+	bool state_kept;                           /* a clean flush before this start kept everything (lu.c) */
 	struct scsi_cmd *fault_held;               /* commands a hold or delay rule holds */
 
 	/* state */

@@ -707,6 +707,17 @@ struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_
 				     uint16_t relative_target_port);
 /* Aborts the nexus's outstanding commands (their aborted() callbacks run) and frees it once none remain. */
 void scsi_nexus_destroy(struct scsi_nexus *nexus);
+/*
+ * The nexus goes on from one the transport had before the daemon restarted
+ * (TCMU: the kernel's device and its initiators stayed).  A power on is
+ * reported with POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (SAM-5 6.3.3);
+ * an LU that a clean flush left with nothing held only in memory (no
+ * reservation or registration without APTPL, no unsaved mode value, no
+ * prevented removal, no open zone, its cache written back) changed in
+ * nothing, and that unit attention is withdrawn for it.  After a crash the
+ * daemon cannot know what it lost: the unit attention stays.
+ */
+void scsi_nexus_continue(struct scsi_nexus *nexus);
 
 /* ---- command life cycle ---- */
 

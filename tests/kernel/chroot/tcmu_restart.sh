@@ -10,6 +10,18 @@
 conv=$(disk_of tcmu-conv) || fail "no conv0 disk (did check tcmu run?)"
 zbc=$(disk_of tcmu-zbc) || fail "no zbc0 disk"
 
+# A clean restart: conv0 holds nothing only in memory, so to the kernel's nexus the restarted
+# daemon reports no power on, and the first command is GOOD (docs/tcmu.md, "POWER ON after a restart").
+settle "$conv"
+mark=$(log_mark)
+step "sbcemud stopped with SIGTERM, started again"
+sbcemud_stop TERM
+sbcemud_start
+log_since "$mark" | grep -q '4 sbcemu devices found at start' || fail "the clean restart did not attach the 4 devices"
+sg_turs "$(sg_of "$conv")" >/tmp/turs 2>&1 ||
+	fail "the first command to conv0 after a clean restart was not GOOD: $(tr '\n' ' ' </tmp/turs)"
+value clean_restart_no_power_on ok
+
 # Acknowledged before the kill: 1 MiB at 8 MiB.
 head -c 1048576 /dev/urandom >/tmp/acked
 expect "write before the kill" dd if=/tmp/acked of="$conv" bs=64k seek=128 oflag=direct status=none

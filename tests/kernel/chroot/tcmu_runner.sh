@@ -28,6 +28,8 @@ done
 log_since "$mark" | grep -q 'user:sbcemu registered with tcmu-runner' ||
 	fail "sbcemud did not register with tcmu-runner: $(log_since "$mark" | grep -i 'd-bus' | head -n 3)"
 log_since "$mark" | grep -q '4 sbcemu devices found at start' || fail "sbcemud did not take its 4 devices back"
+log_since "$mark" | grep -q 'the kernel is told to wait for no reply' ||
+	fail "sbcemud did not tell the kernel to stop waiting for replies beside tcmu-runner"
 out=$(targetcli ls /backstores 2>&1)
 echo "$out"
 grep -q 'user:zbc' <<<"$out" && grep -q 'user:sbcemu' <<<"$out" ||
@@ -38,16 +40,16 @@ out=$(targetcli /backstores/user:sbcemu create name=bad2 size=64M 'cfgstring=kin
 grep -qF 'cfgstring invalid: cfgstring: zone_size: 3145728 bytes is not a power-of-two number of 512-byte logical blocks' \
 	<<<"$out" || fail "CheckConfig through tcmu-runner: $out"
 
-# One zoned backstore each.  With tcmu-runner running, the kernel waits for a
-# reply to each device's ADDED_DEVICE and tcmu-runner answers -ENOENT for every
-# subtype it does not know, racing sbcemud's answer: an sbcemu backstore is
-# made with control=nl_reply_supported=-1 (docs/tcmu.md).
+# One zoned backstore each, both with a plain create.  tcmu-runner answers
+# -ENOENT to every ADDED_DEVICE of a subtype it does not know, and the kernel
+# takes the first answer: sbcemud, seeing tcmu-runner, told the kernel to wait
+# for no answer (docs/tcmu.md, "Beside tcmu-runner").
 mark=$(log_mark)
 step "targetcli: user:zbc rz0, user:sbcemu sz1"
 targetcli <<EOT || fail "targetcli (rz0, sz1) failed"
 set global auto_save_on_exit=false
 /backstores/user:zbc create name=rz0 size=64M cfgstring=model-HM/zsize-4/conv-1@/var/tmp/rz0.raw
-/backstores/user:sbcemu create name=sz1 size=64M cfgstring=kind=zbc-hm;zone_size=4M;conventional_zones=1;max_open_zones=8;path=sz1.img;product=tcmu-zbc-2 control=nl_reply_supported=-1
+/backstores/user:sbcemu create name=sz1 size=64M cfgstring=kind=zbc-hm;zone_size=4M;conventional_zones=1;max_open_zones=8;path=sz1.img;product=tcmu-zbc-2
 /loopback create ${LOOP_WWN}5
 /loopback/${LOOP_WWN}5/luns create /backstores/user:zbc/rz0 lun=0
 /loopback create ${LOOP_WWN}6
@@ -61,6 +63,10 @@ log_since "$mark" | grep -q 'rz0' && fail "sbcemud touched tcmu-runner's device:
 # sz1 is served by sbcemud (its disk is there, with sbcemu's INQUIRY); what tcmu-runner made of its event:
 grep -i 'uio\|sz1' "$RLOG" | tail -n 3 | sed 's/^/  tcmu-runner: /'
 value own_devices_only ok
+# CheckConfig refuses a backing file another LU uses, and targetcli shows why.
+out=$(targetcli /backstores/user:sbcemu create name=dup size=64M 'cfgstring=kind=zbc-hm;zone_size=4M;path=sz1.img' 2>&1)
+grep -q 'is already the backing file of another TCMU device' <<<"$out" ||
+	fail "CheckConfig of a backing file in use: $out"
 
 # The same zone checks on both (ZBC-2; libzbc's test suite asks the same):
 # the status or sense of each, side by side.  sbcemu's are asserted, tcmu-runner's reported.

@@ -132,6 +132,23 @@ START_TEST(bad_values)
 }
 END_TEST
 
+/*
+ * A value quoted in a message reaches logs and terminals: control
+ * characters and bytes that are not well-formed UTF-8 (RFC 3629) are
+ * written as \xNN; well-formed UTF-8 stays as it is.
+ */
+START_TEST(quoted_values_escaped)
+{
+	cfg_test_expect("[daemon]\n"
+			"log_level = \x1b[2Jverbose\xff\n"
+			"[iscsi]\n"
+			"cmd_window = caf\xc3\xa9\xc0\xaf\n",
+			false,
+			"t.ini:2: daemon.log_level: \"\\x1b[2Jverbose\\xff\" is not one of error, warn, info or debug\n"
+			"t.ini:4: iscsi.cmd_window: \"caf\xc3\xa9\\xc0\\xaf\" is not a number\n");
+}
+END_TEST
+
 START_TEST(out_of_range)
 {
 	cfg_test_expect("[daemon]\nworkers = 65\n[iscsi]\nmax_recv_data_segment_length = 511\n"
@@ -307,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, unknown_section);
 	tcase_add_test(tc, unknown_key);
 	tcase_add_test(tc, bad_values);
+	tcase_add_test(tc, quoted_values_escaped);
 	tcase_add_test(tc, out_of_range);
 	tcase_add_test(tc, duplicate_key);
 	tcase_add_test(tc, duplicate_section);

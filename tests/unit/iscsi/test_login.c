@@ -114,6 +114,29 @@ START_TEST(login_unsupported_version)
 }
 END_TEST
 
+/*
+ * RFC 7143 13.12: MaxRecvDataSegmentLength is 8192 during the login phase;
+ * a longer Login Request is an initiator error answered in a Login Response
+ * (11.13.5: 02/00), not a Reject, and the connection closes.
+ */
+START_TEST(login_oversize_pdu)
+{
+	static char text[16384];
+	uint8_t bhs[48];
+	struct pdu rsp;
+
+	memset(text, 'x', sizeof(text));
+	bhs_login(bhs, 0x87, harness_isid, 0, 0x99, 1, 0);
+	pdu_send(fd, bhs, text, sizeof(text));
+	ck_assert(pdu_recv(fd, &rsp, 5000));
+	ck_assert_uint_eq(rsp.bhs[0] & 0x3f, 0x23);      /* Login Response, not Reject (3Fh) */
+	ck_assert_int_eq(status_of(&rsp), 0x0200);       /* Initiator error */
+	ck_assert_uint_eq(get_be32(rsp.bhs + 16), 0x99); /* its ITT */
+	pdu_free(&rsp);
+	ck_assert(peer_closed(fd, 5000));
+}
+END_TEST
+
 /* RFC 7143 11.13.5: a TSIH of no session -> 02/0a Session does not exist. */
 START_TEST(login_session_does_not_exist)
 {
@@ -369,6 +392,7 @@ int main(void)
 	tcase_add_test(tc, login_target_not_found);
 	tcase_add_test(tc, login_missing_parameter);
 	tcase_add_test(tc, login_unsupported_version);
+	tcase_add_test(tc, login_oversize_pdu);
 	tcase_add_test(tc, login_session_does_not_exist);
 	tcase_add_test(tc, login_repeated_key);
 	tcase_add_test(tc, login_bad_stage_transition);
