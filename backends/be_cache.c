@@ -533,6 +533,41 @@ static int cache_write_zeroes(struct backend *be, uint64_t off, uint64_t len, un
 }
 
 /*
+ * The allocation below, plus what writing the cache back would allocate:
+ * the bytes of each cached page that lie in a hole below (counted as
+ * extent counts them: allocated once written back).  An estimate (SBC-4
+ * calls the resource counts one): a page's hole is measured from its start.
+ */
+static int cache_allocated(struct backend *be, uint64_t *bytes)
+{
+	struct be_cache *c = cache_from(be);
+	const struct backend_ops *ops = c->lower->ops;
+	uint64_t total;
+	int rc;
+
+	if (!ops->allocated)
+		return -EOPNOTSUPP;
+	pthread_rwlock_rdlock(&c->lock);
+	rc = ops->allocated(c->lower, &total);
+	for (unsigned b = 0; rc == 0 && b < BUCKETS; b++) {
+		for (const struct page *p = c->bucket[b]; p; p = p->next) {
+			enum be_extent_kind kind;
+			uint64_t off = p->index * PAGE_LEN, len = 0;
+
+			if (off >= c->lower->size)
+				continue;
+			if (ops->extent(c->lower, off, page_len(c, p->index), &kind, &len) == 0 && kind == BE_EXTENT_HOLE)
+				total += len;
+		}
+	}
+	pthread_rwlock_unlock(&c->lock);
+	if (rc == 0)
+		*bytes = total;
+	/* Not knowing is no failure below (the stats count failures). */
+	return rc == -EOPNOTSUPP ? rc : below(c, rc);
+}
+
+/*
  * Extents come from below, where the cached pages are not yet: a hole below
  * is cut short at the first cached page in it, and reported allocated from
  * a cached page on, through the run of cached pages (allocated once written
@@ -707,6 +742,7 @@ static const struct backend_ops be_cache_ops = {
 	.discard = cache_discard,
 	.write_zeroes = cache_write_zeroes,
 	.extent = cache_extent,
+	.allocated = cache_allocated,
 	.resize = cache_resize,
 	.write_atomic = cache_write_atomic,
 	.write_atomic_ranges = cache_write_atomic_ranges,

@@ -539,6 +539,24 @@ static int be_file_extent(struct backend *be, uint64_t offset, uint64_t max_len,
 	return 0;
 }
 
+/*
+ * The file's allocated bytes: st_blocks counts 512-byte units whatever the
+ * file system's block size (stat(2)), holes not included.  The intent logs
+ * are files of their own and do not count.  A block device cannot tell.
+ */
+static int be_file_allocated(struct backend *be, uint64_t *bytes)
+{
+	struct be_file *f = be_file_from(be);
+	struct stat st;
+
+	if (f->is_block_device)
+		return -EOPNOTSUPP;
+	if (fstat(f->fd, &st) != 0)
+		return -errno;
+	*bytes = (uint64_t)st.st_blocks * 512;
+	return 0;
+}
+
 static int be_file_resize(struct backend *be, uint64_t size)
 {
 	struct be_file *f = be_file_from(be);
@@ -691,6 +709,7 @@ static const struct backend_ops be_file_ops = {
 	.discard = be_file_discard,
 	.write_zeroes = be_file_write_zeroes,
 	.extent = be_file_extent,
+	.allocated = be_file_allocated,
 	.resize = be_file_resize,
 	.write_atomic = be_file_write_atomic,
 	.write_atomic_ranges = be_file_write_atomic_ranges,

@@ -43,6 +43,7 @@ _Static_assert(sizeof(enum cfg_lu_kind) == sizeof(uint32_t), "enum setters store
 _Static_assert(sizeof(enum cfg_lba_locks) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_tcmu_enabled) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_profile) == sizeof(uint32_t), "enum setters store 32 bits");
+_Static_assert(sizeof(enum cfg_cdl_pages) == sizeof(uint32_t), "enum setters store 32 bits");
 
 static const struct cfg_enum_value tcmu_enabled[] = {
 	{ "auto", CFG_TCMU_AUTO, NULL },
@@ -84,6 +85,13 @@ static const struct cfg_enum_value profiles[] = {
 	{ NULL, 0, NULL },
 };
 
+static const struct cfg_enum_value cdl_pages[] = {
+	{ "none", CFG_CDL_NONE, NULL },
+	{ "t2", CFG_CDL_T2, NULL },
+	{ "ab", CFG_CDL_AB, NULL },
+	{ NULL, 0, NULL },
+};
+
 /* The usb-bridge misbehaviours (docs/profiles.md); bits of enum cfg_quirk. */
 static const struct cfg_enum_value quirks[] = {
 	{ "no-read-capacity-16", CFG_QUIRK_NO_READ_CAPACITY_16, NULL },
@@ -94,6 +102,7 @@ static const struct cfg_enum_value quirks[] = {
 	{ "no-sync-cache", CFG_QUIRK_NO_SYNC_CACHE, NULL },
 	{ "no-residual", CFG_QUIRK_NO_RESIDUAL, NULL },
 	{ "no-rsoc", CFG_QUIRK_NO_RSOC, NULL },
+	{ "no-sat", CFG_QUIRK_NO_SAT, NULL },
 	{ NULL, 0, NULL },
 };
 
@@ -337,11 +346,30 @@ const struct cfg_key cfg_schema[] = {
 	    "(its lowest bit flipped), e.g. `guard 100-107, ref 2048, app 4096`; at most 16 items. Blocks "
 	    "whose stored PI is the escape (never written) stay unchecked. Each item becomes a corrupt-pi fault "
 	    "rule (docs/control.md)."),
+	LUN_BOOL(predict_failure, "false",
+		 "Fault injection: the LU predicts its own failure (FAILURE PREDICTION THRESHOLD EXCEEDED, 5D/00) from "
+		 "start-up, reported as the Informational Exceptions Control mode page says (DEXCPT, MRIE; "
+		 "`mode_defaults = dexcpt=0 mrie=4`) and in the Informational Exceptions log page; a predict-failure "
+		 "fault rule (docs/control.md)."),
 	LUN(mode_defaults, CFG_TYPE_STRING, "", 0, CFG_MODE_DEFAULTS_TEXT_MAX - 1, NULL, cfg_set_mode_defaults,
 	    "Default values of mode page fields (MODE SENSE with PC = 10b), e.g. `wce=0 d_sense=1`: `wce`, `rcd` "
 	    "(Caching page), `d_sense`, `swp` (Control page), `dexcpt`, `mrie` (0-6; Informational Exceptions "
 	    "Control page). The current values start from them unless MODE SELECT saved others (SP = 1); the "
 	    "runtime control changes them while the daemon runs (lu-mode-defaults, docs/control.md)."),
+	LUN(latency, CFG_TYPE_STRING, "none", 1, CFG_LATENCY_TEXT_MAX - 1, NULL, cfg_set_string,
+	    "Media latency model (docs/latency.md): when each command that touches the medium completes; the "
+	    "data goes to the backing file at once. `none` (as fast as the file); `fixed read_us=N write_us=N "
+	    "other_us=N [servers=N]`; `distribution mean_us=N p99_us=N [seed=N] [servers=N]` (log-normal); "
+	    "`rotating [rpm=7200] [seek_avg_us=8500] ...` (a disk drive: seeks, rotation, transfer rate by "
+	    "radius, shortest-access-time-first reordering; on zoned LUs `smr_cache_mib=N` adds a media cache). "
+	    "`aging_ms=N` (default 1000) bounds how long a queued command waits whatever its priority. The "
+	    "runtime control changes it (lu-latency)."),
+	LUN(command_duration_limits, CFG_TYPE_ENUM, "none", 0, 0, cdl_pages, cfg_set_enum,
+	    "Command duration limits (SPC-6, docs/latency.md): `t2`: the DLD field of READ(16)/(32) selects a "
+	    "descriptor of the Command Duration Limit T2A mode page, of WRITE(16)/(32) and WRITE SCATTERED(16) "
+	    "one of T2B, with max inactive time, max active time, duration guideline and their policies; "
+	    "`ab`: the SPC-5 A and B pages instead; `none`: no limits (the DLD bits are reserved). With limits the "
+	    "LU reports INQUIRY VERSION 07h (SPC-5), which Linux needs to use them."),
 	LUN_U32(queue_depth, "128", 0, 65535,
 		"Commands this LU's task set holds. Past it a command from an I_T nexus that already has one "
 		"there gets TASK SET FULL (SAM-5 5.3); a nexus with none there always gets one in. 0: no limit."),

@@ -47,6 +47,14 @@ struct backend_ops {
 	 */
 	int (*extent)(struct backend *be, uint64_t offset, uint64_t max_len,
 		      enum be_extent_kind *kind, uint64_t *len);
+	/*
+	 * The bytes of backing store the backend holds allocated now, however
+	 * scattered (a sparse file: st_blocks * 512), for the Logical Block
+	 * Provisioning log page.  May exceed size (metadata, rounding up to
+	 * the file system's blocks).  Returns -EOPNOTSUPP if the backend cannot
+	 * tell (a block device); NULL: the same.
+	 */
+	int (*allocated)(struct backend *be, uint64_t *bytes);
 	/* Changes the size (FORMAT UNIT, capacity changes). */
 	int (*resize)(struct backend *be, uint64_t size);
 	/*

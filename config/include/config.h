@@ -45,6 +45,7 @@
 #define CFG_PI_FAULTS_TEXT_MAX 256 /* pi_faults text */
 #define CFG_PI_FAULTS_MAX 16 /* pi_faults items */
 #define CFG_MODE_DEFAULTS_TEXT_MAX 128 /* mode_defaults text */
+#define CFG_LATENCY_TEXT_MAX 256 /* latency text (daemon/sbcemud/latency.c parses it) */
 #define CFG_TEMPLATE_NAME_MAX 64 /* [lu "NAME"] */
 #define CFG_CFGSTRING_MAX 256 /* the kernel's TCMU_CONFIG_LEN (target_core_user.c) */
 
@@ -71,6 +72,13 @@ enum cfg_lu_kind {
 };
 
 /* lun.profile: device profiles (config/profiles.c, docs/profiles.md). */
+/* Which mode pages a DLD selects from (lun.command_duration_limits). */
+enum cfg_cdl_pages {
+	CFG_CDL_NONE,
+	CFG_CDL_T2, /* reads T2A, writes T2B (SPC-6) */
+	CFG_CDL_AB, /* reads A, writes B (SPC-5) */
+};
+
 enum cfg_profile {
 	CFG_PROFILE_NONE,
 	CFG_PROFILE_SBC4_MINIMAL,
@@ -92,7 +100,8 @@ enum cfg_quirk {
 	CFG_QUIRK_NO_SYNC_CACHE = 1u << 5,
 	CFG_QUIRK_NO_RESIDUAL = 1u << 6,
 	CFG_QUIRK_NO_RSOC = 1u << 7,
-	CFG_QUIRK_ALL = (1u << 8) - 1,
+	CFG_QUIRK_NO_SAT = 1u << 8,
+	CFG_QUIRK_ALL = (1u << 9) - 1,
 };
 
 /* lun.lba_locks: how commands share blocks (protocol/scsi/sched/lba_lock.c). */
@@ -227,6 +236,7 @@ struct cfg_lun {
 	uint32_t protection_type;  /* 0: none; 1..3: formatted with that type */
 	uint32_t p_i_exponent;
 	char pi_faults[CFG_PI_FAULTS_TEXT_MAX];
+	bool predict_failure;      /* a predict-failure fault rule from start-up (docs/control.md) */
 	/* the task set */
 	uint32_t queue_depth;      /* 0 = no limit */
 	enum cfg_lba_locks lba_locks;
@@ -236,6 +246,8 @@ struct cfg_lun {
 	uint32_t product_type;     /* Block Device Characteristics PRODUCT TYPE */
 	/* mode pages: "wce=0 d_sense=1" (cfg_mode_defaults_parse) */
 	char mode_defaults[CFG_MODE_DEFAULTS_TEXT_MAX];
+	char latency[CFG_LATENCY_TEXT_MAX];       /* "rotating rpm=7200", ... */
+	enum cfg_cdl_pages command_duration_limits;
 	struct cfg_key_lines lines;
 };
 

@@ -2,6 +2,9 @@
  * The worker pool: the daemon's struct scsi_executor.
  *
  * submit() (loop thread) appends a job to the run queue and wakes one worker.
+ * The core hands over at most executor.capacity command jobs at a time and
+ * keeps the rest ranked by priority (sched/dispatch.c), so this queue stays
+ * short and in the core's order.
  * A worker runs job->work() (backend I/O, possibly slow), appends the job to
  * the completion list under a second mutex and wakes the loop with
  * ev_async_send().  The loop's ev_async callback takes the whole list and
@@ -138,6 +141,12 @@ struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, c
 		return NULL;
 	}
 	w->executor.submit = workers_submit;
+	/*
+	 * Two command jobs per thread at most: enough to keep every thread busy
+	 * while the loop hands out the next, few enough that a job the core
+	 * ranks first (sched/dispatch.c) waits behind at most one per thread.
+	 */
+	w->executor.capacity = 2 * (count ? count : 1);
 	w->loop = loop;
 	list_init(&w->queue);
 	list_init(&w->done);

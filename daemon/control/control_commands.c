@@ -173,6 +173,14 @@ static json_t *lu_json(const char *key, const char *name, const char *path, cons
 	json_object_set_new(o, "removable", json_boolean(info.removable));
 	json_object_set_new(o, "removal_prevented", json_boolean(info.removal_prevented));
 	json_object_set_new(o, "mode_defaults", json_string(md));
+	{
+		static const char *const cdl[] = { [SCSI_CDL_NONE] = "none", [SCSI_CDL_T2] = "t2", [SCSI_CDL_AB] = "ab" };
+		char latency[CFG_LATENCY_TEXT_MAX];
+
+		sbce_latency_text(&info.latency, latency, sizeof(latency));
+		json_object_set_new(o, "latency", json_string(latency));
+		json_object_set_new(o, "command_duration_limits", json_string(cdl[info.cdl_pages]));
+	}
 	return o;
 }
 
@@ -391,7 +399,7 @@ static const char *const lu_resize_members[] = { "target", "lun", "bytes", "bloc
 static const char *const fault_add_members[] = {
 	LU_MEMBERS, "action", "opcodes", "service_action", "lba_first", "lba_last", "initiator", "every",
 	"probability", "seed", "count", "after_ms", "for_ms", "sense_key", "asc", "ascq", "status", "delay_ms",
-	"blocks", "zone", "pi_field", NULL,
+	"blocks", "zone", "pi_field", "temperature", "temperature_threshold", NULL,
 };
 static const char *const fault_remove_members[] = { "id", "all", NULL };
 static const char *const lu_add_members[] = { "target", "lun", "cfgstring", NULL };
@@ -402,6 +410,8 @@ static const char *const target_add_members[] = { "target",	  "cfgstring",	 "ali
 						   NULL };
 static const char *const target_remove_members[] = { "target", "force", NULL };
 static const char *const power_cut_members[] = { "target", NULL };
+static const char *const lu_latency_members[] = { LU_MEMBERS, "model", NULL };
+static const char *const stats_members[] = { "reset", NULL };
 static const char *const reload_members[] = { "remove_all_targets", NULL };
 
 const struct sbce_control_command sbce_control_commands[] = {
@@ -413,6 +423,8 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "lu-write-protect", lu_wp_members, cmd_lu_write_protect },
 	{ "lu-resize", lu_resize_members, cmd_lu_resize },
 	{ "lu-mode-defaults", lu_mode_defaults_members, cmd_lu_mode_defaults },
+	{ "lu-latency", lu_latency_members, sbce_control_lu_latency },
+	{ "stats", stats_members, sbce_control_stats },
 	{ "lu-add", lu_add_members, sbce_control_lu_add },
 	{ "lu-remove", lu_remove_members, sbce_control_lu_remove },
 	{ "target-add", target_add_members, sbce_control_target_add },

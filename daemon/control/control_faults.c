@@ -24,6 +24,8 @@ static const char *const action_names[] = {
 	[SCSI_FAULT_ACTION_REJECT_ABORT_TASK] = "reject-abort-task",
 	[SCSI_FAULT_ACTION_IGNORE_ABORT_TASK] = "ignore-abort-task",
 	[SCSI_FAULT_ACTION_CORRUPT_PI] = "corrupt-pi",
+	[SCSI_FAULT_ACTION_PREDICT_FAILURE] = "predict-failure",
+	[SCSI_FAULT_ACTION_TEMPERATURE] = "temperature",
 };
 static const char *const pi_field_names[] = {
 	[SCSI_PI_GUARD] = "guard",
@@ -45,7 +47,7 @@ static int parse_action(const json_t *req, struct scsi_fault_rule_params *p, cha
 	if (!json_is_string(a) || i == ACTION_COUNT) {
 		snprintf(err, errlen, "\"action\" must be sense, status, delay, hold, medium-error, corrupt-read, "
 			 "short-read, tear-atomic, zone-offline, zone-read-only, drop-connection, reject-abort-task, "
-			 "ignore-abort-task or corrupt-pi");
+			 "ignore-abort-task, corrupt-pi, predict-failure or temperature");
 		return -1;
 	}
 	p->action = (enum scsi_fault_action)i;
@@ -137,11 +139,16 @@ static int parse_trigger(const json_t *req, uint32_t id, struct scsi_fault_rule_
  * whether it matches commands at all (medium-error and zone rules stand on
  * their own: no opcodes, initiator or trigger).
  */
-enum { M_SENSE_KEY, M_ASC, M_ASCQ, M_STATUS, M_DELAY_MS, M_BLOCKS, M_ZONE, M_COUNT };
+enum { M_SENSE_KEY, M_ASC, M_ASCQ, M_STATUS, M_DELAY_MS, M_BLOCKS, M_ZONE, M_TEMPERATURE, M_THRESHOLD, M_COUNT };
 static const char *const action_members[M_COUNT] = { "sense_key", "asc", "ascq", "status", "delay_ms", "blocks",
-						     "zone" };
+						     "zone", "temperature", "temperature_threshold" };
 static const uint64_t action_member_max[M_COUNT] = { 15, 255, 255, 255, SCSI_FAULT_DELAY_MS_MAX, UINT32_MAX,
-						     UINT32_MAX };
+						     UINT32_MAX, 254, 254 };
+/* The members an action may leave out (the rest of its own are required). */
+static unsigned optional_members(enum scsi_fault_action a)
+{
+	return 1u << M_THRESHOLD | (a == SCSI_FAULT_ACTION_PREDICT_FAILURE ? 1u << M_ASC | 1u << M_ASCQ : 0);
+}
 
 static unsigned members_of(enum scsi_fault_action a)
 {
@@ -157,6 +164,10 @@ static unsigned members_of(enum scsi_fault_action a)
 	case SCSI_FAULT_ACTION_ZONE_OFFLINE:
 	case SCSI_FAULT_ACTION_ZONE_READ_ONLY:
 		return 1u << M_ZONE;
+	case SCSI_FAULT_ACTION_PREDICT_FAILURE:
+		return 1u << M_ASC | 1u << M_ASCQ; /* optional: 5D/00 when left out */
+	case SCSI_FAULT_ACTION_TEMPERATURE:
+		return 1u << M_TEMPERATURE | 1u << M_THRESHOLD;
 	case SCSI_FAULT_ACTION_HOLD:
 	case SCSI_FAULT_ACTION_MEDIUM_ERROR:
 	case SCSI_FAULT_ACTION_CORRUPT_READ:
@@ -208,10 +219,12 @@ static int parse_action_members(const json_t *req, struct scsi_fault_rule_params
 			return -1;
 		}
 		if ((wanted & (1u << i)) &&
-		    sbce_control_uint(req, action_members[i], action_member_max[i], true, &v[i], err, errlen) < 0)
+		    sbce_control_uint(req, action_members[i], action_member_max[i], !(optional_members(p->action) & (1u << i)),
+				      &v[i], err, errlen) < 0)
 			return -1;
 	}
-	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || p->action == SCSI_FAULT_ACTION_CORRUPT_PI || zone) {
+	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || p->action == SCSI_FAULT_ACTION_CORRUPT_PI || zone ||
+	    p->action == SCSI_FAULT_ACTION_PREDICT_FAILURE || p->action == SCSI_FAULT_ACTION_TEMPERATURE) {
 		for (unsigned i = 0; i < sizeof(matching) / sizeof(matching[0]); i++) {
 			if (json_object_get(req, matching[i])) {
 				snprintf(err, errlen, "a %s rule matches no commands: \"%s\" does not go with it",
@@ -231,6 +244,8 @@ static int parse_action_members(const json_t *req, struct scsi_fault_rule_params
 	p->delay_ms = (uint32_t)v[M_DELAY_MS];
 	p->blocks = (uint32_t)v[M_BLOCKS];
 	p->zone = (uint32_t)v[M_ZONE];
+	p->temperature = (uint8_t)v[M_TEMPERATURE];
+	p->temperature_threshold = (uint8_t)v[M_THRESHOLD];
 	return 0;
 }
 
@@ -328,6 +343,15 @@ static void list_rule(void *arg, uint32_t id, const struct scsi_fault_rule_param
 		break;
 	case SCSI_FAULT_ACTION_CORRUPT_PI:
 		json_object_set_new(r, "pi_field", json_string(pi_field_names[p->pi_field]));
+		break;
+	case SCSI_FAULT_ACTION_PREDICT_FAILURE:
+		json_object_set_new(r, "asc", json_integer(p->asc || p->ascq ? p->asc : 0x5d));
+		json_object_set_new(r, "ascq", json_integer(p->ascq));
+		break;
+	case SCSI_FAULT_ACTION_TEMPERATURE:
+		json_object_set_new(r, "temperature", json_integer(p->temperature));
+		if (p->temperature_threshold)
+			json_object_set_new(r, "temperature_threshold", json_integer(p->temperature_threshold));
 		break;
 	case SCSI_FAULT_ACTION_HOLD:
 	case SCSI_FAULT_ACTION_CORRUPT_READ:

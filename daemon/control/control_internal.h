@@ -49,6 +49,9 @@ int sbce_control_target_remove(struct sbce_daemon *d, const json_t *req, json_t 
 /* control_save.c */
 int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 int sbce_control_reload(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+/* control_stats.c */
+int sbce_control_lu_latency(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_stats(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 /* control_power.c */
 int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 

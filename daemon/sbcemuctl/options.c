@@ -118,6 +118,11 @@ const struct opt reload_opts[] = {
 	{ .name = NULL },
 };
 
+const struct opt stats_opts[] = {
+	{ .name = "reset", .kind = OPT_FLAG, .member = "reset" },
+	{ .name = NULL },
+};
+
 const struct opt target_remove_opts[] = {
 	{ .name = "force", .kind = OPT_FLAG, .member = "force" },
 	{ .name = NULL },
@@ -152,6 +157,10 @@ const struct opt fault_opts[] = {
 	{ .name = "blocks", .kind = OPT_UINT, .member = "blocks", .max = UINT32_MAX },
 	{ .name = "zone", .kind = OPT_UINT, .member = "zone", .max = UINT32_MAX },
 	{ .name = "pi-field", .kind = OPT_STRING, .member = "pi_field" },
+	{ .name = "asc", .kind = OPT_UINT, .member = "asc", .max = 255 },
+	{ .name = "ascq", .kind = OPT_UINT, .member = "ascq", .max = 255 },
+	{ .name = "temperature", .kind = OPT_UINT, .member = "temperature", .min = 1, .max = 254 },
+	{ .name = "temperature-threshold", .kind = OPT_UINT, .member = "temperature_threshold", .min = 1, .max = 254 },
 	{ .name = NULL },
 };
 

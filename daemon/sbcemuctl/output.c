@@ -131,6 +131,31 @@ const struct column lu_columns[] = {
 	{ "ERRORS", "counters.check_condition", NULL }, { NULL, NULL, NULL },
 };
 
+/* LIMITS MISSED: every limit of every duration limit descriptor that passed, "-" without limits. */
+static char *limits_missed(const json_t *row)
+{
+	const json_t *list = json_object_get(row, "duration_limits"), *d;
+	long long n = 0;
+	size_t i;
+
+	if (!json_is_array(list))
+		return format("-");
+	json_array_foreach(list, i, d)
+		n += (long long)(json_integer_value(json_object_get(d, "inactive_miss")) +
+				 json_integer_value(json_object_get(d, "active_miss")) +
+				 json_integer_value(json_object_get(d, "guideline_miss")));
+	return format("%lld", n);
+}
+
+/* stats: times in microseconds (docs/control.md, "stats"). */
+const struct column stats_columns[] = {
+	{ "TARGET", NULL, lu_owner },		     { "LUN", "lun", NULL },
+	{ "CMDS", "total_us.count", NULL },	     { "QUEUED_P50", "queued_us.p50", NULL },
+	{ "QUEUED_P99", "queued_us.p99", NULL },     { "ACTIVE_P50", "active_us.p50", NULL },
+	{ "ACTIVE_P99", "active_us.p99", NULL },     { "MAX", "total_us.max", NULL },
+	{ "LIMITS_MISSED", NULL, limits_missed },    { NULL, NULL, NULL },
+};
+
 const struct column session_columns[] = {
 	{ "FRONTEND", "frontend", NULL }, { "TARGET", "target", NULL }, { "INITIATOR", "initiator", NULL },
 	{ "ISID", "isid", NULL },	  { "TSIH", "tsih", NULL },	    { "TYPE", "type", NULL },

@@ -48,6 +48,9 @@ static const char usage_text[] =
 	"                                                   FIELDS: \"wce=0 d_sense=1\" (wce, rcd, d_sense,\n"
 	"                                                   swp, dexcpt, mrie); --replace: the others back\n"
 	"                                                   to the device's defaults\n"
+	"  lu latency LUN MODEL [--target IQN]              MODEL: the latency key's text, \"rotating rpm=5400\",\n"
+	"                                                   \"fixed read_us=500 write_us=800\", \"none\"\n"
+	"                                                   (docs/latency.md)\n"
 	"  lu add LUN CFGSTRING [--target IQN]              CFGSTRING: [lun] keys, \"kind=zbc-hm;size=1G;path=x.img\"\n"
 	"  lu remove LUN [--force] [--target IQN]\n"
 	"  target add IQN LUN0-CFGSTRING [--alias A] [--tpgt N] [--allowed-initiators LIST]\n"
@@ -56,6 +59,8 @@ static const char usage_text[] =
 	"  target remove IQN [--force]                      logins get Target removed, connections drop\n"
 	"  power-cut [--target IQN]                         drop the write cache and every connection, come back\n"
 	"                                                   as after a power cycle\n"
+	"  stats [--reset]                                  latency per LU: queued and active time (us),\n"
+	"                                                   duration limits missed; --reset starts again\n"
 	"  save                                             the running configuration, for sbcemud -c\n"
 	"  reload [--remove-all-targets]                    read the configuration file again, as SIGHUP\n"
 	"                                                   (a file without targets removes them only with\n"
@@ -64,8 +69,9 @@ static const char usage_text[] =
 	"                       [--lba FIRST[-LAST]] [--initiator TEXT] [--every N] [--count N]\n"
 	"                       [--probability P] [--seed N] [--after MS] [--for MS]\n"
 	"                       [--sense KEY/ASC/ASCQ] [--status S] [--delay MS] [--blocks N] [--zone N]\n"
-	"                       [--pi-field guard|app-tag|ref-tag]\n"
-	"  (lu state, lu write-protect, lu mode-defaults and fault add take --tcmu NAME instead of\n"
+	"                       [--pi-field guard|app-tag|ref-tag] [--asc ASC --ascq ASCQ]\n"
+	"                       [--temperature C [--temperature-threshold C]]\n"
+	"  (lu state, lu write-protect, lu mode-defaults, lu latency and fault add take --tcmu NAME instead of\n"
 	"   --target: LUN 0 of the TCMU backstore NAME; --frontend-lu FRONTEND:NAME names the LU\n"
 	"   NAME of any front end that makes LUs of its own, --tcmu NAME is --frontend-lu tcmu:NAME)\n"
 	"  fault list\n"
@@ -180,6 +186,10 @@ static const struct command commands[] = {
 	  .synopsis = "lu mode-defaults LUN FIELDS [--replace] [--target IQN]", .npos = 2, .opts = replace_opts,
 	  .arg = ARG_STRING, .member = "fields", .output = OUT_CHANGE, .list = "mode defaults",
 	  .result = "mode_defaults" },
+	{ .group = "lu", .name = "latency", .wire = "lu-latency",
+	  .synopsis = "lu latency LUN MODEL [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2,
+	  .opts = lu_tcmu_opts, .arg = ARG_STRING, .member = "model", .output = OUT_CHANGE, .list = "latency",
+	  .result = "latency" },
 	{ .group = "lu", .name = "add", .wire = "lu-add", .synopsis = "lu add LUN CFGSTRING [--target IQN]", .npos = 2,
 	  .opts = lu_opts, .arg = ARG_STRING, .member = "cfgstring", .output = OUT_LU, .list = "added" },
 	{ .group = "lu", .name = "remove", .wire = "lu-remove", .synopsis = "lu remove LUN [--force] [--target IQN]",
@@ -191,6 +201,8 @@ static const struct command commands[] = {
 	  .npos = 1, .opts = target_remove_opts, .arg = ARG_TARGET, .output = OUT_FIELDS },
 	{ .group = "power-cut", .wire = "power-cut", .synopsis = "power-cut [--target IQN]", .opts = lu_opts,
 	  .output = OUT_FIELDS },
+	{ .group = "stats", .wire = "stats", .synopsis = "stats [--reset]", .opts = stats_opts, .output = OUT_TABLE,
+	  .list = "lus", .columns = stats_columns },
 	{ .group = "save", .wire = "save", .synopsis = "save", .output = OUT_CONFIG },
 	{ .group = "reload", .wire = "reload", .synopsis = "reload [--remove-all-targets]", .opts = reload_opts,
 	  .output = OUT_FIELDS },

@@ -6,6 +6,7 @@
  *   atomic_tear_write = N, atomic_tear_block = B
  *                                         -> tear-atomic, every N, count 1, blocks B
  *   offline_zones / read_only_zones       -> zone-offline / zone-read-only, one rule per zone
+ *   predict_failure = true                -> predict-failure (5D/00)
  * A zone that a previous run left OFFLINE or READ ONLY and that the
  * configuration no longer lists is repaired.
  */
@@ -117,6 +118,13 @@ int sbce_lu_config_faults(struct sbce_daemon *d, const struct cfg_lun *l, struct
 		p.count = 1;
 		p.blocks = l->atomic_tear_block;
 		c.key = "atomic_tear_write";
+		if (add_rule(&c, &p) != 0)
+			return -1;
+	}
+	if (l->predict_failure) {
+		struct scsi_fault_rule_params p = { .action = SCSI_FAULT_ACTION_PREDICT_FAILURE };
+
+		c.key = "predict_failure";
 		if (add_rule(&c, &p) != 0)
 			return -1;
 	}

@@ -1,12 +1,16 @@
 /*
  * Fault rules across the daemon (docs/control.md): removing them from every
- * LU, and the alarm each device's delayed commands wait on (one ev_timer
- * per device, scsi_device_set_alarm).  The rules themselves are the SCSI
+ * LU, and the alarm of each device's timers (delayed commands, media time,
+ * duration limits: one timerfd per device, scsi_device_set_alarm).  The rules themselves are the SCSI
  * core's (scsi_faults.h); the control adds and lists them, and the
  * configuration's fault keys become rules at start-up (config_faults.c).
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sbcemud.h"
 
@@ -64,31 +68,42 @@ unsigned sbce_faults_remove(struct sbce_daemon *d, bool all, uint32_t id)
 
 /* ---- alarms ---- */
 
+/*
+ * A timerfd on CLOCK_MONOTONIC, armed at the absolute time the core asks
+ * for, watched by the loop: the alarm fires at that time to the
+ * microsecond (a libev timer waits in whole milliseconds of epoll_wait,
+ * which would add up to 1 ms to every media time and duration limit).
+ */
 struct sbce_alarm {
-	ev_timer timer;
+	ev_io io;
+	int tfd;
 	struct scsi_device *dev;
 };
 
-static void alarm_cb(struct ev_loop *loop, ev_timer *w, int revents)
+static void alarm_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
+	struct sbce_alarm *a = (struct sbce_alarm *)w;
+	uint64_t expirations;
+
 	(void)loop;
 	(void)revents;
-	scsi_device_alarm(((struct sbce_alarm *)w)->dev);
+	if (read(a->tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		sbce_warn("alarm timer: %s", strerror(errno));
+	scsi_device_alarm(a->dev);
 }
 
-/* The core wants scsi_device_alarm() at CLOCK_MONOTONIC time when_ns: a relative libev timer. */
+/* The core wants scsi_device_alarm() at CLOCK_MONOTONIC time when_ns (a time already past: at once). */
 static void alarm_arm(void *arg, uint64_t when_ns)
 {
 	struct sbce_alarm *a = arg;
-	struct ev_loop *loop = a->timer.data;
-	struct timespec ts;
-	uint64_t now;
+	struct itimerspec its = { 0 };
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	ev_timer_stop(loop, &a->timer);
-	ev_timer_set(&a->timer, when_ns > now ? (double)(when_ns - now) / 1e9 : 0., 0.);
-	ev_timer_start(loop, &a->timer);
+	if (!when_ns)
+		when_ns = 1; /* 0 would disarm the timer */
+	its.it_value.tv_sec = (time_t)(when_ns / 1000000000ull);
+	its.it_value.tv_nsec = (long)(when_ns % 1000000000ull);
+	if (timerfd_settime(a->tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+		sbce_warn("alarm timer: %s", strerror(errno));
 }
 
 struct sbce_alarm *sbce_alarm_attach(struct sbce_daemon *d, struct scsi_device *dev)
@@ -97,8 +112,14 @@ struct sbce_alarm *sbce_alarm_attach(struct sbce_daemon *d, struct scsi_device *
 
 	if (!a)
 		return NULL;
-	ev_timer_init(&a->timer, alarm_cb, 0., 0.);
-	a->timer.data = d->loop.loop;
+	a->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (a->tfd < 0) {
+		sbce_warn("cannot create an alarm timer: %s", strerror(errno));
+		free(a);
+		return NULL;
+	}
+	ev_io_init(&a->io, alarm_cb, a->tfd, EV_READ);
+	ev_io_start(d->loop.loop, &a->io);
 	a->dev = dev;
 	scsi_device_set_alarm(dev, alarm_arm, a);
 	return a;
@@ -108,7 +129,8 @@ void sbce_alarm_detach(struct sbce_daemon *d, struct sbce_alarm *a)
 {
 	if (!a)
 		return;
-	ev_timer_stop(d->loop.loop, &a->timer);
+	ev_io_stop(d->loop.loop, &a->io);
+	close(a->tfd);
 	scsi_device_set_alarm(a->dev, NULL, NULL);
 	free(a);
 }

@@ -89,3 +89,68 @@ void sbce_lu_track(struct sbce_daemon *d, const char *target, uint32_t lun, cons
 			  diag.text ? diag.text : "");
 	cfg_diag_free(&diag);
 }
+
+/* ---- the latency statistics at shutdown (docs/latency.md) ---- */
+
+/* "T2A descriptor 1: 3 commands, missed inactive 0 active 1 guideline 0; policies abort 1" */
+static void log_descriptor(const struct sbce_lu_ref *ref, uint32_t lun, int page, int k,
+			   const struct scsi_cdl_descriptor_summary *s)
+{
+	static const char *const policies[16] = { [0x0] = "complete-earliest", [0x1] = "continue-next-limit",
+						  [0x2] = "continue-no-limit", [0xd] = "complete-unavailable",
+						  [0xe] = "abort-recovery", [0xf] = "abort" };
+	char acts[256] = "";
+	size_t n = 0;
+
+	if (!s->commands)
+		return;
+	for (unsigned c = 0; c < 16 && n < sizeof(acts); c++)
+		if (s->policy_actions[c] && policies[c])
+			n += (size_t)snprintf(acts + n, sizeof(acts) - n, " %s %llu", policies[c],
+					      (unsigned long long)s->policy_actions[c]);
+	sbce_info("stats: %s %s LUN %u: %s descriptor %d: %llu command%s, missed inactive %llu active %llu "
+		  "guideline %llu; policies%s",
+		  ref->frontend ? ref->frontend : "target", ref->owner, lun, page ? "T2B" : "T2A", k + 1,
+		  (unsigned long long)s->commands, s->commands == 1 ? "" : "s", (unsigned long long)s->inactive_miss,
+		  (unsigned long long)s->active_miss, (unsigned long long)s->guideline_miss, n ? acts : " none");
+}
+
+static void log_lu_stats(void *arg, const struct sbce_lu_ref *ref)
+{
+	struct scsi_lu_stats st;
+	struct scsi_lu_info info;
+	uint64_t inactive = 0, active = 0, guideline = 0;
+
+	(void)arg;
+	scsi_lu_get_stats(ref->lu, &st);
+	if (!st.total.count)
+		return;
+	scsi_lu_describe(ref->lu, &info);
+	for (int p = 0; p < 2; p++)
+		for (int k = 0; k < 7; k++) {
+			inactive += st.descriptor[p][k].inactive_miss;
+			active += st.descriptor[p][k].active_miss;
+			guideline += st.descriptor[p][k].guideline_miss;
+		}
+	sbce_info("stats: %s %s LUN %u: %llu commands in %llu s; queued us p50 %llu p99 %llu max %llu; "
+		  "active us p50 %llu p99 %llu max %llu",
+		  ref->frontend ? ref->frontend : "target", ref->owner, info.lun, (unsigned long long)st.total.count,
+		  (unsigned long long)(st.elapsed_ns / 1000000000ull), (unsigned long long)(st.queued.p50_ns / 1000),
+		  (unsigned long long)(st.queued.p99_ns / 1000), (unsigned long long)(st.queued.max_ns / 1000),
+		  (unsigned long long)(st.active.p50_ns / 1000), (unsigned long long)(st.active.p99_ns / 1000),
+		  (unsigned long long)(st.active.max_ns / 1000));
+	if (!st.cdl)
+		return;
+	sbce_info("stats: %s %s LUN %u: duration limits missed: inactive %llu, active %llu, guideline %llu; "
+		  "GOOD with sense %llu",
+		  ref->frontend ? ref->frontend : "target", ref->owner, info.lun, (unsigned long long)inactive,
+		  (unsigned long long)active, (unsigned long long)guideline, (unsigned long long)st.good_with_sense);
+	for (int p = 0; p < 2; p++)
+		for (int k = 0; k < 7; k++)
+			log_descriptor(ref, info.lun, p, k, &st.descriptor[p][k]);
+}
+
+void sbce_log_stats(struct sbce_daemon *d)
+{
+	sbce_foreach_lu(d, log_lu_stats, NULL);
+}

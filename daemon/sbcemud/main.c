@@ -200,6 +200,7 @@ static void start_flush(struct sbce_daemon *d)
 	for (size_t i = 0; i < d->cfg->target_count; i++)
 		luns += d->cfg->targets[i]->lun_count;
 	d->state = DAEMON_FLUSHING;
+	sbce_log_stats(d);
 	sbce_info("flushing %zu backing file%s", luns, luns == 1 ? "" : "s");
 	d->pending = d->device_count + 1;
 	for (size_t i = 0; i < d->device_count; i++)
@@ -236,7 +237,8 @@ static void begin_shutdown(struct sbce_daemon *d)
 {
 	d->state = DAEMON_DRAINING;
 	sbce_control_stop(d);
-	sbce_faults_stop(d); /* commands a rule holds run, so they can drain */
+	/* Commands a rule holds run, so they can drain; the alarms stay for the media and duration limits' times. */
+	sbce_faults_remove(d, true, 0);
 	ev_timer_init(&d->shutdown_timer, shutdown_timeout_cb, SHUTDOWN_TIMEOUT, 0.);
 	d->shutdown_timer.data = d;
 	ev_timer_start(d->loop.loop, &d->shutdown_timer);

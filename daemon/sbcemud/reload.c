@@ -4,8 +4,9 @@
  * (docs/control.md, "Reload on SIGHUP"):
  *   - live: daemon.log_level; LUs added to and removed from a running
  *     target (removal refused while commands are in the LU's task set);
- *     an LU's size (as lu-resize), write_protect (as lu-write-protect)
- *     and mode_defaults (as lu-mode-defaults with replace);
+ *     an LU's size (as lu-resize), write_protect (as lu-write-protect),
+ *     mode_defaults (as lu-mode-defaults with replace) and latency (as
+ *     lu-latency);
  *   - targets added (as target-add) and removed (as target-remove without
  *     force: refused while commands are in its LUs' task sets);
  *   - everything else (listening portals, [iscsi], targets' keys,
@@ -105,6 +106,17 @@ static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
 			sbce_lu_track(r->d, c->target, c->lun, "mode_defaults", c->new_lun->mode_defaults);
 			sbce_info("%s: target %s LUN %u: mode defaults \"%s\"%s", r->why, c->target, c->lun,
 				  c->new_lun->mode_defaults, changed ? ", current values changed" : "");
+			r->applied++;
+		}
+	} else if (strcmp(c->key, "latency") == 0) {
+		struct scsi_latency_params p;
+
+		if (sbce_latency_parse(c->new_lun->latency, &p, err, sizeof(err)) != 0 ||
+		    scsi_lu_set_latency(lu, &p, err, sizeof(err)) != 0) {
+			refused(r, c, err);
+		} else {
+			sbce_lu_track(r->d, c->target, c->lun, "latency", c->new_lun->latency);
+			sbce_info("%s: target %s LUN %u: latency \"%s\"", r->why, c->target, c->lun, c->new_lun->latency);
 			r->applied++;
 		}
 	} else {
@@ -210,7 +222,7 @@ struct cfg *sbce_config_read(const struct sbce_config_source *src, struct cfg_di
 	if (rc == 0)
 		rc = cfg_finish(cfg, diag);
 	if (rc == 0)
-		rc = sbce_check_paths(cfg, diag);
+		rc = sbce_check_luns(cfg, diag);
 	if (rc != 0) {
 		cfg_free(cfg);
 		return NULL;

@@ -101,6 +101,8 @@ struct sbce_lu_ref {
 	const char *path;          /* its backing file */
 	struct scsi_lu *lu;
 };
+/* One summary line of latency statistics per LU that served commands (shutdown). */
+void sbce_log_stats(struct sbce_daemon *d);
 /* Calls fn for every LU: those of each target in order, then those each front end made. */
 void sbce_foreach_lu(struct sbce_daemon *d, void (*fn)(void *arg, const struct sbce_lu_ref *ref), void *arg);
 /* The LU front end frontend calls name, or NULL. */
@@ -111,7 +113,10 @@ struct scsi_lu *sbce_frontend_find_lu(struct sbce_daemon *d, const char *fronten
 /* Removes rule id from whichever LU has it, or (all) every rule of every LU; returns how many went. */
 unsigned sbce_faults_remove(struct sbce_daemon *d, bool all, uint32_t id);
 
-/* Gives every device its alarm (delayed commands of fault rules).  0, or -1 after logging why. */
+/*
+ * Gives every device its alarm (delayed commands of fault rules, the media
+ * latency model, command duration limits).  0, or -1 after logging why.
+ */
 int sbce_faults_start(struct sbce_daemon *d);
 /* Removes every fault rule (held commands run, so that a shutdown can drain) and stops the alarms. */
 void sbce_faults_stop(struct sbce_daemon *d);
@@ -146,10 +151,11 @@ int sbce_state_dir_lock(const char *state_dir, int *lock_fd, char *err, size_t e
 
 /*
  * Finds, creating nothing, every path of cfg that start-up would refuse
- * (state directory, LU state directories, backing files: be_file_check()),
- * each reported in diag as "file:line: section.key: reason".  Returns 0 or -1.
+ * (state directory, LU state directories, backing files: be_file_check())
+ * and every latency model the SCSI core would refuse, each reported in diag
+ * as "file:line: section.key: reason".  Returns 0 or -1.
  */
-int sbce_check_paths(const struct cfg *cfg, struct cfg_diag *diag);
+int sbce_check_luns(const struct cfg *cfg, struct cfg_diag *diag);
 
 /* <state_dir>/<target name>/lun<N>: where LUN l of target t keeps its state. */
 void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *l, char *buf,
@@ -163,6 +169,10 @@ void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const 
  */
 int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cfg_lun *l, const char *who,
 		 const char *state_dir, char *err, size_t errlen);
+/* A latency text (latency.c, docs/latency.md) as the SCSI core takes it, checked.  0, or -1 with the reason in err. */
+int sbce_latency_parse(const char *text, struct scsi_latency_params *out, char *err, size_t errlen);
+/* ... and back: the model and the keys that are set. */
+void sbce_latency_text(const struct scsi_latency_params *p, char *buf, size_t len);
 /* A mode_defaults text (config/mode.c) as the SCSI core takes it.  0, or -1 with the reason in err. */
 int sbce_mode_defaults(const char *text, struct scsi_mode_defaults *out, char *err, size_t errlen);
 /* And back: md's canonical text ("wce=0 d_sense=1"; "" when it sets nothing). */

@@ -5,7 +5,7 @@
  * at start-up, on the loop thread (opening and sizing backing files is the
  * only I/O done outside the workers).
  *
- * Check first, then create: sbce_check_paths() finds, without creating
+ * Check first, then create: sbce_check_luns() finds, without creating
  * anything, every path start-up would refuse (sbcemud --check runs it too),
  * so a configuration that fails leaves no directory or file behind.
  *
@@ -156,9 +156,10 @@ static int check_no_symlinks(const char *state_root, const char *lu_dir, const c
 /*
  * What sbce_lu_open() and start-up will do with the paths, checked without
  * creating anything: the state directory, each LU's state directory in it
- * (blamed on daemon.state_dir) and its backing file (on lun.path).
+ * (blamed on daemon.state_dir) and its backing file (on lun.path); and each
+ * LU's latency model (on lun.latency).
  */
-int sbce_check_paths(const struct cfg *cfg, struct cfg_diag *diag)
+int sbce_check_luns(const struct cfg *cfg, struct cfg_diag *diag)
 {
 	const char *sd = cfg->daemon.state_dir;
 	unsigned before = diag->count;
@@ -176,9 +177,13 @@ int sbce_check_paths(const struct cfg *cfg, struct cfg_diag *diag)
 			char lu_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX];
 
 			sbce_lu_state_dir(cfg, t, l, lu_dir, sizeof(lu_dir));
+			struct scsi_latency_params latency;
+
 			if (be_file_check(l->path, backing_bytes(l), l->write_protect, path_below(l->path, sd), err,
 					  sizeof(err)) != 0)
 				cfg_report_key(diag, cfg, t, l, "path", "%s", err);
+			if (sbce_latency_parse(l->latency, &latency, err, sizeof(err)) != 0)
+				cfg_report_key(diag, cfg, t, l, "latency", "%s", err);
 			if (be_file_check_dir(lu_dir, true, err, sizeof(err)) != 0 ||
 			    check_no_symlinks(sd, lu_dir, l->path, err, sizeof(err)) != 0)
 				cfg_report_key(diag, cfg, NULL, NULL, "state_dir", "%s", err);
@@ -250,7 +255,7 @@ static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
 #define SAME_QUIRK(q) ((unsigned)CFG_QUIRK_##q == (unsigned)SCSI_QUIRK_##q)
 _Static_assert(SAME_QUIRK(NO_READ_CAPACITY_16) && SAME_QUIRK(FIX_CAPACITY) && SAME_QUIRK(NO_VPD) &&
 		       SAME_QUIRK(VPD_TRUNCATED) && SAME_QUIRK(NO_MODE_SENSE_10) && SAME_QUIRK(NO_SYNC_CACHE) &&
-		       SAME_QUIRK(NO_RESIDUAL) && SAME_QUIRK(NO_RSOC) && SAME_QUIRK(ALL),
+		       SAME_QUIRK(NO_RESIDUAL) && SAME_QUIRK(NO_RSOC) && SAME_QUIRK(NO_SAT) && SAME_QUIRK(ALL),
 	       "config and core quirk bits differ");
 
 /* The LU's state directory, and the backing file's directory when it lies under the state directory. */
@@ -392,6 +397,11 @@ static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *s
 	p->minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
 	p->quirks = l->quirks;
 	p->product_type = (uint8_t)l->product_type;
+	p->cdl_pages = l->command_duration_limits == CFG_CDL_T2   ? SCSI_CDL_T2
+		       : l->command_duration_limits == CFG_CDL_AB ? SCSI_CDL_AB
+								  : SCSI_CDL_NONE;
+	if (sbce_latency_parse(l->latency, &p->latency, err, errlen) != 0)
+		return -1;
 	return sbce_mode_defaults(l->mode_defaults, &p->mode_defaults, err, errlen);
 }
 

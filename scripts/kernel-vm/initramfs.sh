@@ -9,7 +9,7 @@
 
 # Guest tools copied from the host.  sg3-utils is taken whole (every sg_* tool).
 KVM_TOOLS="busybox mke2fs mkfs.ext4 e2fsck fsck.ext4 tune2fs dumpe2fs debugfs resize2fs
-	blkzone blkdiscard blockdev fstrim lsblk sfdisk fdisk wipefs blkid findmnt fio"
+	blkzone blkdiscard blockdev fstrim lsblk sfdisk fdisk wipefs blkid findmnt fio smartctl smartd"
 KVM_HOST_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # kvm_cpio_entry NAME MODE RDEVMAJOR RDEVMINOR: one newc header with no data

@@ -53,8 +53,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <iscsi/iscsi.h>
-#include <iscsi/scsi-lowlevel.h>
+#include "bench_util.h"
 
 #define READ_BLOCKS 8
 #define ATOMIC_BLOCKS 128
@@ -107,35 +106,6 @@ struct bench {
 	uint32_t *lat_us;
 	size_t nlat, lat_cap;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rnd(struct bench *b)
-{
-	/* xorshift64* */
-	b->rng ^= b->rng >> 12;
-	b->rng ^= b->rng << 25;
-	b->rng ^= b->rng >> 27;
-	return b->rng * 0x2545F4914F6CDD1DULL;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 /* The content of a COMPARE AND WRITE block: a function of its LBA and generation. */
 static void fill_block(uint8_t *p, uint32_t bs, uint64_t lba, uint64_t gen)
@@ -210,7 +180,7 @@ static void read_cb(struct iscsi_context *ctx, int status, void *command_data, v
 	struct rslot *s = private_data;
 	struct bench *b = s->b;
 	struct scsi_task *task = command_data;
-	double t = now();
+	double t = bench_now();
 
 	b->inflight_r--;
 	if (status == SCSI_STATUS_GOOD) {
@@ -231,10 +201,10 @@ static void read_submit(struct bench *b, struct rslot *s)
 {
 	struct scsi_task *task;
 
-	s->lba = rnd(b) % (b->half - READ_BLOCKS + 1);
+	s->lba = bench_rnd(&b->rng) % (b->half - READ_BLOCKS + 1);
 	s->iov.iov_base = s->buf;
 	s->iov.iov_len = (size_t)READ_BLOCKS * b->bs;
-	s->t0 = now();
+	s->t0 = bench_now();
 	task = iscsi_read16_iov_task(b->r, b->lun, s->lba, READ_BLOCKS * b->bs, (int)b->bs, 0, 0, 0, 0, 0, read_cb, s,
 				     &s->iov, 1);
 	if (!task) {
@@ -254,7 +224,7 @@ static void write_cb(struct iscsi_context *ctx, int status, void *command_data, 
 	struct wslot *s = private_data;
 	struct bench *b = s->b;
 	struct scsi_task *task = command_data;
-	int in_window = now() <= b->t_end;
+	int in_window = bench_now() <= b->t_end;
 
 	b->inflight_w--;
 	switch (s->kind) {
@@ -345,7 +315,7 @@ static void write_submit(struct bench *b, struct wslot *s)
 	memset(cdb, 0, sizeof(cdb));
 	if (b->wseq++ & 1) {
 		/* COMPARE AND WRITE on a free tracked LBA (there is always one: ncaw >= QD_WRITE). */
-		uint32_t start = (uint32_t)(rnd(b) % b->ncaw), i;
+		uint32_t start = (uint32_t)(bench_rnd(&b->rng) % b->ncaw), i;
 
 		for (i = 0; i < b->ncaw; i++)
 			if (!b->caw_busy[(start + i) % b->ncaw])
@@ -368,7 +338,7 @@ static void write_submit(struct bench *b, struct wslot *s)
 		}
 	}
 	s->kind = W_ATOMIC;
-	s->lba = b->at_lo + rnd(b) % (b->at_hi - b->at_lo + 1);
+	s->lba = b->at_lo + bench_rnd(&b->rng) % (b->at_hi - b->at_lo + 1);
 	cdb[0] = 0x9c;
 	put_be64(cdb + 2, s->lba);
 	put_be16(cdb + 10, 0); /* ATOMIC BOUNDARY */
@@ -377,37 +347,6 @@ static void write_submit(struct bench *b, struct wslot *s)
 }
 
 /* ---- setup ---- */
-
-static struct iscsi_context *open_session(const char *initiator, const char *portal, const char *target, int lun)
-{
-	struct iscsi_context *ctx = iscsi_create_context(initiator);
-
-	if (!ctx) {
-		fprintf(stderr, "bench_lba_locks: iscsi_create_context failed\n");
-		return NULL;
-	}
-	iscsi_set_noautoreconnect(ctx, 1);
-	iscsi_set_timeout(ctx, 60);
-	iscsi_set_session_type(ctx, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(ctx, ISCSI_HEADER_DIGEST_NONE);
-	if (iscsi_set_targetname(ctx, target) != 0 || iscsi_full_connect_sync(ctx, portal, lun) != 0) {
-		fprintf(stderr, "bench_lba_locks: login of %s to %s %s LUN %d failed: %s\n", initiator, portal, target,
-			lun, iscsi_get_error(ctx));
-		iscsi_destroy_context(ctx);
-		return NULL;
-	}
-	/* Consume any pending unit attention so that it does not count as an error later. */
-	for (int i = 0; i < 5; i++) {
-		struct scsi_task *t = iscsi_testunitready_sync(ctx, lun);
-		int good = t && t->status == SCSI_STATUS_GOOD;
-
-		if (t)
-			scsi_free_scsi_task(t);
-		if (good)
-			break;
-	}
-	return ctx;
-}
 
 static int read_capacity(struct bench *b)
 {
@@ -512,17 +451,6 @@ static uint32_t percentile(const uint32_t *v, size_t n, double p)
 	return v[rank - 1];
 }
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (*s == '\0' || *end != '\0' || *s == '-' || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct bench b0 = { 0 }, *b = &b0;
@@ -533,8 +461,8 @@ int main(int argc, char **argv)
 	double deadline_drain, elapsed;
 	int rc = 1;
 
-	if (argc != 7 || parse_uint(argv[3], 255, &lun) || parse_uint(argv[4], 86400, &seconds) || seconds == 0 ||
-	    parse_uint(argv[5], MAX_QD, &qd_r) || parse_uint(argv[6], MAX_QD, &qd_w) || qd_r + qd_w == 0) {
+	if (argc != 7 || bench_parse_uint(argv[3], 255, &lun) || bench_parse_uint(argv[4], 86400, &seconds) || seconds == 0 ||
+	    bench_parse_uint(argv[5], MAX_QD, &qd_r) || bench_parse_uint(argv[6], MAX_QD, &qd_w) || qd_r + qd_w == 0) {
 		fprintf(stderr,
 			"usage: %s PORTAL TARGET_IQN LUN SECONDS QD_READ QD_WRITE\n"
 			"  e.g. %s 127.0.0.1:3260 iqn.2026-12.org.sbcemu:default 0 5 16 4\n"
@@ -548,10 +476,10 @@ int main(int argc, char **argv)
 	b->rng = 0x5bce5bce12345678ULL;
 	signal(SIGPIPE, SIG_IGN);
 
-	b->r = open_session(INITIATOR_R, portal, target, b->lun);
+	b->r = bench_open_session("bench_lba_locks", INITIATOR_R, portal, target, b->lun, 60);
 	if (!b->r)
 		return 1;
-	b->w = open_session(INITIATOR_W, portal, target, b->lun);
+	b->w = bench_open_session("bench_lba_locks", INITIATOR_W, portal, target, b->lun, 60);
 	if (!b->w)
 		goto out;
 	if (read_capacity(b) != 0)
@@ -592,7 +520,7 @@ int main(int argc, char **argv)
 
 	/* ---- run ---- */
 	b->running = 1;
-	b->t_start = now();
+	b->t_start = bench_now();
 	b->t_end = b->t_start + (double)seconds;
 	for (unsigned long i = 0; i < qd_w && !b->lost; i++)
 		write_submit(b, &ws[i]);
@@ -602,7 +530,7 @@ int main(int argc, char **argv)
 	while (!b->lost) {
 		struct iscsi_context *ctx[2] = { b->r, b->w };
 		struct pollfd pfd[2];
-		double t = now();
+		double t = bench_now();
 
 		if (b->running && t >= b->t_end)
 			b->running = 0;

@@ -47,6 +47,18 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	return -1;
 }
 
+/* No configuration file here: reload is refused (its checks of the request itself still run). */
+int sbce_reload_file(struct sbce_daemon *d, const char *why, bool remove_all, struct sbce_reload_counts *counts,
+		     char *err, size_t errlen)
+{
+	(void)d;
+	(void)why;
+	(void)remove_all;
+	(void)counts;
+	snprintf(err, errlen, "no configuration file in fuzz_control");
+	return -1;
+}
+
 void sbce_lu_state_dir(const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *l, char *buf,
 		       size_t len)
 {

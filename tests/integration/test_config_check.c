@@ -1,7 +1,7 @@
 /*
  * sbcemud --check catches what start-up would refuse, and a start that
  * fails creates nothing (docs/security.md): each configuration below names
- * a path start-up cannot use.  For each, `sbcemud --check` and a real start
+ * a path start-up cannot use, or a latency model the core refuses.  For each, `sbcemud --check` and a real start
  * both exit 1 with "file:line: section.key: reason" (README.md: exit
  * status), and neither leaves a state directory, an LU directory or a
  * backing file behind.  A valid configuration passes --check, which creates
@@ -59,6 +59,13 @@ static const struct bad_config bad[] = {
 	{ "a state directory in a directory the daemon cannot write", "@DIR@/ro/state", "@DIR@/lun0.img",
 	  "size = 1M\n", "2: daemon.state_dir", "cannot create @DIR@/ro/state: @DIR@/ro is not writable: Permission denied",
 	  true },
+	/* The latency model (docs/latency.md): the core's check, at the key's line. */
+	{ "a log-normal latency with p99 below the mean", "@DIR@/state", "@DIR@/lun0.img",
+	  "size = 1M\nlatency = distribution mean_us=100 p99_us=50\n", "7: " LUN0 ".latency",
+	  "latency: p99_us (50) must exceed mean_us (100) for a log-normal time", false },
+	{ "a latency key the model does not have", "@DIR@/state", "@DIR@/lun0.img",
+	  "size = 1M\nlatency = fixed read_us=10 seek_avg_us=5\n", "7: " LUN0 ".latency",
+	  "fixed: \"seek_avg_us\" is not a key of this model (docs/latency.md)", false },
 };
 
 static struct itest_daemon scratch;

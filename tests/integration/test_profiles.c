@@ -58,6 +58,11 @@ static const uint8_t mode_sense_10[10] = { 0x5a, 0x08, 0x3f, 0, 0, 0, 0, 0x01, 0
 static const uint8_t sync_cache_10[10] = { 0x35 };
 static const uint8_t rsoc_all[12] = { 0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0 };
 static const uint8_t test_unit_ready[6] = { 0 };
+static const uint8_t log_sense[10] = { 0x4d, 0, 0x40, 0, 0, 0, 0, 0, 255, 0 };
+static const uint8_t log_select_pcr[10] = { 0x4c, 0x02 };
+static const uint8_t send_diagnostic[6] = { 0x1d, 0x04 }; /* SELFTEST = 1: the default self-test */
+static const uint8_t receive_diagnostic[6] = { 0x1c, 0, 0, 0, 255, 0 };
+static uint8_t rsoc_one[12] = { 0xa3, 0x0c, 0x01, 0, 0, 0, 0, 0, 0, 64, 0, 0 };
 
 static void inquiry_vpd(int lun, uint8_t page, struct itest_result *r)
 {
@@ -100,7 +105,12 @@ static void test_minimal(void)
 	expect(LUN_MINIMAL, "sbc4-minimal: UNMAP -> 05/20/00", unmap, 10, ITEST_OUT, 24, EXPECT_SENSE(5, 0x20, 0x00));
 	expect(LUN_MINIMAL, "sbc4-minimal: START STOP UNIT -> 05/20/00", start_stop, 6, ITEST_NONE, 0,
 	       EXPECT_SENSE(5, 0x20, 0x00));
+	expect(LUN_MINIMAL, "sbc4-minimal: LOG SENSE -> 05/20/00", log_sense, 10, ITEST_IN, 255,
+	       EXPECT_SENSE(5, 0x20, 0x00));
+	expect(LUN_MINIMAL, "sbc4-minimal: SEND DIAGNOSTIC -> 05/20/00", send_diagnostic, 6, ITEST_NONE, 0,
+	       EXPECT_SENSE(5, 0x20, 0x00));
 	expect(LUN_PLAIN, "no profile: MODE SENSE(6) -> GOOD", mode_sense_6, 6, ITEST_IN, 255, EXPECT_GOOD);
+	expect(LUN_PLAIN, "no profile: LOG SENSE -> GOOD", log_sense, 10, ITEST_IN, 255, EXPECT_GOOD);
 
 	inquiry_vpd(LUN_MINIMAL, 0x00, &r);
 	itest_ok(itest_result_matches(&r, EXPECT_GOOD) && r.data_len == 6 && itest_get_be16(r.data + 2) == 2 &&
@@ -168,6 +178,24 @@ static void test_usb_bridge(void)
 	itest_result_free(&r);
 	expect(LUN_TRUNCATED, "usb-bridge quirks = vpd-truncated only: READ CAPACITY(16) -> GOOD", read_capacity_16, 16,
 	       ITEST_IN, 32, EXPECT_GOOD);
+
+	/* A bridge without SAT translation (every quirk on) lacks the logging and diagnostic commands. */
+	expect(LUN_BRIDGE, "usb-bridge (quirks = all, no SAT): LOG SENSE -> 05/20/00", log_sense, 10, ITEST_IN, 255,
+	       EXPECT_SENSE(5, 0x20, 0x00));
+	expect(LUN_BRIDGE, "usb-bridge (quirks = all, no SAT): LOG SELECT -> 05/20/00", log_select_pcr, 10, ITEST_NONE,
+	       0, EXPECT_SENSE(5, 0x20, 0x00));
+	expect(LUN_BRIDGE, "usb-bridge (quirks = all, no SAT): SEND DIAGNOSTIC -> 05/20/00", send_diagnostic, 6,
+	       ITEST_NONE, 0, EXPECT_SENSE(5, 0x20, 0x00));
+	expect(LUN_BRIDGE, "usb-bridge (quirks = all, no SAT): RECEIVE DIAGNOSTIC RESULTS -> 05/20/00",
+	       receive_diagnostic, 6, ITEST_IN, 255, EXPECT_SENSE(5, 0x20, 0x00));
+	expect(LUN_TRUNCATED, "usb-bridge quirks = vpd-truncated only (a SAT bridge): LOG SENSE -> GOOD", log_sense, 10,
+	       ITEST_IN, 255, EXPECT_GOOD);
+	rsoc_one[3] = 0x4d;
+	cmd(LUN_TRUNCATED, rsoc_one, 12, ITEST_IN, 64, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_GOOD) && r.data_len >= 2 && (r.data[1] & 7) == 3,
+		 "usb-bridge quirks = vpd-truncated only: RSOC lists LOG SENSE as supported (SUPPORT 011b)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
 }
 
 /* ---- card-reader ---- */

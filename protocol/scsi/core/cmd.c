@@ -9,17 +9,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "media/media_queue.h"
+#include "sched/dispatch.h"
+#include "sched/duration_limits.h"
 #include "sched/task_set.h"
+#include "sched/timer.h"
 #include "zbc/zbc.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void scsi_cmd_init(struct scsi_cmd *cmd, const struct scsi_transport_ops *transport,
 		   struct scsi_nexus *nexus)
@@ -70,7 +66,7 @@ static void count_backing_error(struct scsi_cmd *cmd)
 static void count_completion(struct scsi_lu *lu, const struct scsi_cmd *cmd)
 {
 	struct scsi_lu_counters *c = &lu->counters;
-	uint64_t us = (now_ns() - cmd->start_ns) / 1000;
+	uint64_t us = (scsi_device_now(lu->dev) - cmd->start_ns) / 1000;
 	unsigned bucket = 0;
 
 	c->commands++;
@@ -280,8 +276,10 @@ static void io_job_done(struct scsi_io_job *job)
 	struct scsi_cmd *cmd = (struct scsi_cmd *)((char *)job - offsetof(struct scsi_cmd, io_job));
 	enum scsi_result (*after)(struct scsi_cmd *) = cmd->io_after;
 
+	scsi_dispatch_done(cmd->lu->dev->executor);
 	cmd->io_after = NULL;
-	if (!cmd->aborted && after && cmd->status == SCSI_STATUS_GOOD) {
+	/* A command a duration limit ended goes no further (sched/duration_limits.c). */
+	if (!cmd->aborted && !cmd->limits.ended && after && cmd->status == SCSI_STATUS_GOOD) {
 		if (after(cmd) == SCSI_PENDING)
 			return;
 	}
@@ -291,14 +289,12 @@ static void io_job_done(struct scsi_io_job *job)
 enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
 				 enum scsi_result (*after)(struct scsi_cmd *cmd))
 {
-	struct scsi_executor *ex = cmd->lu->dev->executor;
-
 	cmd->io_work = work;
 	cmd->io_after = after;
 	cmd->io_job.work = io_job_work;
 	cmd->io_job.done = io_job_done;
 	cmd->io_job.next = NULL;
-	ex->submit(ex, &cmd->io_job);
+	scsi_dispatch_submit(cmd);
 	return SCSI_PENDING;
 }
 
@@ -363,9 +359,14 @@ static void leave_task_set(struct scsi_cmd *cmd)
 
 	if (!lu)
 		return;
+	/* A duration limit that ended it sets its status first: the zone engine rolls back an aborted write. */
+	scsi_limits_done(cmd);
 	/* A zoned write ends here whatever happened to it (the engine rolls back a failed one). */
 	if (lu->zbc)
 		zbc_cmd_complete(cmd);
+	scsi_media_forget(cmd);
+	if (!cmd->aborted && cmd->admitted)
+		scsi_stats_record(cmd, scsi_device_now(lu->dev));
 	scsi_lba_lock_drop(lu, cmd);
 	if (cmd->started)
 		lu->ts.running--;
@@ -379,6 +380,9 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 	struct scsi_resources *res = cmd->nexus->dev->res;
 	struct scsi_tmf_wait *tmf;
 
+	/* Done before the medium is: the response waits for the end of its media time (media_queue.c). */
+	if (lu && !cmd->aborted && !cmd->limits.ended && scsi_media_hold(cmd))
+		return;
 	/* The transport may release the command from its callback: the room it frees waits for the end. */
 	scsi_resources_enter(res);
 	if (lu)
@@ -393,14 +397,20 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 		}
 		cmd->transport->aborted(cmd);
 	} else {
-		if (cmd->status == SCSI_STATUS_CHECK_CONDITION) {
+		/* The log pages count it; an informational exception may ride on it (spc_ie.c, MRIE 3-5). */
+		if (lu)
+			spc_ie_cmd_done(cmd);
+		/* SPC-6: a duration limit's complete-unavailable policy is GOOD with sense data. */
+		if (cmd->status == SCSI_STATUS_CHECK_CONDITION || scsi_limits_good_with_sense(cmd)) {
 			uint32_t max = cmd->transport->max_sense_len;
 			if (max > SCSI_SENSE_BUFFER_MAX)
 				max = SCSI_SENSE_BUFFER_MAX;
 			cmd->sense_len = (uint32_t)scsi_sense_encode(&cmd->sense_info,
 								     lu && lu->mode_current.d_sense,
 								     cmd->sense, max);
-			cmd->data_in_len = 0;
+			/* RECOVERED ERROR and NO SENSE report a command that completed: its Data-In goes out (SPC-4 4.5.6). */
+			if (cmd->sense_info.key != SENSE_KEY_RECOVERED_ERROR && cmd->sense_info.key != SENSE_KEY_NO_SENSE)
+				cmd->data_in_len = 0;
 		} else if (cmd->status != SCSI_STATUS_GOOD && cmd->status != SCSI_STATUS_CONDITION_MET) {
 			cmd->data_in_len = 0;
 		}
@@ -465,7 +475,7 @@ static bool check_reserved_bits(struct scsi_cmd *cmd)
 	const struct scsi_op *op = cmd->op;
 
 	for (unsigned i = 1; i < op->cdb_len; i++) {
-		uint8_t allowed = op->usage[i];
+		uint8_t allowed = scsi_op_usage(op, cmd->lu, i);
 		uint8_t bad;
 
 		if (op->sa_location == SCSI_SA_BYTE1 && i == 1)
@@ -535,6 +545,36 @@ static void execute(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 }
 
+void scsi_cmd_execute(struct scsi_cmd *cmd)
+{
+	/* It is being processed from now on (SPC-6: the end of its inactive time). */
+	if (!scsi_limits_activate(cmd)) {
+		scsi_cmd_complete(cmd);
+		return;
+	}
+	execute(cmd);
+}
+
+/* Past its gates: to the medium's queue if it takes media time, else run now. */
+static void begin(struct scsi_cmd *cmd)
+{
+	if (scsi_media_wants(cmd))
+		scsi_media_queue_add(cmd); /* the task set's pass hands it to the medium */
+	else
+		scsi_cmd_execute(cmd);
+}
+
+bool scsi_cmd_waiting(const struct scsi_cmd *cmd)
+{
+	/*
+	 * Not the workers' queue: a command there has run its handler (a zoned
+	 * write moved its write pointer, a state file waits to be written),
+	 * so it ends when its job has run, as one on a worker does.
+	 */
+	return !cmd->started || cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT || cmd->fault_held ||
+	       (cmd->lu && cmd->service_queue == &cmd->lu->media.waiting) || cmd->media_hold;
+}
+
 void scsi_cmd_fail_transport(struct scsi_cmd *cmd, struct scsi_sense_info s)
 {
 	/* Once the Data-Out is complete a transport error no longer concerns the command. */
@@ -568,7 +608,7 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 	enum scsi_status admit;
 	uint32_t lun;
 
-	cmd->start_ns = now_ns();
+	cmd->start_ns = scsi_device_now(cmd->nexus->dev);
 	cmd->status = SCSI_STATUS_GOOD;
 	scsi_nexus_get(cmd->nexus);
 	if (scsi_lun_decode(cmd->lun, &lun))
@@ -616,6 +656,7 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 		return;
 	}
+	scsi_limits_arrive(cmd);
 	if ((cmd->op->flags & OP_DATA_OUT) && cmd->data_length > 0 &&
 	    !(cmd->data_out_sgl.iovcnt && cmd->data_out_len >= scsi_cmd_data_out_want(cmd))) {
 		cmd->state = SCSI_CMD_STATE_WAIT_BUFFER;
@@ -633,6 +674,10 @@ void scsi_cmd_request_data_out(struct scsi_cmd *cmd)
 {
 	if (cmd->transport_failed) {
 		scsi_cmd_fail(cmd, cmd->transport_sense);
+		scsi_cmd_complete(cmd);
+		return;
+	}
+	if (cmd->limits.ended) { /* a duration limit passed while it waited for room */
 		scsi_cmd_complete(cmd);
 		return;
 	}
@@ -664,7 +709,7 @@ static void data_out_next_ready(struct scsi_cmd *cmd)
 
 	cmd->data_out_next = NULL;
 	cmd->state = SCSI_CMD_STATE_RUNNING;
-	if (cmd->aborted) {
+	if (cmd->aborted || cmd->limits.ended) { /* an abort, or a duration limit, while the piece came */
 		scsi_cmd_complete(cmd);
 		return;
 	}
@@ -696,7 +741,7 @@ void scsi_cmd_data_out_ready(struct scsi_cmd *cmd)
 		data_out_next_ready(cmd);
 		return;
 	}
-	if (cmd->aborted) {
+	if (cmd->aborted || cmd->limits.ended) { /* a duration limit passed while its Data-Out came */
 		scsi_cmd_complete(cmd);
 		return;
 	}
@@ -744,13 +789,17 @@ void scsi_cmd_start(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 		return;
 	}
+	if (cmd->limits.ended) { /* a duration limit passed while its Data-Out came */
+		scsi_cmd_complete(cmd);
+		return;
+	}
 	if (!gates_pass(cmd) || (cmd->lu_generation != lu->generation && !reparse(cmd))) {
 		scsi_cmd_complete(cmd);
 		return;
 	}
 	switch (scsi_fault_check(cmd)) {
 	case SCSI_FAULT_PASS:
-		execute(cmd);
+		begin(cmd);
 		break;
 	case SCSI_FAULT_DONE:
 		scsi_cmd_complete(cmd);
@@ -762,8 +811,14 @@ void scsi_cmd_start(struct scsi_cmd *cmd)
 
 void scsi_cmd_resume(struct scsi_cmd *cmd)
 {
-	if (cmd->aborted)
+	if (cmd->aborted) {
 		scsi_cmd_complete(cmd);
-	else
-		execute(cmd);
+		return;
+	}
+	if (scsi_media_wants(cmd)) {
+		scsi_media_queue_add(cmd);
+		scsi_task_set_run(cmd->lu);
+	} else {
+		scsi_cmd_execute(cmd);
+	}
 }

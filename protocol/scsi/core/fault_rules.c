@@ -11,16 +11,15 @@
  * in INFORMATION).  Other rules act on the ABORT TASK that names a command
  * they match (scsi_fault_abort_task, from scsi_tmf): rejected or lost.
  *
- * Held and delayed commands wait on the LU's held list; a delayed one is
- * run by scsi_device_alarm(), which the daemon calls when the time the core
- * asked for (scsi_device_set_alarm) has come.
+ * Held and delayed commands wait on the LU's held list; a delayed one runs
+ * when its timer fires (sched/timer.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sched/task_set.h"
+#include "sched/timer.h"
 
 struct scsi_fault_rule {
 	struct scsi_fault_rule *next;
@@ -28,17 +27,9 @@ struct scsi_fault_rule {
 	struct scsi_fault_rule_params p;
 	struct scsi_fault_rule_stats st;
 	uint64_t rng;      /* xorshift64* state, from p.seed */
-	uint64_t added_ns; /* fault_now_ns() when added: the time window's origin */
+	uint64_t added_ns; /* the device's clock when added: the time window's origin */
 	uint8_t *bad;      /* medium-error: one bit per block of lba_first..lba_last still bad */
 };
-
-static uint64_t fault_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift generators"): a uniform double in [0, 1). */
 static double rule_draw(struct scsi_fault_rule *r)
@@ -127,6 +118,13 @@ static int check_params(const struct scsi_fault_rule_params *p, char *err, size_
 	case SCSI_FAULT_ACTION_DROP_CONNECTION:
 	case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
 	case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
+	case SCSI_FAULT_ACTION_PREDICT_FAILURE:
+		break;
+	case SCSI_FAULT_ACTION_TEMPERATURE:
+		if (p->temperature < 1 || p->temperature > 254 || p->temperature_threshold > 254) {
+			snprintf(err, errlen, "temperature and temperature_threshold must be 1 to 254 (degrees Celsius)");
+			return -1;
+		}
 		break;
 	default:
 		snprintf(err, errlen, "unknown action");
@@ -140,10 +138,34 @@ static bool zone_rule(const struct scsi_fault_rule_params *p)
 	return p->action == SCSI_FAULT_ACTION_ZONE_OFFLINE || p->action == SCSI_FAULT_ACTION_ZONE_READ_ONLY;
 }
 
+static bool ie_rule(const struct scsi_fault_rule_params *p)
+{
+	return p->action == SCSI_FAULT_ACTION_PREDICT_FAILURE || p->action == SCSI_FAULT_ACTION_TEMPERATURE;
+}
+
 /* A rule that acts on its own, not on the commands it matches. */
 static bool standing_rule(const struct scsi_fault_rule_params *p)
 {
-	return p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || p->action == SCSI_FAULT_ACTION_CORRUPT_PI || zone_rule(p);
+	return p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR || p->action == SCSI_FAULT_ACTION_CORRUPT_PI || zone_rule(p) ||
+	       ie_rule(p);
+}
+
+/* The informational exceptions follow the LU's predict-failure and temperature rules (the oldest / newest). */
+static void ie_rules_changed(struct scsi_lu *lu)
+{
+	uint16_t predicted = 0;
+	uint8_t temperature = 0, threshold = 0;
+
+	for (const struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
+		if (r->p.action == SCSI_FAULT_ACTION_PREDICT_FAILURE && !predicted)
+			predicted = r->p.asc || r->p.ascq ? (uint16_t)(r->p.asc << 8 | r->p.ascq)
+							  : ASC_FAILURE_PREDICTION_THRESHOLD_EXCEEDED;
+		if (r->p.action == SCSI_FAULT_ACTION_TEMPERATURE) {
+			temperature = r->p.temperature;
+			threshold = r->p.temperature_threshold;
+		}
+	}
+	spc_ie_fault(lu, predicted, temperature, threshold);
 }
 
 /* A rule that acts on the ABORT TASK of the commands it matches, not on them (scsi_fault_abort_task). */
@@ -196,7 +218,7 @@ int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_r
 	if (r->p.every == 0)
 		r->p.every = 1;
 	r->rng = p->seed ? p->seed : id + 0x9e3779b97f4a7c15ull;
-	r->added_ns = fault_now_ns();
+	r->added_ns = scsi_device_now(lu->dev);
 	if (p->action == SCSI_FAULT_ACTION_MEDIUM_ERROR) {
 		uint64_t n = p->lba_last - p->lba_first + 1;
 
@@ -214,10 +236,12 @@ int scsi_lu_fault_add(struct scsi_lu *lu, uint32_t id, const struct scsi_fault_r
 		;
 	*tail = r;
 	pthread_mutex_unlock(&lu->fault_rules_lock);
+	if (ie_rule(p)) {
+		r->st.matched = r->st.fired = 1;
+		ie_rules_changed(lu);
+	}
 	return 0;
 }
-
-static void arm_alarm(struct scsi_device *dev);
 
 /* Takes cmd off its LU's held list (no-op when it is not on it). */
 static void unhold(struct scsi_cmd *cmd)
@@ -232,6 +256,7 @@ static void unhold(struct scsi_cmd *cmd)
 			break;
 		}
 	}
+	scsi_timer_cancel(cmd->lu->dev, &cmd->fault_timer);
 	cmd->fault_held = false;
 	cmd->fault_drop = false;
 	cmd->fault_held_next = NULL;
@@ -259,6 +284,11 @@ int scsi_lu_fault_remove(struct scsi_lu *lu, uint32_t id)
 		/* Back to EMPTY (NOT WRITE POINTER for a conventional zone); a failure to save is the zone state's to log. */
 		(void)scsi_lu_set_zone_fault(lu, r->p.zone, SCSI_ZONE_FAULT_NONE, err, sizeof(err));
 	}
+	if (ie_rule(&r->p)) {
+		free(r);
+		ie_rules_changed(lu);
+		return 0;
+	}
 	free(r->bad);
 	free(r);
 	/* Its held commands run now (each may complete others: walk from the head again). */
@@ -279,7 +309,7 @@ void scsi_lu_fault_foreach(struct scsi_lu *lu,
 			   void *arg)
 {
 	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
-		r->st.age_ms = (fault_now_ns() - r->added_ns) / 1000000u;
+		r->st.age_ms = (scsi_device_now(lu->dev) - r->added_ns) / 1000000u;
 		fn(arg, r->id, &r->p, &r->st);
 	}
 }
@@ -338,20 +368,20 @@ static bool rule_matches(const struct scsi_fault_rule *r, const struct scsi_cmd 
 }
 
 /* In the rule's time window: from after_ms after it was added, for for_ms (no end when 0). */
-static bool rule_in_window(const struct scsi_fault_rule *r)
+static bool rule_in_window(const struct scsi_device *dev, const struct scsi_fault_rule *r)
 {
 	uint64_t age_ms;
 
 	if (!r->p.after_ms && !r->p.for_ms)
 		return true;
-	age_ms = (fault_now_ns() - r->added_ns) / 1000000u;
+	age_ms = (scsi_device_now(dev) - r->added_ns) / 1000000u;
 	return age_ms >= r->p.after_ms && (!r->p.for_ms || age_ms - r->p.after_ms < r->p.for_ms);
 }
 
 /* Matching commands outside the time window are not seen: they neither count as matched nor move `every`. */
-static bool rule_fires(struct scsi_fault_rule *r)
+static bool rule_fires(const struct scsi_device *dev, struct scsi_fault_rule *r)
 {
-	if (!rule_in_window(r))
+	if (!rule_in_window(dev, r))
 		return false;
 	r->st.matched++;
 	if (r->p.count && r->st.fired >= r->p.count)
@@ -388,17 +418,55 @@ static bool first_bad_block(const struct scsi_lu *lu, const struct scsi_cmd *cmd
 	return found;
 }
 
-static void hold(struct scsi_cmd *cmd, const struct scsi_fault_rule *r, uint64_t until_ns)
+bool scsi_fault_first_bad_block(const struct scsi_lu *lu, uint64_t *lba)
+{
+	bool found = false;
+
+	for (const struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
+		if (r->p.action != SCSI_FAULT_ACTION_MEDIUM_ERROR || !r->st.bad_blocks)
+			continue;
+		for (uint64_t i = 0; i <= r->p.lba_last - r->p.lba_first; i++) {
+			if (bad_test(r, i)) {
+				if (!found || r->p.lba_first + i < *lba)
+					*lba = r->p.lba_first + i;
+				found = true;
+				break;
+			}
+		}
+	}
+	return found;
+}
+
+/* A delayed command's time has come: it runs; a drop-connection one has its connection dropped. */
+static void fault_timer_fire(struct scsi_timer *t)
+{
+	struct scsi_cmd *cmd = (struct scsi_cmd *)((char *)t - offsetof(struct scsi_cmd, fault_timer));
+
+	if (cmd->fault_drop) {
+		/* Held until the drop aborts it with the rest of its nexus's commands. */
+		cmd->fault_drop = false;
+		cmd->transport->drop_connection(cmd);
+		return;
+	}
+	unhold(cmd);
+	scsi_cmd_resume(cmd);
+}
+
+/* Holds cmd for r: until an abort or the rule goes, or (at_ns set) until that time of the device's clock. */
+static void hold(struct scsi_cmd *cmd, const struct scsi_fault_rule *r, bool timed, uint64_t at_ns)
 {
 	struct scsi_cmd **tail;
 
 	cmd->fault_held = true;
 	cmd->fault_held_rule = r->id;
-	cmd->fault_held_until_ns = until_ns;
 	cmd->fault_held_next = NULL;
 	for (tail = &cmd->lu->fault_held; *tail; tail = &(*tail)->fault_held_next)
 		;
 	*tail = cmd;
+	if (timed) {
+		cmd->fault_timer.fire = fault_timer_fire;
+		scsi_timer_arm(cmd->lu->dev, &cmd->fault_timer, at_ns);
+	}
 }
 
 enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
@@ -422,7 +490,7 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 		return SCSI_FAULT_DONE;
 	}
 	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
-		if (standing_rule(&r->p) || abort_task_rule(&r->p) || !rule_matches(r, cmd) || !rule_fires(r))
+		if (standing_rule(&r->p) || abort_task_rule(&r->p) || !rule_matches(r, cmd) || !rule_fires(lu->dev, r))
 			continue;
 		switch (r->p.action) {
 		case SCSI_FAULT_ACTION_SENSE: {
@@ -437,22 +505,19 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 			scsi_cmd_set_status(cmd, r->p.status);
 			return SCSI_FAULT_DONE;
 		case SCSI_FAULT_ACTION_DELAY:
-			if (!lu->dev->alarm_arm)
-				return SCSI_FAULT_PASS; /* no clock to wait on (unit tests): no delay */
-			hold(cmd, r, fault_now_ns() + (uint64_t)r->p.delay_ms * 1000000ull);
-			arm_alarm(lu->dev);
+			if (!scsi_timer_available(lu->dev))
+				return SCSI_FAULT_PASS; /* no clock to wait on: no delay */
+			hold(cmd, r, true, scsi_device_now(lu->dev) + (uint64_t)r->p.delay_ms * 1000000ull);
 			return SCSI_FAULT_HELD;
 		case SCSI_FAULT_ACTION_HOLD:
 			r->st.held++;
-			hold(cmd, r, 0);
+			hold(cmd, r, false, 0);
 			return SCSI_FAULT_HELD;
 		case SCSI_FAULT_ACTION_DROP_CONNECTION:
-			/* Held at once; the alarm (outside this call chain) has the transport drop the connection. */
+			/* Held at once; its timer (outside this call chain) has the transport drop the connection. */
 			r->st.held++;
-			cmd->fault_drop = cmd->transport->drop_connection && lu->dev->alarm_arm;
-			hold(cmd, r, cmd->fault_drop ? fault_now_ns() : 0);
-			if (cmd->fault_drop)
-				arm_alarm(lu->dev);
+			cmd->fault_drop = cmd->transport->drop_connection && scsi_timer_available(lu->dev);
+			hold(cmd, r, cmd->fault_drop, scsi_device_now(lu->dev));
 			return SCSI_FAULT_HELD;
 		case SCSI_FAULT_ACTION_CORRUPT_READ:
 			cmd->faults |= SCSI_FAULT_CORRUPT_READ;
@@ -471,6 +536,8 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 		case SCSI_FAULT_ACTION_REJECT_ABORT_TASK:
 		case SCSI_FAULT_ACTION_IGNORE_ABORT_TASK:
 		case SCSI_FAULT_ACTION_CORRUPT_PI:
+		case SCSI_FAULT_ACTION_PREDICT_FAILURE:
+		case SCSI_FAULT_ACTION_TEMPERATURE:
 			break;
 		}
 	}
@@ -490,7 +557,7 @@ void scsi_fault_corrupt_pi_foreach(struct scsi_lu *lu,
 enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced)
 {
 	for (struct scsi_fault_rule *r = referenced->lu->fault_rules; r && referenced->op; r = r->next) {
-		if (!abort_task_rule(&r->p) || !rule_matches(r, referenced) || !rule_fires(r))
+		if (!abort_task_rule(&r->p) || !rule_matches(r, referenced) || !rule_fires(referenced->lu->dev, r))
 			continue;
 		return r->p.action == SCSI_FAULT_ACTION_REJECT_ABORT_TASK ? SCSI_TMF_FUNCTION_REJECTED
 									 : SCSI_TMF_NO_RESPONSE;
@@ -535,60 +602,4 @@ void scsi_fault_cmd_done(struct scsi_cmd *cmd)
 			}
 		}
 	}
-}
-
-/* ---- delays: the alarm ---- */
-
-void scsi_device_set_alarm(struct scsi_device *dev, void (*arm)(void *arg, uint64_t when_ns), void *arg)
-{
-	dev->alarm_arm = arm;
-	dev->alarm_arg = arg;
-}
-
-/* Asks the daemon for a call at the earliest time a delayed command of dev is due. */
-static void arm_alarm(struct scsi_device *dev)
-{
-	uint64_t first = 0;
-
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
-		if (!dev->lus[i])
-			continue;
-		for (struct scsi_cmd *c = dev->lus[i]->fault_held; c; c = c->fault_held_next)
-			if (c->fault_held_until_ns && (!first || c->fault_held_until_ns < first))
-				first = c->fault_held_until_ns;
-	}
-	if (first && dev->alarm_arm)
-		dev->alarm_arm(dev->alarm_arg, first);
-}
-
-void scsi_device_alarm(struct scsi_device *dev)
-{
-	bool again = true;
-
-	while (again) {
-		uint64_t now = fault_now_ns();
-
-		again = false;
-		for (unsigned i = 0; i < SCSI_MAX_LUNS && !again; i++) {
-			if (!dev->lus[i])
-				continue;
-			for (struct scsi_cmd *c = dev->lus[i]->fault_held; c; c = c->fault_held_next) {
-				if (c->fault_drop && c->fault_held_until_ns <= now) {
-					/* Held until the drop aborts it with the rest of its nexus's commands. */
-					c->fault_drop = false;
-					c->fault_held_until_ns = 0;
-					c->transport->drop_connection(c);
-					again = true;
-					break;
-				}
-				if (c->fault_held_until_ns && c->fault_held_until_ns <= now) {
-					unhold(c);
-					scsi_cmd_resume(c);
-					again = true;
-					break;
-				}
-			}
-		}
-	}
-	arm_alarm(dev);
 }

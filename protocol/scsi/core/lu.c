@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "media/media_model.h"
+#include "media/media_queue.h"
 #include "sched/task_set.h"
 #include "spc/spc.h"
 #include "zbc/zbc.h"
@@ -55,9 +57,12 @@ struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *e
 
 static void lu_destroy(struct scsi_lu *lu)
 {
+	scsi_media_queue_fini(lu);
+	scsi_stats_fini(lu);
 	scsi_fault_lu_fini(lu);
 	pthread_mutex_destroy(&lu->fault_rules_lock);
 	zbc_fini(lu);
+	spc_log_fini(lu);
 	spc_pr_fini(lu);
 	spc_mode_fini(lu);
 	be_close(lu->backend);
@@ -226,6 +231,18 @@ struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t sam_lun)
 	return dev->lus[lun];
 }
 
+int scsi_lu_set_latency(struct scsi_lu *lu, const struct scsi_latency_params *p, char *err, size_t errlen)
+{
+	if (scsi_latency_params_check(p, err, errlen) != 0)
+		return -1;
+	if (scsi_media_queue_set(lu, p) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	lu->params.latency = *p;
+	return 0;
+}
+
 struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_params *params,
 			       struct backend *backend, char *err, size_t errlen)
 {
@@ -259,15 +276,18 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	lu->num_blocks = params->num_blocks ? params->num_blocks : backend->size / lu->block_size;
 	lu->mode_current.dpofua = true;
 	lu->mode_current.wce = true;
-	if (spc_mode_init(lu) != 0 || spc_pr_init(lu) != 0) {
+	if (spc_mode_init(lu) != 0 || spc_pr_init(lu) != 0 || spc_log_init(lu) != 0) {
 		snprintf(err, errlen, "cannot load the saved state of LUN %u from %s", params->lun, lu->state_dir);
+		spc_log_fini(lu);
 		spc_pr_fini(lu);
 		spc_mode_fini(lu);
 		free(lu);
 		return NULL;
 	}
-	if (zbc_init(lu, err, errlen) != 0 || sbc_pi_init(lu, err, errlen) != 0) {
+	if (zbc_init(lu, err, errlen) != 0 || sbc_pi_init(lu, err, errlen) != 0 ||
+	    scsi_lu_set_latency(lu, &params->latency, err, errlen) != 0) {
 		zbc_fini(lu);
+		spc_log_fini(lu);
 		spc_pr_fini(lu);
 		spc_mode_fini(lu);
 		free(lu);

@@ -23,6 +23,8 @@ void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
 	info->removal_prevented = lu->prevent_count > 0;
 	info->commands = lu->ts.count;
 	info->mode_defaults = lu->params.mode_defaults;
+	info->latency = lu->params.latency;
+	info->cdl_pages = lu->params.cdl_pages;
 	info->counters = lu->counters;
 	info->backing_errors = lu->backing_errors;
 }
@@ -107,8 +109,7 @@ int scsi_lu_end_commands(struct scsi_lu *lu, uint8_t sense_key, uint16_t asc_asc
 	while (again) {
 		again = false;
 		for (struct scsi_cmd *cmd = lu->ts.head; cmd; cmd = cmd->ts_next) {
-			if (cmd->aborted ||
-			    (cmd->started && cmd->state != SCSI_CMD_STATE_WAIT_DATA_OUT && !cmd->fault_held))
+			if (cmd->aborted || !scsi_cmd_waiting(cmd))
 				continue;
 			scsi_cmd_fail(cmd, sense_make(sense_key, asc_ascq));
 			scsi_cmd_complete(cmd);
@@ -140,6 +141,7 @@ uint64_t scsi_device_power_cycle(struct scsi_device *dev)
 		scsi_task_set_abort(lu, any_cmd, NULL, NULL);
 		if (lu->backend->ops->power_loss)
 			lost += lu->backend->ops->power_loss(lu->backend);
+		spc_diag_abort(lu); /* a background self-test does not outlive the power */
 		spc_pr_power_on(lu);
 		spc_mode_power_on(lu);
 		zbc_power_on(lu);

@@ -21,6 +21,16 @@ static const struct {
 	{ SCSI_QUIRK_NO_SYNC_CACHE, 0x35 },       /* SYNCHRONIZE CACHE(10) ... */
 	{ SCSI_QUIRK_NO_SYNC_CACHE, 0x91 },       /* ... and (16) */
 	{ SCSI_QUIRK_NO_RSOC, 0xa3 },             /* US_FL_NO_REPORT_OPCODES, BLIST_NO_RSOC: MAINTENANCE IN */
+	/*
+	 * A USB-SATA bridge without SAT translation answers the SPC logging
+	 * and diagnostic commands, which only SAT maps to ATA (SMART READ
+	 * LOG, SMART EXECUTE OFF-LINE IMMEDIATE), with INVALID COMMAND
+	 * OPERATION CODE: smartctl then needs -d sat (docs/profiles.md).
+	 */
+	{ SCSI_QUIRK_NO_SAT, 0x1c },              /* RECEIVE DIAGNOSTIC RESULTS */
+	{ SCSI_QUIRK_NO_SAT, 0x1d },              /* SEND DIAGNOSTIC */
+	{ SCSI_QUIRK_NO_SAT, 0x4c },              /* LOG SELECT */
+	{ SCSI_QUIRK_NO_SAT, 0x4d },              /* LOG SENSE */
 };
 
 bool scsi_lu_profile_hides_op(const struct scsi_lu *lu, const struct scsi_op *op)

@@ -12,7 +12,9 @@
  * CDB USAGE DATA (SPC-4 6.35.3): byte 0 is the operation code; a service
  * action field holds the service action code itself; every other bit is 1
  * where the device server uses it.  The CONTROL byte's NACA bit is not set:
- * ACA is not supported, so NACA = 1 gets INVALID FIELD IN CDB.
+ * ACA is not supported, so NACA = 1 gets INVALID FIELD IN CDB.  The DLD
+ * bits (OP_DLD rows) are used only on an LU with command duration limits
+ * (scsi_op_usage).
  */
 #include <stddef.h>
 
@@ -77,6 +79,14 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("START STOP UNIT", 0x1b, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, NULL, sbc_start_stop_unit_exec, NULL, NULL, T_IO,
 	    0x1b, 0x01, 0x00, 0x0f, 0xf7, 0x00),
+	/* RECEIVE DIAGNOSTIC RESULTS (spc_diag.c): PCV b1, PAGE CODE b2, ALLOCATION LENGTH b3-4. */
+	ROW("RECEIVE DIAGNOSTIC RESULTS", 0x1c, 0, SCSI_SA_NONE, 6, OP_DATA_IN, SCSI_PR_CONFLICT,
+	    ALL_SBC_KINDS, NULL, spc_receive_diagnostic_results_exec, NULL, NULL, T_FAST,
+	    0x1c, 0x01, 0xff, 0xff, 0xff, 0x00),
+	/* SEND DIAGNOSTIC (spc_diag.c): SELF-TEST CODE, PF, SELFTEST, DEVOFFL, UNITOFFL b1, PARAMETER LIST LENGTH b3-4. */
+	ROW("SEND DIAGNOSTIC", 0x1d, 0, SCSI_SA_NONE, 6, OP_DATA_OUT, SCSI_PR_CONFLICT,
+	    ALL_SBC_KINDS, spc_send_diagnostic_parse, spc_send_diagnostic_exec, NULL, NULL, T_LONG,
+	    0x1d, 0xf7, 0x00, 0xff, 0xff, 0x00),
 	ROW("PREVENT ALLOW MEDIUM REMOVAL", 0x1e, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_prevent_allow_medium_removal_exec, NULL, NULL, T_FAST,
 	    0x1e, 0x00, 0x00, 0x00, 0x03, 0x00),
@@ -128,6 +138,14 @@ const struct scsi_op scsi_op_table[] = {
 	    ALL_SBC_KINDS, sbc_sanitize_parse, sbc_sanitize_exec, NULL, NULL, T_LONG,
 	    0x48, 0xa0 | SCSI_SA_SANITIZE_EXIT_FAILURE_MODE, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff,
 	    0x00),
+	/* LOG SELECT (spc_log.c): PCR, SP b1, PC and PAGE CODE b2, SUBPAGE CODE b3, PARAMETER LIST LENGTH b7-8. */
+	ROW("LOG SELECT", 0x4c, 0, SCSI_SA_NONE, 10, OP_DATA_OUT, SCSI_PR_CONFLICT,
+	    ALL_SBC_KINDS, spc_log_select_parse, spc_log_select_exec, NULL, NULL, T_FAST,
+	    0x4c, 0x03, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
+	/* LOG SENSE (spc_log.c): PPC, SP b1, PC and PAGE CODE b2, SUBPAGE CODE b3, PARAMETER POINTER b5-6, ALLOCATION LENGTH b7-8. */
+	ROW("LOG SENSE", 0x4d, 0, SCSI_SA_NONE, 10, OP_DATA_IN, SCSI_PR_ALLOWED,
+	    ALL_SBC_KINDS, NULL, spc_log_sense_exec, NULL, NULL, T_FAST,
+	    0x4d, 0x03, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00),
 	ROW("MODE SELECT(10)", 0x55, 0, SCSI_SA_NONE, 10, OP_DATA_OUT, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, spc_mode_select_parse, spc_mode_select_exec, NULL, NULL, T_FAST,
 	    0x55, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
@@ -169,15 +187,15 @@ const struct scsi_op scsi_op_table[] = {
 	 * b20-23, EXPECTED LOGICAL BLOCK APPLICATION TAG b24-25, LOGICAL BLOCK
 	 * APPLICATION TAG MASK b26-27, TRANSFER LENGTH b28-31.
 	 */
-	ROW("READ(32)", 0x7f, SCSI_SA_READ_32, SCSI_SA_BYTES8_9, 32, OP_PROTECT_FIELD | RD, SCSI_PR_READ,
+	ROW("READ(32)", 0x7f, SCSI_SA_READ_32, SCSI_SA_BYTES8_9, 32, OP_PROTECT_FIELD | RD | OP_DLD, SCSI_PR_READ,
 	    SCSI_LU_CONVENTIONAL, sbc_read_parse, sbc_read_exec, sbc_pi_type2_enabled, NULL, T_IO,
-	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x09, 0xfc, 0x00, FF8, FF4, FF4, FF4),
+	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x09, 0xfc, 0x07, FF8, FF4, FF4, FF4),
 	ROW("VERIFY(32)", 0x7f, SCSI_SA_VERIFY_32, SCSI_SA_BYTES8_9, 32, OP_PROTECT_FIELD | OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_LBA_READ,
 	    SCSI_PR_READ, SCSI_LU_CONVENTIONAL, sbc_verify_parse, sbc_verify_exec, sbc_pi_type2_enabled, NULL, T_IO,
 	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x0a, 0xf6, 0x00, FF8, FF4, FF4, FF4),
-	ROW("WRITE(32)", 0x7f, SCSI_SA_WRITE_32, SCSI_SA_BYTES8_9, 32, OP_PROTECT_FIELD | WR_BLOCKS, SCSI_PR_WRITE,
-	    SCSI_LU_CONVENTIONAL, sbc_write_parse, sbc_write_exec, sbc_pi_type2_enabled, NULL, T_IO,
-	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x0b, 0xf8, 0x00, FF8, FF4, FF4, FF4),
+	ROW("WRITE(32)", 0x7f, SCSI_SA_WRITE_32, SCSI_SA_BYTES8_9, 32, OP_PROTECT_FIELD | WR_BLOCKS | OP_DLD,
+	    SCSI_PR_WRITE, SCSI_LU_CONVENTIONAL, sbc_write_parse, sbc_write_exec, sbc_pi_type2_enabled, NULL, T_IO,
+	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x00, 0x0b, 0xf8, 0x07, FF8, FF4, FF4, FF4),
 	ROW("WRITE AND VERIFY(32)", 0x7f, SCSI_SA_WRITE_AND_VERIFY_32, SCSI_SA_BYTES8_9, 32, OP_PROTECT_FIELD | WR_BLOCKS,
 	    SCSI_PR_WRITE, SCSI_LU_CONVENTIONAL, sbc_write_and_verify_parse, sbc_write_and_verify_exec,
 	    sbc_pi_type2_enabled, NULL, T_IO,
@@ -222,16 +240,16 @@ const struct scsi_op scsi_op_table[] = {
 	    T_FAST,
 	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0xf8, 0x01, 0xc0, 0xff, FF8, FF4, 0x00, 0x00, 0x00, 0x00,
 	    FF4),
-	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | RD | OP_MINIMAL, SCSI_PR_READ,
+	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | RD | OP_MINIMAL | OP_DLD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, NULL, T_IO,
-	    0x88, 0xfe, FF8, FF4, 0x3f, 0x00),
+	    0x88, 0xff, FF8, FF4, 0xff, 0x00),
 	ROW("COMPARE AND WRITE", 0x89, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_ALONE, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_compare_and_write_parse, sbc_compare_and_write_exec,
 	    sbc_compare_and_write_enabled, NULL, T_IO,
 	    0x89, 0xfa, FF8, 0x00, 0x00, 0x00, 0xff, 0x3f, 0x00),
-	ROW("WRITE(16)", 0x8a, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_BLOCKS | OP_MINIMAL, SCSI_PR_WRITE,
+	ROW("WRITE(16)", 0x8a, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_BLOCKS | OP_MINIMAL | OP_DLD, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, NULL, T_IO,
-	    0x8a, 0xfa, FF8, FF4, 0x3f, 0x00),
+	    0x8a, 0xfb, FF8, FF4, 0xff, 0x00),
 	ROW("ORWRITE(16)", 0x8b, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_ALONE | OP_SHORT_DATA_OUT_OK, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_orwrite_parse, sbc_orwrite_exec, NULL, NULL, T_IO,
 	    0x8b, 0xfa, FF8, FF4, 0x3f, 0x00),
@@ -302,14 +320,14 @@ const struct scsi_op scsi_op_table[] = {
 	    SCSI_PR_READ, ALL_SBC_KINDS, NULL, sbc_get_lba_status_exec, sbc_thin_provisioning_enabled, NULL, T_IO,
 	    0x9e, SCSI_SA_GET_LBA_STATUS, FF8, FF4, 0x00, 0x00),
 	/*
-	 * WRITE SCATTERED(16) (sbc_write_scattered.c): WRPROTECT/DPO/FUA b2,
-	 * LBDOF b4-5, NUMBER OF LBA RANGE DESCRIPTORS b8-9, BUFFER TRANSFER
-	 * LENGTH b10-13, GROUP NUMBER b14 (DLD bits not supported).
+	 * WRITE SCATTERED(16) (sbc_write_scattered.c): WRPROTECT/DPO/FUA/DLD2
+	 * b2, LBDOF b4-5, NUMBER OF LBA RANGE DESCRIPTORS b8-9, BUFFER TRANSFER
+	 * LENGTH b10-13, DLD1/DLD0/GROUP NUMBER b14.
 	 */
-	ROW("WRITE SCATTERED(16)", 0x9f, 0x12, SCSI_SA_BYTE1, 16, OP_PROTECT_FIELD | WR, SCSI_PR_WRITE,
+	ROW("WRITE SCATTERED(16)", 0x9f, 0x12, SCSI_SA_BYTE1, 16, OP_PROTECT_FIELD | WR | OP_DLD, SCSI_PR_WRITE,
 	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_enabled,
 	    sbc_write_scattered_lock,
-	    T_IO, 0x9f, 0x12, 0xf8, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, FF4, 0x3f, 0x00),
+	    T_IO, 0x9f, 0x12, 0xf9, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, FF4, 0xff, 0x00),
 	ROW("REPORT LUNS", 0xa0, 0, SCSI_SA_NONE, 12, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_report_luns_exec, NULL, NULL, T_FAST,
 	    0xa0, 0x00, 0xff, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
@@ -321,6 +339,12 @@ const struct scsi_op scsi_op_table[] = {
 	    OP_DATA_IN | OP_IN_PROGRESS_OK, SCSI_PR_ALLOWED,
 	    ALL_SBC_KINDS, NULL, spc_report_supported_tmf_exec, NULL, NULL, T_FAST,
 	    0xa3, SCSI_SA_REPORT_SUPPORTED_TMF, 0x80, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
+	ROW("REPORT PRIORITY", 0xa3, SCSI_SA_REPORT_PRIORITY, SCSI_SA_BYTE1, 12, OP_DATA_IN | OP_IN_PROGRESS_OK,
+	    SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL, spc_report_priority_exec, NULL, NULL, T_FAST,
+	    0xa3, SCSI_SA_REPORT_PRIORITY, 0xc0, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
+	ROW("SET PRIORITY", 0xa4, SCSI_SA_SET_PRIORITY, SCSI_SA_BYTE1, 12, OP_DATA_OUT, SCSI_PR_CONFLICT,
+	    ALL_SBC_KINDS, spc_set_priority_parse, spc_set_priority_exec, NULL, NULL, T_FAST,
+	    0xa4, SCSI_SA_SET_PRIORITY, 0xc0, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("READ(12)", 0xa8, 0, SCSI_SA_NONE, 12, OP_PROTECT_FIELD | RD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, NULL, T_IO,
 	    0xa8, 0xfe, FF4, FF4, 0x3f, 0x00),
@@ -390,4 +414,48 @@ const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cd
 	else
 		*sense = sense_invalid_field_in_cdb(8, 7);
 	return NULL;
+}
+
+/*
+ * Where the DURATION LIMIT DESCRIPTOR field is (SBC-4 READ(16), WRITE(16),
+ * WRITE SCATTERED(16): DLD2 in byte 1 (byte 2 for WRITE SCATTERED) bit 0,
+ * DLD1 and DLD0 in byte 14 bits 7:6; READ(32), WRITE(32) since sbc4r19:
+ * byte 11 bits 2:0; Linux sd.c sd_setup_rw16_cmnd / sd_setup_rw32_cmnd).
+ */
+static uint8_t dld_bits(const struct scsi_op *op, unsigned byte)
+{
+	if (!(op->flags & OP_DLD))
+		return 0;
+	if (op->cdb_len == 32)
+		return byte == 11 ? 0x07 : 0;
+	if (byte == 14)
+		return 0xc0;
+	return byte == (op->sa_location == SCSI_SA_BYTE1 ? 2u : 1u) ? 0x01 : 0;
+}
+
+uint8_t scsi_op_usage(const struct scsi_op *op, const struct scsi_lu *lu, unsigned byte)
+{
+	uint8_t usage = op->usage[byte];
+
+	if (!lu || lu->params.cdl_pages == SCSI_CDL_NONE)
+		usage &= (uint8_t)~dld_bits(op, byte);
+	return usage;
+}
+
+uint8_t scsi_op_dld(const struct scsi_op *op, const uint8_t *cdb)
+{
+	if (!(op->flags & OP_DLD))
+		return 0;
+	if (op->cdb_len == 32)
+		return cdb[11] & 0x07;
+	return (uint8_t)(((cdb[op->sa_location == SCSI_SA_BYTE1 ? 2 : 1] & 0x01) << 2) | (cdb[14] >> 6));
+}
+
+uint8_t scsi_op_cdlp(const struct scsi_op *op, const struct scsi_lu *lu, bool *rwcdlp)
+{
+	*rwcdlp = false;
+	if (!lu || lu->params.cdl_pages == SCSI_CDL_NONE || !(op->flags & OP_DLD))
+		return 0;
+	*rwcdlp = lu->params.cdl_pages == SCSI_CDL_T2;
+	return (op->flags & OP_LBA_READ) ? 0x1 : 0x2;
 }

@@ -15,6 +15,7 @@
 #include "scsi.h"
 #include "scsi_faults.h"
 #include "core/scsi_proto.h"
+#include "sched/heap.h"
 #include "scsi_wire.h"
 #include "backend.h"
 
@@ -83,6 +84,8 @@ enum scsi_pr_class {
 #define OP_DATA_OUT_SGL     (1u << 14)
 /* In the minimal command set of the sbc4-minimal profile (lu_profile.c, docs/profiles.md). */
 #define OP_MINIMAL          (1u << 15)
+/* The CDB has a DURATION LIMIT DESCRIPTOR field (scsi_op_dld; SPC-6 command duration limits). */
+#define OP_DLD              (1u << 16)
 
 /* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
 #define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
@@ -125,6 +128,8 @@ enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced);
  */
 void scsi_fault_corrupt_pi_foreach(struct scsi_lu *lu,
 				   void (*fn)(void *arg, enum scsi_pi_field field, uint64_t first, uint64_t last), void *arg);
+/* The lowest block a medium-error rule still holds bad: true with *lba set (a self-test finds it, spc_diag.c). */
+bool scsi_fault_first_bad_block(const struct scsi_lu *lu, uint64_t *lba);
 /* At completion: off the held list; a write repairs the medium-error blocks it covered. */
 void scsi_fault_cmd_done(struct scsi_cmd *cmd);
 void scsi_fault_lu_fini(struct scsi_lu *lu);
@@ -162,6 +167,15 @@ const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cd
 				     struct scsi_sense_info *sense);
 /* True if the row is served by lu (kind matches and enabled() agrees). */
 bool scsi_op_supported(const struct scsi_op *op, const struct scsi_lu *lu);
+/* Byte `byte` of the row's CDB USAGE DATA as lu serves it (the DLD bits only with duration limits). */
+uint8_t scsi_op_usage(const struct scsi_op *op, const struct scsi_lu *lu, unsigned byte);
+/* The DURATION LIMIT DESCRIPTOR of a CDB of that row: 0 (none) .. 7. */
+uint8_t scsi_op_dld(const struct scsi_op *op, const uint8_t *cdb);
+/*
+ * REPORT SUPPORTED OPERATION CODES' CDLP for the row on lu (SPC-6: 0 none,
+ * 1 the A or T2A page, 2 the B or T2B page) and RWCDLP (T2 pages).
+ */
+uint8_t scsi_op_cdlp(const struct scsi_op *op, const struct scsi_lu *lu, bool *rwcdlp);
 
 /* ---- logical units, devices, nexuses ---- */
 
@@ -178,10 +192,12 @@ struct scsi_mode_current {
 	bool rcd;         /* Caching: read cache disable */
 	bool dpofua;      /* device-specific parameter: DPO and FUA supported */
 	bool urswrz;      /* Zoned Block Device Control URSWRZ_M (host-managed zoned LUs; zbc_urswrz()) */
+	uint8_t initial_priority; /* Control Extension INITIAL COMMAND PRIORITY */
 };
 
 struct spc_mode_state;  /* spc_mode.c */
 struct spc_pr_state;    /* spc_pr.c */
+struct spc_log_state;   /* spc_log.c: log pages, self-tests, informational exceptions */
 
 /* A long-running operation reported through sense progress (sanitize, format). */
 struct scsi_lu_progress {
@@ -202,6 +218,47 @@ struct scsi_task_set {
 	bool waits_for_buffer;         /* a command waits for buffer room (scsi_resources) */
 };
 
+/*
+ * What the commands that named a T2 command duration limit descriptor did
+ * (SPC-6 Command Duration Limits Statistics log page 19h/21h, as sg3_utils
+ * sg_logs decodes it): per page (0 = T2A, 1 = T2B) and descriptor (0..6).
+ */
+struct scsi_cdl_descriptor_stats {
+	uint32_t inactive_miss;  /* its max inactive time was exceeded (only) */
+	uint32_t active_miss;    /* its max active time was exceeded (only) */
+	uint32_t both_miss;      /* both were */
+	uint32_t commands;       /* commands completed with it */
+};
+
+/* A latency histogram (core/stats.c): 8 buckets per power of two of nanoseconds. */
+#define SCSI_HISTOGRAM_BUCKETS (42 * 8)
+struct scsi_histogram {
+	uint64_t count, sum_ns, max_ns;
+	uint32_t bucket[SCSI_HISTOGRAM_BUCKETS];
+};
+
+/* What core/stats.c keeps per LU (allocated with the LU's first command; loop thread only). */
+struct scsi_lu_stat_data {
+	struct scsi_histogram queued, active, total;
+	struct scsi_histogram cdl_queued[2][7], cdl_active[2][7];
+	uint64_t cdl_guideline_miss[2][7];
+	uint64_t cdl_policy_actions[2][7][16];
+	uint64_t good_with_sense;
+	uint64_t since_ns;
+};
+
+/* An LU's medium as the latency model sees it (media/media_queue.c). */
+struct scsi_media_queue {
+	struct scsi_media_model *model;      /* NULL: SCSI_LATENCY_NONE, commands go straight to exec */
+	struct scsi_latency_params params;   /* the model's, as set */
+	struct scsi_service_queue waiting;   /* started, waiting for the medium */
+	unsigned servers;                    /* commands the medium serves at once; 0: any number */
+	unsigned busy;                       /* ... serving now */
+	uint64_t last_free_ns;               /* when a server last came free, as the model said (not when its timer ran) */
+	bool reorders;                       /* shortest access time first among equals */
+	uint64_t aging_ns;
+};
+
 struct scsi_lu {
 	struct scsi_device *dev;
 	struct scsi_lu_params params;
@@ -214,6 +271,8 @@ struct scsi_lu {
 	uint64_t num_blocks;
 	struct scsi_backing_errors backing_errors; /* loop thread only */
 	struct scsi_lu_counters counters;          /* loop thread only */
+	struct scsi_cdl_descriptor_stats cdl_stats[2][7]; /* loop thread only (sched/duration_limits.c) */
+	struct scsi_lu_stat_data *stats;           /* core/stats.c; NULL until the first command */
 	enum scsi_lu_readiness readiness;          /* the runtime control's lu-state */
 	struct scsi_fault_rule *fault_rules;       /* fault_rules.c, oldest first */
 	/* Held while the loop thread links or unlinks a rule and while a worker walks the corrupt-pi rules. */
@@ -230,9 +289,11 @@ struct scsi_lu {
 	struct scsi_mode_current mode_current;
 	struct spc_mode_state *mode;
 	struct spc_pr_state *pr;
+	struct spc_log_state *log;
 	struct scsi_nexus *spc2_reservation_holder; /* RESERVE(6)/(10) */
 
 	struct scsi_task_set ts;
+	struct scsi_media_queue media;
 
 	struct zbc_state *zbc;         /* zone engine of a zoned LU (zbc.h); NULL otherwise */
 
@@ -252,6 +313,10 @@ struct scsi_device {
 	scsi_backing_error_fn backing_error_observer; /* scsi_device_observe_backing_errors */
 	void (*alarm_arm)(void *arg, uint64_t when_ns); /* scsi_device_set_alarm */
 	void *alarm_arg;
+	uint64_t (*clock_now)(void *arg);   /* scsi_device_set_clock; NULL: CLOCK_MONOTONIC */
+	void *clock_arg;
+	struct scsi_heap timers;            /* sched/timer.c */
+	uint64_t timer_seq;
 	void *backing_error_arg;
 };
 
@@ -275,7 +340,9 @@ struct scsi_nexus {
 	char target_port_name[256];
 	uint16_t relative_target_port;
 	uint32_t ua_pending[SCSI_MAX_LUNS]; /* bit (1 << enum scsi_ua) */
+	uint16_t ie_asc_ascq[SCSI_MAX_LUNS]; /* SCSI_UA_INFORMATIONAL_EXCEPTION: its ASC/ASCQ (spc_ie.c) */
 	uint16_t lu_commands[SCSI_MAX_LUNS]; /* commands of this nexus in each LU's task set */
+	uint8_t priority[SCSI_MAX_LUNS];    /* SET PRIORITY's for each I_T_L nexus; 0: INITIAL COMMAND PRIORITY */
 	uint64_t buffer_bytes;              /* buffer room its commands hold */
 	unsigned outstanding;               /* commands submitted and not released */
 	bool destroying;
@@ -341,6 +408,14 @@ static inline bool scsi_lu_range_bad(const struct scsi_lu *lu, uint64_t lba, uin
 	return lba > lu->num_blocks || nblocks > lu->num_blocks - lba;
 }
 
+/* ---- statistics (stats.c) ---- */
+
+/* A command of lu ends (not aborted): its queued and active times are counted. */
+void scsi_stats_record(struct scsi_cmd *cmd, uint64_t now_ns);
+/* A duration limit's policy acted on the command (sched/duration_limits.c). */
+void scsi_stats_policy(struct scsi_cmd *cmd, uint8_t policy);
+void scsi_stats_fini(struct scsi_lu *lu);
+
 /* ---- unit attentions (ua.c) ---- */
 
 /* Establishes ua for lu on every nexus of its device except 'except' (may be NULL). */
@@ -367,6 +442,23 @@ void spc_pr_nexus_lost(struct scsi_lu *lu, const struct scsi_nexus *nexus);
 void spc_pr_lu_reset(struct scsi_lu *lu);
 /* spc_pr.c: a power cycle: a LOGICAL UNIT RESET's effects, and registrations gone unless APTPL. */
 void spc_pr_power_on(struct scsi_lu *lu);
+
+/* spc_log.c: create/free the log pages' state (loads the saved log parameters from state_dir); 0 or -1. */
+int spc_log_init(struct scsi_lu *lu);
+void spc_log_fini(struct scsi_lu *lu);
+/*
+ * spc_ie.c: once per completed command, on the loop thread, before its sense
+ * is encoded (scsi_cmd_complete): counts what it did into the log pages and,
+ * with MRIE 3 (PER = 1), 4 or 5, turns the first GOOD command after an
+ * informational exception into CHECK CONDITION, RECOVERED ERROR (MRIE 5: NO
+ * SENSE) with the exception's ASC/ASCQ (SPC-4 7.5.12); such a command
+ * completed, so its Data-In must still go out.
+ */
+void spc_ie_cmd_done(struct scsi_cmd *cmd);
+/* spc_ie.c: what the LU's predict-failure and temperature fault rules say now (fault_rules.c); 0: none. */
+void spc_ie_fault(struct scsi_lu *lu, uint16_t predicted_asc_ascq, uint8_t temperature, uint8_t threshold);
+/* spc_diag.c: a LOGICAL UNIT RESET or power on: a background self-test ends, aborted (result 2). */
+void spc_diag_abort(struct scsi_lu *lu);
 
 /* sbc_pi.c: the LU's current protection format (loads a FORMAT UNIT's choice from state_dir). */
 int sbc_pi_init(struct scsi_lu *lu, char *err, size_t errlen);
@@ -396,6 +488,19 @@ enum scsi_result spc_release_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_out_parse(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd);
+/* spc_priority.c */
+enum scsi_result spc_report_priority_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_set_priority_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_set_priority_exec(struct scsi_cmd *cmd);
+
+/* spc_log.c */
+enum scsi_result spc_log_sense_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_log_select_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_log_select_exec(struct scsi_cmd *cmd);
+/* spc_diag.c */
+enum scsi_result spc_send_diagnostic_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_send_diagnostic_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_receive_diagnostic_results_exec(struct scsi_cmd *cmd);
 
 /* SBC: sbc_start_stop.c */
 enum scsi_result sbc_start_stop_unit_exec(struct scsi_cmd *cmd);

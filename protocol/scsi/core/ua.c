@@ -21,6 +21,8 @@ static const struct {
 	{ SCSI_UA_INQUIRY_DATA_CHANGED, ASC_INQUIRY_DATA_HAS_CHANGED },
 	{ SCSI_UA_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR },
 	{ SCSI_UA_NOT_READY_TO_READY_CHANGE, ASC_NOT_READY_TO_READY_CHANGE },
+	{ SCSI_UA_PRIORITY_CHANGED, ASC_PRIORITY_CHANGED },
+	{ SCSI_UA_INFORMATIONAL_EXCEPTION, ASC_FAILURE_PREDICTION_THRESHOLD_EXCEEDED },
 };
 
 void scsi_ua_establish(struct scsi_nexus *nexus, uint32_t lun, enum scsi_ua ua)
@@ -61,6 +63,9 @@ bool scsi_ua_take(struct scsi_nexus *nexus, uint32_t lun, struct scsi_sense_info
 				for (unsigned k = 0; k < SCSI_MAX_LUNS; k++)
 					nexus->ua_pending[k] &= ~(1u << SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
 			*s = sense_make(SENSE_KEY_UNIT_ATTENTION, ua_sense[i].asc_ascq);
+			/* SPC-4 7.5.12, MRIE 2h: the unit attention carries the informational exception's ASC/ASCQ. */
+			if (ua_sense[i].ua == SCSI_UA_INFORMATIONAL_EXCEPTION && nexus->ie_asc_ascq[lun])
+				s->asc_ascq = nexus->ie_asc_ascq[lun];
 			return true;
 		}
 	}

@@ -131,6 +131,8 @@ enum scsi_ua {
 	SCSI_UA_INQUIRY_DATA_CHANGED,       /* 3F/03 */
 	SCSI_UA_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, /* 2F/00 */
 	SCSI_UA_NOT_READY_TO_READY_CHANGE,  /* 28/00 */
+	SCSI_UA_PRIORITY_CHANGED,           /* 2A/08 */
+	SCSI_UA_INFORMATIONAL_EXCEPTION,    /* MRIE 2h: the exception's own ASC/ASCQ (spc_ie.c) */
 	SCSI_UA_COUNT
 };
 
@@ -242,9 +244,76 @@ struct scsi_io_job {
 	void (*done)(struct scsi_io_job *job);
 };
 
-/* Installed by the daemon; a synchronous one (work then done) serves unit tests. */
+/* A node of the core's intrusive heaps (sched/heap.h); zeroed: in no heap. */
+struct scsi_heap_node {
+	struct scsi_heap_node *child, *next, *prev;
+};
+
+/* The heap: its first node, the order, the count (sched/heap.h). */
+struct scsi_heap {
+	struct scsi_heap_node *root;
+	bool (*before)(const struct scsi_heap_node *a, const struct scsi_heap_node *b);
+	unsigned count;
+};
+
+/*
+ * A time at which the core must act (sched/timer.c): on the device's clock,
+ * fired from scsi_device_alarm(), never inside another call into the core.
+ */
+struct scsi_timer {
+	struct scsi_heap_node node;
+	uint64_t when_ns;
+	uint64_t seq;                  /* arming order: equal times fire in it */
+	void (*fire)(struct scsi_timer *t);
+};
+
+/*
+ * The ranks of the service queues (sched/service_queue.c): 0 goes first
+ * (HEAD OF QUEUE, or a command a duration limit policy hurries), then the
+ * command priorities 1 (highest) to 15 (lowest), then commands without a
+ * priority (SAM-5 8.7: COMMAND PRIORITY 0).
+ */
+#define SCSI_SERVICE_LEVELS 17
+
+/* A command's place in a service queue; zeroed: in none. */
+struct scsi_service_entry {
+	struct scsi_service_entry *prev, *next;             /* the queue's arrival order (aging) */
+	struct scsi_service_entry *level_prev, *level_next; /* its level's arrival order (no deadline) */
+	struct scsi_heap_node deadline_node;                 /* the queue's deadline heap (a deadline) */
+	uint64_t queued_ns;
+	uint64_t deadline_ns;                                /* 0: none */
+	uint64_t seq;
+	uint8_t level;
+	bool queued;
+};
+
+/*
+ * Where commands wait for service, in the order they get it: commands
+ * waiting longer than the aging bound first (oldest first), then by level,
+ * within a level those with a deadline by deadline, then the rest in
+ * arrival order (or, for a drive that reorders, by access time).
+ */
+struct scsi_service_queue {
+	struct scsi_service_entry *head, *tail;
+	struct scsi_service_entry *level_head[SCSI_SERVICE_LEVELS], *level_tail[SCSI_SERVICE_LEVELS];
+	struct scsi_heap deadlines;
+	unsigned count;
+	uint64_t seq;
+};
+
+/*
+ * Installed by the daemon; a synchronous one (work then done) serves unit
+ * tests.  The core hands a command's jobs to submit() at most capacity at a
+ * time and keeps the rest itself, by priority and deadline (sched/dispatch.c),
+ * so that a high-priority command never waits behind a worker queue of
+ * lower ones.  Jobs of other kinds (background operations, flushes) go to
+ * submit() at once.
+ */
 struct scsi_executor {
 	void (*submit)(struct scsi_executor *ex, struct scsi_io_job *job);
+	unsigned capacity;                /* [daemon] 0: no limit */
+	unsigned in_flight;               /* [core] command jobs submitted, not done */
+	struct scsi_service_queue waiting; /* [core] command jobs not yet submitted */
 };
 
 /* Executes work() then done() on the caller's thread. */
@@ -271,6 +340,26 @@ struct scsi_lba_lock {
 	struct scsi_lba_range ranges[SCSI_LBA_LOCK_RANGES];
 	bool held;
 	struct scsi_cmd *next_holder; /* the LU's holders */
+};
+
+/*
+ * The command duration limits a command carries (SPC-6 T2A/T2B, SPC-5 A/B;
+ * sched/duration_limits.c), taken from the mode page its DLD selects when
+ * it arrives.  Times in nanoseconds, 0: no such limit.
+ */
+struct scsi_cmd_limits {
+	uint8_t page;                  /* 0: none; else the subpage of the Control mode page (03h, 04h, 07h, 08h) */
+	uint8_t descriptor;            /* 1..7: the DLD, or the one continue-next-limit moved to */
+	uint8_t named_page, named_descriptor; /* what the DLD named: the statistics count it there */
+	bool guideline_passed;         /* some descriptor's guideline passed (continue-next-limit keeps it) */
+	uint64_t max_inactive_ns;
+	uint64_t max_active_ns;
+	uint64_t guideline_ns;
+	uint8_t max_inactive_policy, max_active_policy, guideline_policy;
+	bool inactive_missed, active_missed, guideline_missed;
+	bool ended;                    /* a policy ended it: nothing more runs, it completes with ... */
+	uint8_t end_sense_key;         /* ... this sense: ABORTED COMMAND (CHECK CONDITION) or COMPLETED (GOOD) */
+	uint16_t end_asc_ascq;
 };
 
 /*
@@ -367,7 +456,7 @@ struct scsi_cmd {
 	uint32_t fault_tear_blocks;    /* SCSI_FAULT_TEAR_ATOMIC: the blocks written before the tear */
 	bool fault_held;               /* waits on its LU's held list (a hold or delay fault rule, fault_rules.c) */
 	uint32_t fault_held_rule;      /* ... for this rule */
-	uint64_t fault_held_until_ns;  /* ... until then (CLOCK_MONOTONIC); 0: until aborted or the rule goes */
+	struct scsi_timer fault_timer; /* ... until it fires (a delay rule), else until aborted or the rule goes */
 	bool fault_drop;               /* ... then its connection is dropped (drop-connection) */
 	struct scsi_cmd *fault_held_next;
 	struct scsi_io_job io_job;
@@ -376,10 +465,65 @@ struct scsi_cmd {
 	struct scsi_tmf_wait *tmf_wait;          /* the TMF waiting for this command to end */
 	void *handler_state;               /* private to the executing handler */
 	void (*handler_state_free)(void *state);
-	uint64_t start_ns;
+	uint64_t start_ns;                 /* arrival (scsi_cmd_submit), on the device's clock */
+
+	/* priority and time [core] (docs/architecture.md, "Priority and time") */
+	uint8_t service_level;             /* its rank in the service queues (SCSI_SERVICE_LEVELS) */
+	uint64_t deadline_ns;              /* the earliest time a duration limit names; 0: none */
+	uint64_t active_ns;                /* when it began to be processed (the medium took it, or exec); 0: not yet */
+	struct scsi_service_entry service; /* waiting for the medium or a worker ... */
+	struct scsi_service_queue *service_queue; /* ... in this queue */
+	struct scsi_timer media_timer;     /* the end of its time on the medium (media/media_queue.c) */
+	bool media_busy;                   /* it occupies one of the medium's servers until media_timer */
+	bool media_hold;                   /* done, its response held until media_timer */
+	struct scsi_cmd_limits limits;     /* its command duration limits (sched/duration_limits.c) */
+	struct scsi_timer limit_timer;     /* ... the next time one of them is due */
 };
 
 /* ---- configuration of a logical unit (filled by config/, read by the core) ---- */
+
+/*
+ * The media latency model of an LU (protocol/scsi/media/media_model.h,
+ * docs/latency.md): when each command that touches the medium completes.
+ * The data goes to the backing file at once whatever the model says.
+ * Times in microseconds, rates in MB/s (10^6 bytes per second).
+ */
+enum scsi_latency_model {
+	SCSI_LATENCY_NONE,         /* as fast as the backing file */
+	SCSI_LATENCY_FIXED,        /* read_us / write_us / other_us */
+	SCSI_LATENCY_DISTRIBUTION, /* log-normal: mean_us, p99_us, seed */
+	SCSI_LATENCY_ROTATING,     /* a disk drive: rpm, seeks, transfer rate by radius */
+};
+
+enum scsi_cdl_pages {
+	SCSI_CDL_NONE,
+	SCSI_CDL_T2, /* reads: Command Duration Limit T2A (0Ah/07h), writes: T2B (0Ah/08h) */
+	SCSI_CDL_AB, /* reads: Command Duration Limit A (0Ah/03h), writes: B (0Ah/04h) */
+};
+
+struct scsi_latency_params {
+	enum scsi_latency_model model;
+	uint32_t servers;          /* fixed, distribution: commands served at once; 0 = any number */
+	uint32_t aging_ms;         /* a command queued for the medium this long goes first; 0: 1000 */
+	/* fixed */
+	uint32_t read_us, write_us, other_us;
+	/* distribution */
+	uint32_t mean_us, p99_us;
+	uint64_t seed;             /* also rotating: the starting rotational position */
+	/* rotating */
+	uint32_t rpm;
+	uint32_t seek_track_us;    /* track-to-track (one cylinder) seek */
+	uint32_t seek_avg_us;      /* average seek (a third of the stroke) */
+	uint32_t seek_full_us;     /* full-stroke seek */
+	uint32_t head_switch_us;
+	uint32_t overhead_us;      /* command overhead, every command */
+	uint32_t rate_outer_mbs;   /* sustained transfer rate at LBA 0 (outer tracks) */
+	uint32_t rate_inner_mbs;   /* ... at the last LBA (inner tracks) */
+	uint32_t cylinders;
+	/* rotating, zoned LUs: the media cache of conventional zones; 0 = none */
+	uint32_t smr_cache_mib;
+	uint32_t smr_clean_mbs;    /* rate at which a full cache is cleaned (the drive stalls) */
+};
 
 struct scsi_lu_params {
 	enum scsi_lu_kind kind;
@@ -428,6 +572,13 @@ struct scsi_lu_params {
 	uint16_t max_scattered_lba_range_descriptors;
 	uint32_t max_scattered_transfer_length;
 	const char *state_dir;        /* where mode pages and PR state persist */
+	struct scsi_latency_params latency; /* zeroed: SCSI_LATENCY_NONE */
+	/*
+	 * Command duration limits (SPC-6, sched/duration_limits.c): which mode
+	 * pages the DLD field of READ(16)/(32) and WRITE(16)/(32) and WRITE
+	 * SCATTERED(16) selects from; SCSI_CDL_NONE: the DLD bits are ignored.
+	 */
+	enum scsi_cdl_pages cdl_pages;
 	/* zoned LUs (SCSI_LU_ZBC_HM / SCSI_LU_ZBC_HA; zbc.h) */
 	uint64_t zone_size;           /* blocks, a power of two; 0 = 256 MiB worth of blocks */
 	uint32_t conventional_zones;  /* the first zones are conventional */
@@ -498,7 +649,8 @@ enum scsi_quirk {
 	SCSI_QUIRK_NO_SYNC_CACHE = 1u << 5,       /* SYNCHRONIZE CACHE(10)/(16) not supported */
 	SCSI_QUIRK_NO_RESIDUAL = 1u << 6,         /* a short Data-In is reported with no residual */
 	SCSI_QUIRK_NO_RSOC = 1u << 7,             /* REPORT SUPPORTED OPERATION CODES not supported */
-	SCSI_QUIRK_ALL = (1u << 8) - 1,
+	SCSI_QUIRK_NO_SAT = 1u << 8,              /* LOG SENSE/SELECT, SEND/RECEIVE DIAGNOSTIC not supported */
+	SCSI_QUIRK_ALL = (1u << 9) - 1,
 };
 
 /*
@@ -600,15 +752,36 @@ typedef void (*scsi_backing_error_fn)(void *arg, const char *device, uint32_t lu
 void scsi_device_observe_backing_errors(struct scsi_device *dev, scsi_backing_error_fn observe, void *arg);
 
 /*
- * Delayed commands (a delay fault rule, scsi_faults.h) need a clock: the core
- * calls arm(arg, when_ns) when it wants scsi_device_alarm(dev) called at
- * CLOCK_MONOTONIC time when_ns (a later arm replaces an earlier one; a call
- * that comes early does no harm).  Without it delay rules do not delay.
+ * Time (sched/timer.c): delay fault rules, the media latency model and
+ * command duration limits act at given times.  The core calls arm(arg,
+ * when_ns) when it wants scsi_device_alarm(dev) called at time when_ns of
+ * the device's clock (a later arm replaces an earlier one; a call that comes
+ * early does no harm).  Without an alarm nothing waits: delay rules do not
+ * delay, the latency model is not applied, duration limits are not enforced.
  */
 void scsi_device_set_alarm(struct scsi_device *dev, void (*arm)(void *arg, uint64_t when_ns), void *arg);
 void scsi_device_alarm(struct scsi_device *dev);
+/*
+ * The device's clock: CLOCK_MONOTONIC unless set (unit tests run the
+ * scheduler on a virtual clock).  now_ns NULL: CLOCK_MONOTONIC again.
+ */
+void scsi_device_set_clock(struct scsi_device *dev, uint64_t (*now_ns)(void *arg), void *arg);
+uint64_t scsi_device_now(const struct scsi_device *dev);
 
 /* ---- what the runtime control reads and changes (docs/control.md) ---- */
+
+/*
+ * Checks a latency model (ranges, and the fields that must agree, e.g. p99
+ * above the mean) and says what is wrong in err, naming the key: 0, or -1
+ * (media/media_model.c).  The configuration and the runtime control ask
+ * before anything changes.
+ */
+int scsi_latency_params_check(const struct scsi_latency_params *p, char *err, size_t errlen);
+/*
+ * The LU's media latency model from now on (docs/latency.md): commands the
+ * medium already took keep their times.  0, or -1 with err set (p refused).
+ */
+int scsi_lu_set_latency(struct scsi_lu *lu, const struct scsi_latency_params *p, char *err, size_t errlen);
 
 /*
  * Readiness of an LU as TEST UNIT READY and every medium-access command see
@@ -644,11 +817,44 @@ struct scsi_lu_info {
 	bool removal_prevented;                /* an I_T nexus holds PREVENT ALLOW MEDIUM REMOVAL PREVENT = 1 */
 	unsigned commands;                     /* in its task set now */
 	struct scsi_mode_defaults mode_defaults; /* the defaults it was given (scsi_lu_set_mode_defaults) */
+	struct scsi_latency_params latency;    /* its media latency model (scsi_lu_set_latency) */
+	enum scsi_cdl_pages cdl_pages;
 	struct scsi_lu_counters counters;
 	struct scsi_backing_errors backing_errors;
 };
 
 void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info);
+/*
+ * Latency statistics (core/stats.c, docs/latency.md): per LU, the time
+ * commands waited before they were processed (queued: until the medium took
+ * them, or their handler ran), the time they were processed (active), and
+ * the whole; per command duration limit descriptor (T2A, T2B) the same and
+ * what its limits and policies did.  Percentiles come from log-linear
+ * buckets (1/8 of a power of two: within 12.5 %).
+ */
+struct scsi_latency_summary {
+	uint64_t count;
+	uint64_t mean_ns, p50_ns, p99_ns, p999_ns, max_ns;
+};
+
+struct scsi_cdl_descriptor_summary {
+	struct scsi_latency_summary queued, active;
+	uint64_t commands;
+	uint64_t inactive_miss, active_miss, guideline_miss; /* each limit that passed */
+	uint64_t policy_actions[16];                        /* by policy code (SPC-6 T2 descriptor) */
+};
+
+struct scsi_lu_stats {
+	struct scsi_latency_summary queued, active, total;
+	bool cdl;                                            /* the LU has command duration limits */
+	struct scsi_cdl_descriptor_summary descriptor[2][7]; /* [0]: T2A, [1]: T2B; descriptors 1..7 */
+	uint64_t good_with_sense;  /* complete-unavailable answers: GOOD with sense, which Linux over iSCSI drops */
+	uint64_t elapsed_ns;       /* since the statistics began (the LU's first command, or a reset) */
+};
+
+void scsi_lu_get_stats(const struct scsi_lu *lu, struct scsi_lu_stats *out);
+void scsi_lu_reset_stats(struct scsi_lu *lu);
+
 /*
  * Sets the readiness; back to ready from another state establishes NOT READY
  * TO READY CHANGE, MEDIUM MAY HAVE CHANGED (06/28/00) for every I_T nexus.

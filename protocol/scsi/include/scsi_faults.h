@@ -61,6 +61,14 @@ enum scsi_fault_action {
 	SCSI_FAULT_ACTION_REJECT_ABORT_TASK, /* FUNCTION REJECTED; the command goes on */
 	SCSI_FAULT_ACTION_IGNORE_ABORT_TASK, /* no response at all; the command goes on */
 	SCSI_FAULT_ACTION_CORRUPT_PI,   /* the medium returns pi_field of lba_first..lba_last corrupted until the rule goes */
+	/*
+	 * Informational exceptions (SPC-4 7.5.12; spc_ie.c), standing until the rule goes:
+	 * a failure prediction with ASC/ASCQ asc/ascq (0/0: 5D/00 FAILURE PREDICTION THRESHOLD
+	 * EXCEEDED), reported as the Informational Exceptions Control mode page says ...
+	 */
+	SCSI_FAULT_ACTION_PREDICT_FAILURE,
+	/* ... and the LU's temperature: `temperature` degrees Celsius, its threshold `temperature_threshold` (0: 70). */
+	SCSI_FAULT_ACTION_TEMPERATURE,
 };
 
 #define SCSI_FAULT_OPCODES_MAX 16
@@ -91,6 +99,8 @@ struct scsi_fault_rule_params {
 	uint32_t blocks;               /* tear-atomic */
 	uint32_t zone;                 /* zone-offline, zone-read-only: the zone's index (0: the zone at LBA 0) */
 	enum scsi_pi_field pi_field;   /* corrupt-pi */
+	uint8_t temperature;           /* temperature: degrees Celsius, 1 to 254 */
+	uint8_t temperature_threshold; /* temperature: the threshold, 1 to 254; 0: keep the default */
 };
 
 struct scsi_fault_rule_stats {

@@ -17,7 +17,11 @@
  *     readers cannot starve a writer);
  *   - buffer room (resources.c).
  * A command that needs Data-Out first waits for buffer room only (state
- * WAIT_BUFFER), then for its Data-Out, then to start.
+ * WAIT_BUFFER), then for its Data-Out, then to start.  Starting is not yet
+ * running: a started command that touches the medium of an LU with a
+ * latency model waits in the medium's queue (media/media_queue.c), and its
+ * backend jobs may wait for a worker (sched/dispatch.c); both rank by
+ * priority and deadline.  This pass only says what SAM-5 allows.
  *
  * The scheduler runs in passes over the task set; starting a command may
  * complete it (and others) at once, which asks for another pass instead of
@@ -26,6 +30,7 @@
  * room a completion frees wakes other LUs only once the outermost pass or
  * completion has ended (scsi_resources_enter / _leave).
  */
+#include "media/media_queue.h"
 #include "sched/task_set.h"
 
 void scsi_task_set_add(struct scsi_lu *lu, struct scsi_cmd *cmd)
@@ -169,6 +174,8 @@ static void pass(struct scsi_lu *lu)
 			p.barrier = true;
 	}
 	lu->ts.cursor = NULL;
+	/* The started commands that wait for the medium, in their rank's order (media_queue.c). */
+	scsi_media_queue_run(lu);
 }
 
 void scsi_task_set_run(struct scsi_lu *lu)

@@ -92,8 +92,16 @@ void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd
 
 /* WAIT_BUFFER -> WAIT_DATA_OUT: the room is reserved, the transport is asked for the Data-Out. */
 void scsi_cmd_request_data_out(struct scsi_cmd *cmd);
-/* WAIT_START -> RUNNING: the gates once more, then exec. */
+/* WAIT_START -> RUNNING: the gates once more, then the medium's queue or exec. */
 void scsi_cmd_start(struct scsi_cmd *cmd);
+/* The command is being processed from now on: its duration limits say whether it still may, then exec. */
+void scsi_cmd_execute(struct scsi_cmd *cmd);
+/*
+ * Whether a command waits with nothing running for it (not started,
+ * collecting Data-Out, held by a fault rule, queued for the medium or a
+ * worker, or done and held for its media time): it can end at once.
+ */
+bool scsi_cmd_waiting(const struct scsi_cmd *cmd);
 
 /* ---- lu.c: command references on a nexus ---- */
 

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "sched/dispatch.h"
 #include "sched/task_set.h"
 
 void scsi_tmf_wait_put(struct scsi_tmf_wait *w)
@@ -17,9 +18,9 @@ void scsi_tmf_wait_put(struct scsi_tmf_wait *w)
 
 /*
  * Aborts every command of lu that match(cmd, arg) selects.  First all of them
- * are marked (so none can start meanwhile), then those that have not started
- * end at once through their transport's aborted(); a started one ends when
- * its I/O returns.  A command collecting Data-Out ends at once too: the
+ * are marked (so none can start meanwhile), then those with nothing running
+ * for them (scsi_cmd_waiting) end at once through their transport's
+ * aborted(); one whose I/O runs ends when it returns.  A command collecting Data-Out ends at once too: the
  * transport drops its R2T state in aborted().  Completing a command may end
  * others (a transport may drop a connection), so the list is walked again
  * from the head after each.
@@ -34,6 +35,7 @@ void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd
 		if (cmd->aborted || !match(cmd, arg))
 			continue;
 		cmd->aborted = true;
+		scsi_service_hurry(cmd); /* one whose job waits for a worker: its job goes first */
 		if (w) {
 			w->pending++;
 			cmd->tmf_wait = w;
@@ -42,9 +44,7 @@ void scsi_task_set_abort(struct scsi_lu *lu, bool (*match)(const struct scsi_cmd
 	while (again) {
 		again = false;
 		for (cmd = lu->ts.head; cmd; cmd = cmd->ts_next) {
-			/* A command a fault rule holds has no I/O to wait for either (fault_rules.c). */
-			if (cmd->aborted &&
-			    (!cmd->started || cmd->state == SCSI_CMD_STATE_WAIT_DATA_OUT || cmd->fault_held)) {
+			if (cmd->aborted && scsi_cmd_waiting(cmd)) {
 				scsi_cmd_complete(cmd);
 				again = true;
 				break;
@@ -71,6 +71,7 @@ static void abort_matching(struct scsi_lu *lu, const struct scsi_nexus *only, st
 static void lu_reset(struct scsi_lu *lu, struct scsi_tmf_wait *w)
 {
 	abort_matching(lu, NULL, w);
+	spc_diag_abort(lu); /* a background self-test ends, aborted (SPC-4 5.7) */
 	lu->prevent_count = 0;
 	spc_pr_lu_reset(lu);
 	scsi_ua_establish_all(lu, SCSI_UA_BUS_DEVICE_RESET, NULL);

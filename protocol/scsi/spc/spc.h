@@ -21,12 +21,18 @@
 /* SPC-4 version descriptors (SPC-4 table 148; sg3_utils sg_lib_data.c). */
 #define SPC_VERSION_SAM_5 0x00a0
 #define SPC_VERSION_SPC_4 0x0460
+#define SPC_VERSION_SPC_5 0x05c0
 #define SPC_VERSION_SBC_3 0x04c0
 #define SPC_VERSION_SBC_4 0x0600
 #define SPC_VERSION_ZBC 0x0620
 
-/* Standard INQUIRY VERSION: 06h = SPC-4 (libiscsi's Inquiry tests accept 04h..06h only). */
+/*
+ * Standard INQUIRY VERSION: 06h = SPC-4 (libiscsi's Inquiry tests accept
+ * 04h..06h only); 07h = SPC-5 on LUs with command duration limits (Linux
+ * probes CDL only from 07h on: scsi_cdl_check).
+ */
 #define SPC_INQUIRY_VERSION 0x06
+#define SPC_INQUIRY_VERSION_SPC_5 0x07
 
 /* PERIPHERAL QUALIFIER 011b: no logical unit at this LUN (SPC-4 6.6.2, table 143). */
 #define SPC_PQ_NOT_SUPPORTED 0x03
@@ -180,8 +186,8 @@ bool spc_pr_crh_no_op(const struct scsi_lu *lu, const struct scsi_nexus *nexus);
 
 /* ---- mode pages (spc_mode_pages.c; the commands are in spc_mode.c) ---- */
 
-#define SPC_MODE_PAGE_MAX 32 /* longest page served, header included */
-#define SPC_MODE_PAGES_MAX 8 /* pages in spc_mode_pages[] at most */
+#define SPC_MODE_PAGE_MAX 232 /* longest page served, header included (CDL T2A / T2B) */
+#define SPC_MODE_PAGES_MAX 12 /* pages in spc_mode_pages[] at most */
 
 /* One mode page (SPC-4 7.5.7): header bytes included in defaults/changeable. */
 struct spc_mode_page_def {
@@ -223,5 +229,194 @@ bool spc_mode_page_present(const struct scsi_lu *lu, size_t i);
 void spc_mode_sync_current(struct scsi_lu *lu);
 /* The saved-pages file image for the current values (malloc'd), or NULL. */
 uint8_t *spc_mode_save_image(const struct spc_mode_state *m, size_t *len);
+/* The current values of a page the LU has, or NULL. */
+const uint8_t *spc_mode_current_page(const struct scsi_lu *lu, uint8_t page_code, uint8_t subpage_code);
+
+/*
+ * The initiator port name a TransportID (SPC-4 7.6.4) names, decoded by the
+ * transport of the sending I_T nexus: byte 0 bits 3:0 are the PROTOCOL
+ * IDENTIFIER, which must be that transport's.  Returns false if the
+ * TransportID is not one it takes (spc_pr_out.c).
+ */
+bool spc_transport_id_parse(const struct scsi_cmd *cmd, const uint8_t *tid, size_t len, char *name, size_t cap);
+
+/* ---- command priority (spc_priority.c) ---- */
+
+/* MODE SELECT changed INITIAL COMMAND PRIORITY from `was`: the nexuses it applies to are told (SPC-4 7.5.9). */
+void spc_priority_initial_changed(struct scsi_lu *lu, uint8_t was, const struct scsi_nexus *by);
+
+/* ---- the Command Duration Limit mode pages (spc_mode_cdl.c) ---- */
+
+#define SPC_CDL_AB_LEN 36
+#define SPC_CDL_T2_LEN 232
+
+/* T2 descriptor policies (SPC-6; cdl-tools cdl_policy_str). */
+#define SPC_CDL_POLICY_COMPLETE_EARLIEST 0x0
+#define SPC_CDL_POLICY_CONTINUE_NEXT_LIMIT 0x1
+#define SPC_CDL_POLICY_CONTINUE_NO_LIMIT 0x2
+#define SPC_CDL_POLICY_COMPLETE_UNAVAILABLE 0xd
+#define SPC_CDL_POLICY_ABORT_RECOVERY 0xe
+#define SPC_CDL_POLICY_ABORT 0xf
+
+extern const uint8_t spc_cdl_a_default[SPC_CDL_AB_LEN], spc_cdl_b_default[SPC_CDL_AB_LEN];
+extern const uint8_t spc_cdl_ab_changeable[SPC_CDL_AB_LEN];
+extern const uint8_t spc_cdl_t2a_default[SPC_CDL_T2_LEN], spc_cdl_t2b_default[SPC_CDL_T2_LEN];
+extern const uint8_t spc_cdl_t2a_changeable[SPC_CDL_T2_LEN], spc_cdl_t2b_changeable[SPC_CDL_T2_LEN];
+bool spc_cdl_pages_present(const struct scsi_lu *lu);
+int spc_cdl_ab_check(const uint8_t *page);
+int spc_cdl_t2_check(const uint8_t *page);
+/*
+ * The limits of descriptor 1..7 of the current A, B, T2A or T2B page
+ * (subpage) in *l; false if the LU has no such page.
+ */
+bool spc_cdl_descriptor(const struct scsi_lu *lu, uint8_t subpage, uint8_t descriptor, struct scsi_cmd_limits *l);
+
+/*
+ * ---- log pages, diagnostics, informational exceptions ----
+ * (spc_log.c: LOG SENSE / LOG SELECT from spc_log_pages[]; spc_log_pages.c:
+ * the page builders; spc_diag.c: SEND DIAGNOSTIC / RECEIVE DIAGNOSTIC
+ * RESULTS and the self-tests; spc_ie.c: informational exceptions and the
+ * per-command accounting.)  All of it lives in lu->log, loop thread only.
+ */
+
+/* The error counter log pages (SPC-4 7.3.5 / 7.3.20 / 7.3.22): write 02h, read 03h, verify 05h. */
+enum spc_err_dir { SPC_ERR_WRITE, SPC_ERR_READ, SPC_ERR_VERIFY, SPC_ERR_DIRS };
+/* Their parameter codes 0000h-0006h (SPC-4 table 338). */
+enum spc_err_param {
+	SPC_ERR_CORRECTED_NO_DELAY,     /* 0000h errors corrected without substantial delay */
+	SPC_ERR_CORRECTED_DELAY,        /* 0001h errors corrected with possible delays */
+	SPC_ERR_REWRITES,               /* 0002h total rewrites or rereads */
+	SPC_ERR_CORRECTED,              /* 0003h total errors corrected */
+	SPC_ERR_ALGORITHM,              /* 0004h total times correction algorithm processed */
+	SPC_ERR_BYTES,                  /* 0005h total bytes processed */
+	SPC_ERR_UNCORRECTED,            /* 0006h total uncorrected errors */
+	SPC_ERR_PARAMS
+};
+
+#define SPC_SELF_TEST_LOG_ENTRIES 20 /* SPC-4 7.3.17: parameters 0001h-0014h */
+
+/* One self-test results log parameter (SPC-4 7.3.17, table 369). */
+struct spc_self_test_entry {
+	uint8_t code;                   /* SELF-TEST CODE */
+	uint8_t result;                 /* SELF-TEST RESULTS */
+	uint8_t number;                 /* SELF-TEST NUMBER: the segment that failed */
+	uint16_t hours;                 /* ACCUMULATED POWER ON HOURS at the test */
+	uint64_t first_failure;         /* ADDRESS OF FIRST FAILURE, all ones: none */
+	uint8_t sense_key, asc, ascq;
+};
+
+/* What the informational exceptions (spc_ie.c) keep. */
+struct spc_ie_state {
+	uint16_t predicted_asc_ascq;    /* a predict-failure fault rule stands: what it predicts; 0: none */
+	bool test_armed;                /* TEST = 1: a false prediction comes at the next interval */
+	bool test_failure;              /* ... it came: 5D/FF */
+	uint8_t temperature_set;        /* the temperature a fault rule set (0: none, the ambient one stands) */
+	uint8_t threshold_set;          /* the threshold a fault rule set (0: none, the default stands) */
+	uint16_t reported;              /* the condition being reported (ASC/ASCQ), 0: none */
+	uint32_t reports;               /* how often it was reported (REPORT COUNT) */
+	bool report_due;                /* MRIE 3/4/5: the next command that completes reports it */
+	uint64_t due_since_ns;          /* ... one that arrived from then on */
+	struct scsi_timer timer;        /* INTERVAL TIMER */
+	uint8_t iec_seen[12];           /* the Informational Exceptions Control page as last seen */
+	struct scsi_lu *lu;
+};
+
+/* A self-test under way (spc_diag.c). */
+struct spc_self_test_run {
+	bool active;
+	bool foreground;
+	uint8_t code;                   /* SELF-TEST CODE: 001b/010b background, 101b/110b foreground */
+	uint64_t start_ns, end_ns;      /* the device's clock */
+	struct scsi_cmd *cmd;           /* foreground: the SEND DIAGNOSTIC that waits for it */
+	struct scsi_timer timer;
+	struct scsi_lu *lu;
+};
+
+struct spc_log_state {
+	/* cumulative values of the counters (LOG SELECT resets them; saved by SP = 1) */
+	uint64_t errors[SPC_ERR_DIRS][SPC_ERR_PARAMS];
+	uint64_t non_medium_errors;     /* 06h 0000h */
+	uint32_t start_stop_cycles;     /* 0Eh 0004h */
+	uint32_t load_unload_cycles;    /* 0Eh 0006h */
+	/* 19h/00h General Statistics and Performance, parameter 0001h */
+	uint64_t read_commands, write_commands, blocks_read, blocks_written;
+	uint64_t read_ms, write_ms;
+	uint64_t power_on_minutes_base; /* power-on minutes of earlier runs (saved) */
+	uint64_t power_on_ns;           /* this run began (the device's clock) */
+	/* 10h Self-Test Results, [0] most recent */
+	struct spc_self_test_entry self_tests[SPC_SELF_TEST_LOG_ENTRIES];
+	struct spc_self_test_run st;
+	uint8_t diag_page;              /* the page SEND DIAGNOSTIC PF = 1 asked RECEIVE DIAGNOSTIC RESULTS for */
+	bool diag_page_valid;
+	struct spc_ie_state ie;
+	/* LOG SENSE PPC = 1: the parameters each page returned last (SPC-4 6.6, PPC) */
+	uint8_t *last[32];
+	uint16_t last_len[32];
+	struct spc_persist_file file;   /* "log_pages": what SP = 1 saved */
+	uint64_t changes;               /* things counted since set-up: the LU's end saves them */
+};
+
+/* The saved-parameters file image of the current values (malloc'd), or NULL. */
+uint8_t *spc_log_save_image(const struct scsi_lu *lu, size_t *len);
+/* Minutes the LU has been powered on, earlier runs included. */
+uint64_t spc_log_power_on_minutes(const struct scsi_lu *lu);
+
+/*
+ * One log page (SPC-4 7.3): build writes the page's parameters (no header)
+ * for page control pc into out (at most max bytes) and returns their
+ * length.  reset (may be NULL) sets the page's resettable parameters to
+ * their defaults (LOG SELECT PCR = 1, or PC = 01b with no parameter list);
+ * set (may be NULL: nothing settable) checks one parameter of a LOG SELECT
+ * parameter list and, with apply, takes its value: -1 when it is
+ * acceptable, else the byte offset (in the parameter) of the field refused.
+ */
+/*
+ * What a page's gather step (below) learned from the backend on a worker,
+ * for its build on the loop thread.
+ */
+struct spc_log_gathered {
+	int allocated_rc;               /* 0, or the backend's negative errno (-EOPNOTSUPP: it cannot tell) */
+	uint64_t allocated_bytes;       /* backend allocated(): the bytes the backing store holds */
+};
+
+/*
+ * gather (may be NULL) is for a page whose values come from the backend: it
+ * runs on a worker (scsi_cmd_run_io; it may only call lu->backend and fill
+ * g), then build_gathered, not build, writes the page on the loop thread.
+ */
+struct spc_log_page_def {
+	const char *name;
+	uint8_t page_code, subpage_code;
+	bool ds;                        /* DISABLE SAVE: nothing of the page is saved */
+	bool (*present)(const struct scsi_lu *lu);   /* NULL: every LU */
+	size_t (*build)(struct scsi_lu *lu, uint8_t pc, uint8_t *out, size_t max);
+	void (*gather)(struct scsi_lu *lu, struct spc_log_gathered *g);
+	size_t (*build_gathered)(struct scsi_lu *lu, uint8_t pc, const struct spc_log_gathered *g, uint8_t *out,
+				 size_t max);
+	void (*reset)(struct scsi_lu *lu);
+	int (*set)(struct scsi_lu *lu, const uint8_t *param, bool apply);
+};
+
+/* In ascending (page code, subpage code) order (spc_log_pages.c). */
+extern const struct spc_log_page_def spc_log_pages[];
+extern const size_t spc_log_pages_len;
+/* Whether the LU has page i (and its profile keeps it). */
+bool spc_log_page_present(const struct scsi_lu *lu, size_t i);
+/* Writes a parameter header (SPC-4 7.3.2.2.1) and returns 4: code, control byte, length. */
+size_t spc_log_param(uint8_t *out, uint16_t code, uint8_t control, uint8_t len);
+
+/* spc_diag.c */
+/* A self-test under way: REQUEST SENSE reports NOT READY, SELF-TEST IN PROGRESS (04/09) with its progress. */
+bool spc_diag_progress(const struct scsi_lu *lu, struct scsi_sense_info *s);
+/* spc_ie.c */
+/* The Informational Exceptions Control page's current values changed (MODE SELECT, mode defaults, power on). */
+void spc_ie_mode_changed(struct scsi_lu *lu);
+/* MRIE 6 (or any MRIE): the informational exception REQUEST SENSE reports, NO SENSE with its ASC/ASCQ. */
+bool spc_ie_request_sense(struct scsi_lu *lu, struct scsi_sense_info *s);
+/* The IE ASC/ASCQ of the Informational Exceptions log page (2Fh), 0: none. */
+uint16_t spc_ie_current(const struct scsi_lu *lu);
+/* The temperature in degrees Celsius, and its threshold (the Temperature log page's REFERENCE TEMPERATURE). */
+uint8_t spc_ie_temperature(const struct scsi_lu *lu);
+uint8_t spc_ie_threshold(const struct scsi_lu *lu);
 
 #endif

@@ -73,7 +73,7 @@ static unsigned version_descriptors(const struct scsi_lu *lu, const struct scsi_
 	v[n++] = SPC_VERSION_SAM_5;
 	if (transport->version_descriptor)
 		v[n++] = transport->version_descriptor;
-	v[n++] = SPC_VERSION_SPC_4;
+	v[n++] = lu && lu->params.cdl_pages != SCSI_CDL_NONE ? SPC_VERSION_SPC_5 : SPC_VERSION_SPC_4;
 	v[n++] = SPC_VERSION_SBC_3;
 	v[n++] = SPC_VERSION_SBC_4;
 	if (lu && (lu->kind == SCSI_LU_ZBC_HM || lu->kind == SCSI_LU_ZBC_HA))
@@ -91,7 +91,7 @@ static void put_standard_inquiry(uint8_t *b, const struct scsi_cmd *cmd)
 	b[0] = spc_peripheral_byte(lu);
 	/* RMB: the medium is removable (SBC-4 PREVENT ALLOW MEDIUM REMOVAL, START STOP UNIT LOEJ). */
 	b[1] = lu && lu->params.removable ? 0x80 : 0x00;
-	b[2] = SPC_INQUIRY_VERSION;
+	b[2] = lu && lu->params.cdl_pages != SCSI_CDL_NONE ? SPC_INQUIRY_VERSION_SPC_5 : SPC_INQUIRY_VERSION;
 	/*
 	 * NORMACA = 0 (ACA not supported), HISUP = 1 (hierarchical LUNs), RESPONSE
 	 * DATA FORMAT = 2.  AERC (bit 7) and TRMTSK (bit 6) are obsolete: zero.

@@ -110,6 +110,7 @@ enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 	uint8_t page = cdb[2] & 0x3f, subpage = cdb[3];
 	size_t header_len = ten ? 8 : 4, bd_len = dbd ? 0 : (llbaa ? 16 : 8), total, off;
 	bool any = false, page_known = false;
+	uint32_t chosen = 0;
 	uint8_t *b;
 
 	cmd->allocation_length = ten ? get_be16(cdb + 7) : cdb[4];
@@ -121,7 +122,11 @@ enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 			page_known = true;
 		if (page_selected(lu, i, page, subpage)) {
 			any = true;
-			total += spc_mode_pages[i].len;
+			/* MODE SENSE(6) counts at most 255 bytes: the pages that would not fit are left out. */
+			if (ten || total + spc_mode_pages[i].len <= 256) {
+				total += spc_mode_pages[i].len;
+				chosen |= 1u << i;
+			}
 		}
 	}
 	if (!any)
@@ -145,7 +150,7 @@ enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 	off = header_len + bd_len;
 	for (size_t i = 0; i < spc_mode_pages_len; i++) {
 		const struct spc_mode_page_def *d = &spc_mode_pages[i];
-		if (!page_selected(lu, i, page, subpage))
+		if (!(chosen & (1u << i)))
 			continue;
 		page_values(lu, i, pc, b + off);
 		/* The header bytes are the page's own whatever PC asks (the changeable mask has none). */
@@ -278,6 +283,7 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 	size_t len = cmd->data_length, header_len = ten ? 8 : 4, bd_len, off;
 	uint8_t pages[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX];
 	bool urswrz_before = lu->mode_current.urswrz;
+	uint8_t priority_before = lu->mode_current.initial_priority;
 	bool long_lba;
 
 	if (len == 0)
@@ -310,6 +316,7 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 		memcpy(m->current, pages, sizeof(pages));
 		spc_mode_sync_current(lu);
 		scsi_ua_establish_all(lu, mode_change_ua(lu, urswrz_before), cmd->nexus);
+		spc_priority_initial_changed(lu, priority_before, cmd->nexus);
 	}
 	if (sp) {
 		size_t img_len = 0;

@@ -12,7 +12,11 @@
  *           (SIMPLE commands run concurrently), QERR 00b, TAS 0 (the task
  *           set does not report TASK ABORTED to other nexuses), BUSY
  *           TIMEOUT PERIOD FFFFh (unlimited);
- *   0Ah/01h Control Extension (SPC-4 7.5.9): nothing changeable;
+ *   0Ah/01h Control Extension (SPC-4 7.5.9): INITIAL COMMAND PRIORITY
+ *           changeable (the priority of commands on an I_T_L nexus that SET
+ *           PRIORITY did not set; spc_priority.c);
+ *   0Ah/03h, 04h, 07h, 08h Command Duration Limit A, B, T2A, T2B
+ *           (spc_mode_cdl.c), on LUs with command duration limits;
  *   0Ah/0Fh Zoned Block Device Control (ZBC-2; host-managed zoned LUs
  *           only): URSWRZ_M (byte 4 bit 0) sets URSWRZ, the unrestricted
  *           reads of SWR and SOBR zones (B6h byte 4 bit 0; default: the
@@ -23,8 +27,14 @@
  *           (000Ch) is our choice.  libzbc reads a different draft layout
  *           (FSNOZ at bytes 4-7, URSWRZ at byte 10) and is not followed;
  *   1Ch     Informational Exceptions Control (SPC-4 7.5.12): DEXCPT = 1;
- *           EWASC, DEXCPT, MRIE, INTERVAL TIMER and REPORT COUNT may be set
- *           (the device never has an informational exception to report).
+ *           EWASC, DEXCPT, TEST, MRIE, INTERVAL TIMER and REPORT COUNT may
+ *           be set; TEST = 1 with DEXCPT = 1 -> 05/26/00 (SPC-4 7.5.12);
+ *           spc_ie.c reports the exceptions (predict-failure rules, the
+ *           temperature, TEST) as they say.
+ * The Read-Write Error Recovery page's PER may be set (MRIE 3h reports
+ * only with PER = 1), and the Control page's EXTENDED SELF-TEST
+ * COMPLETION TIME (bytes 10-11) is the extended self-test's 20 s
+ * (spc_diag.c).
  *
  * An LU may be given other default values for the fields of enum
  * scsi_mode_field (scsi_lu_params.mode_defaults, config key mode_defaults,
@@ -46,28 +56,32 @@
 #define MODE_FILE_VERSION 1
 
 static const uint8_t rw_error_recovery_default[12] = { 0x01, 0x0a, 0xc0 };
-static const uint8_t rw_error_recovery_changeable[12] = { 0 };
+static const uint8_t rw_error_recovery_changeable[12] = { 0, 0, 0x04 }; /* PER */
 
 static const uint8_t caching_default[20] = { 0x08, 0x12, 0x04 };
 static const uint8_t caching_changeable[20] = { 0, 0, 0x05 };
 
-static const uint8_t control_default[12] = { 0x0a, 0x0a, 0x00, 0x10, 0x00, 0x00, 0, 0, 0xff, 0xff, 0, 0 };
+static const uint8_t control_default[12] = { 0x0a, 0x0a, 0x00, 0x10, 0x00, 0x00, 0, 0, 0xff, 0xff, 0, 20 };
 static const uint8_t control_changeable[12] = { 0, 0, 0x04, 0x00, 0x08, 0x00 };
 
 static const uint8_t control_extension_default[32] = { 0x40 | 0x0a, 0x01, 0x00, 0x1c };
-static const uint8_t control_extension_changeable[32] = { 0 };
+/* INITIAL COMMAND PRIORITY, byte 5 bits 3:0 (SPC-4 7.5.9; the priority commands get without SET PRIORITY). */
+static const uint8_t control_extension_changeable[32] = { 0, 0, 0, 0, 0x00, 0x0f };
 
 static const uint8_t zbd_control_default[16] = { 0x40 | 0x0a, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 0x00, 0x0c };
 static const uint8_t zbd_control_changeable[16] = { 0, 0, 0, 0, 0x01, 0x01 };
 
 static const uint8_t iec_default[12] = { 0x1c, 0x0a, 0x08, 0x00 };
-static const uint8_t iec_changeable[12] = { 0, 0, 0x18, 0x0f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t iec_changeable[12] = { 0, 0, 0x1c, 0x0f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 /* SPC-4 7.5.12: METHOD OF REPORTING INFORMATIONAL EXCEPTIONS 0h-6h are defined, 7h-Bh reserved. */
 static int iec_check(const uint8_t *page)
 {
 	uint8_t mrie = page[3] & 0x0f;
 
+	/* SPC-4 7.5.12: TEST = 1 with DEXCPT = 1 -> INVALID FIELD IN PARAMETER LIST. */
+	if ((page[2] & 0x04) && (page[2] & 0x08))
+		return 2;
 	return mrie > 6 && mrie < 0xc ? 3 : -1;
 }
 
@@ -115,6 +129,18 @@ const struct spc_mode_page_def spc_mode_pages[] = {
 	  .lu_defaults = control_lu_defaults },
 	{ PAGE("Control Extension", MODE_PAGE_CONTROL, MODE_SUBPAGE_CONTROL_EXTENSION, 32, control_extension_default,
 	       control_extension_changeable) },
+	{ PAGE("Command Duration Limit A", MODE_PAGE_CONTROL, MODE_SUBPAGE_CDL_A, SPC_CDL_AB_LEN, spc_cdl_a_default,
+	       spc_cdl_ab_changeable),
+	  .check = spc_cdl_ab_check, .present = spc_cdl_pages_present },
+	{ PAGE("Command Duration Limit B", MODE_PAGE_CONTROL, MODE_SUBPAGE_CDL_B, SPC_CDL_AB_LEN, spc_cdl_b_default,
+	       spc_cdl_ab_changeable),
+	  .check = spc_cdl_ab_check, .present = spc_cdl_pages_present },
+	{ PAGE("Command Duration Limit T2A", MODE_PAGE_CONTROL, MODE_SUBPAGE_CDL_T2A, SPC_CDL_T2_LEN,
+	       spc_cdl_t2a_default, spc_cdl_t2a_changeable),
+	  .check = spc_cdl_t2_check, .present = spc_cdl_pages_present },
+	{ PAGE("Command Duration Limit T2B", MODE_PAGE_CONTROL, MODE_SUBPAGE_CDL_T2B, SPC_CDL_T2_LEN,
+	       spc_cdl_t2b_default, spc_cdl_t2b_changeable),
+	  .check = spc_cdl_t2_check, .present = spc_cdl_pages_present },
 	{ PAGE("Zoned Block Device Control", MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 16,
 	       zbd_control_default, zbd_control_changeable),
 	  .present = zbd_control_present, .lu_defaults = zbd_control_lu_defaults },
@@ -178,6 +204,14 @@ bool scsi_lu_set_mode_defaults(struct scsi_lu *lu, const struct scsi_mode_defaul
 	return changed;
 }
 
+const uint8_t *spc_mode_current_page(const struct scsi_lu *lu, uint8_t page_code, uint8_t subpage_code)
+{
+	for (size_t i = 0; i < spc_mode_pages_len; i++)
+		if (spc_mode_pages[i].page_code == page_code && spc_mode_pages[i].subpage_code == subpage_code)
+			return spc_mode_page_present(lu, i) ? lu->mode->current[i] : NULL;
+	return NULL;
+}
+
 bool spc_mode_page_present(const struct scsi_lu *lu, size_t i)
 {
 	return !spc_mode_pages[i].present || spc_mode_pages[i].present(lu);
@@ -204,8 +238,11 @@ void spc_mode_sync_current(struct scsi_lu *lu)
 	lu->mode_current.wce = caching[2] & 0x04;
 	lu->mode_current.urswrz = m->current[find_def(MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL)][4] & 0x01;
 	lu->mode_current.rcd = caching[2] & 0x01;
+	lu->mode_current.initial_priority = m->current[find_def(MODE_PAGE_CONTROL, MODE_SUBPAGE_CONTROL_EXTENSION)][5] & 0x0f;
 	/* DPOFUA: DPO and FUA are always honoured (the backend writes FUA through). */
 	lu->mode_current.dpofua = true;
+	/* The informational exceptions follow their page (TEST, MRIE, DEXCPT ...). */
+	spc_ie_mode_changed(lu);
 }
 
 /*

@@ -308,13 +308,7 @@ static enum scsi_result do_preempt(struct scsi_cmd *cmd, struct spc_pr_registrat
 	return spc_pr_changed(cmd);
 }
 
-/*
- * The initiator port name a TransportID (SPC-4 7.6.4) names, decoded by the
- * transport of the sending I_T nexus: byte 0 bits 3:0 are the PROTOCOL
- * IDENTIFIER, which must be that transport's.  Returns false if the
- * TransportID is not one it takes.
- */
-static bool parse_transport_id(const struct scsi_cmd *cmd, const uint8_t *tid, size_t len, char *name, size_t cap)
+bool spc_transport_id_parse(const struct scsi_cmd *cmd, const uint8_t *tid, size_t len, char *name, size_t cap)
 {
 	const struct scsi_transport_ops *t = cmd->nexus->transport;
 
@@ -345,7 +339,7 @@ static enum scsi_result do_register_and_move(struct scsi_cmd *cmd, struct spc_pr
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(8, -1));
 	if (tid_len > cmd->data_length - PROUT_BASIC_LEN)
 		return scsi_cmd_fail(cmd, sense_parameter_list_length_error());
-	if (!parse_transport_id(cmd, p + 24, tid_len, name, sizeof(name)))
+	if (!spc_transport_id_parse(cmd, p + 24, tid_len, name, sizeof(name)))
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(24, -1));
 	/* The destination cannot be the I_T nexus that sends the command. */
 	if (strcmp(name, cmd->nexus->initiator_port_name) == 0 && rtp == cmd->nexus->relative_target_port)

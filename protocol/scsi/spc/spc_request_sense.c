@@ -11,8 +11,13 @@
  *   - a sanitize or format in progress: NOT READY with its ASC and the
  *     PROGRESS INDICATION in the sense-key specific field (SPC-4 4.5.2.4.4;
  *     sg3_utils polls this way);
+ *   - a self-test running (spc_diag.c): NOT READY, SELF-TEST IN PROGRESS
+ *     (02/04/09) with its progress (smartctl reads it so);
  *   - a stopped LU: NOT READY, INITIALIZING COMMAND REQUIRED (02/04/02), what
  *     a medium access command would get (as scsi_debug does);
+ *   - an informational exception with MRIE 6h, "only report informational
+ *     exception condition on request" (SPC-4 7.5.12): NO SENSE with its
+ *     ASC/ASCQ (spc_ie.c);
  *   - otherwise NO SENSE, NO ADDITIONAL SENSE INFORMATION.
  * This is the one place besides cmd.c that encodes sense data.
  */
@@ -34,12 +39,16 @@ enum scsi_result spc_request_sense_exec(struct scsi_cmd *cmd)
 		s = sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED);
 	else if (scsi_ua_take(cmd->nexus, lu->lun, &s))
 		; /* s holds the unit attention, now cleared */
-	else if (lu->progress.active)
+	else if (lu->progress.active && lu->progress.asc_ascq != ASC_LOGICAL_UNIT_NOT_READY_SELF_TEST_IN_PROGRESS)
 		s = sense_not_ready_in_progress(lu->progress.asc_ascq, lu->progress.fraction);
+	else if (spc_diag_progress(lu, &s))
+		; /* a self-test runs: NOT READY, SELF-TEST IN PROGRESS with its progress now */
 	else if (lu->readiness != SCSI_LU_READY)
 		s = scsi_lu_not_ready_sense(lu);
 	else if (lu->stopped)
 		s = sense_make(SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_INITIALIZING_COMMAND_REQUIRED);
+	else
+		(void)spc_ie_request_sense(lu, &s); /* MRIE 6h: the informational exception, NO SENSE */
 	n = scsi_sense_encode(&s, desc, buf, sizeof(buf));
 	b = scsi_cmd_alloc_data_in(cmd, n);
 	if (!b)

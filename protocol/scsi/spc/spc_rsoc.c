@@ -20,7 +20,12 @@
  *   others -> 05/24/00.
  * The field pointer of those errors names REPORTING OPTIONS (byte 2 bit 2).
  * An unknown command in the one-command forms is not an error: SUPPORT =
- * 001b (not supported) with CDB SIZE 0.
+ * 001b (not supported) with CDB SIZE 0.  On an LU with command duration
+ * limits, READ(16)/(32) name the A or T2A page and WRITE(16)/(32) and WRITE
+ * SCATTERED(16) the B or T2B page: CDLP in byte 1 bits 4:3 and RWCDLP in
+ * byte 0 bit 0 of the one-command form, in byte 5 bits 3:2 and bit 6 of an
+ * all-commands descriptor (SPC-6; sg3_utils sg_opcodes.c, Linux
+ * scsi_cdl_check_cmd).
  */
 #include <string.h>
 
@@ -67,6 +72,7 @@ static enum scsi_result report_all(struct scsi_cmd *cmd, bool rctd)
 {
 	size_t desc_len = 8 + (rctd ? TIMEOUTS_DESCRIPTOR_LEN : 0), n = 0;
 	uint8_t *b, *d;
+	bool rwcdlp;
 
 	for (size_t i = 0; i < scsi_op_table_len; i++)
 		if (scsi_op_supported(&scsi_op_table[i], cmd->lu))
@@ -89,6 +95,8 @@ static enum scsi_result report_all(struct scsi_cmd *cmd, bool rctd)
 			d[5] |= 0x02; /* CTDP */
 			put_timeouts(d + 8, op);
 		}
+		d[5] |= (uint8_t)(scsi_op_cdlp(op, cmd->lu, &rwcdlp) << 2); /* CDLP (SPC-6) */
+		d[5] |= rwcdlp ? 0x40 : 0;                                  /* RWCDLP */
 		put_be16(d + 6, op->cdb_len);
 		d += desc_len;
 	}
@@ -120,7 +128,7 @@ static enum scsi_result report_one(struct scsi_cmd *cmd, bool rctd, uint8_t repo
 {
 	uint8_t opcode = cmd->cdb[3];
 	uint16_t sa = get_be16(cmd->cdb + 4);
-	bool by_sa;
+	bool by_sa, rwcdlp;
 	const struct scsi_op *op = NULL;
 	uint8_t *b;
 
@@ -157,8 +165,12 @@ static enum scsi_result report_one(struct scsi_cmd *cmd, bool rctd, uint8_t repo
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	b[1] = (uint8_t)((rctd ? 0x80 : 0) | SUPPORT_STANDARD); /* CTDP, SUPPORT */
 	put_be16(b + 2, op->cdb_len);                            /* CDB SIZE */
-	memcpy(b + 4, op->usage, op->cdb_len);                   /* CDB USAGE DATA */
+	for (unsigned i = 0; i < op->cdb_len; i++)
+		b[4 + i] = scsi_op_usage(op, cmd->lu, i);        /* CDB USAGE DATA */
 	hide_unusable_fields(op, cmd->lu, b + 4);
+	/* SPC-6: the mode page the DLD field selects descriptors from. */
+	b[1] |= (uint8_t)(scsi_op_cdlp(op, cmd->lu, &rwcdlp) << 3); /* CDLP */
+	b[0] |= rwcdlp ? 0x01 : 0;                                 /* RWCDLP */
 	if (rctd)
 		put_timeouts(b + 4 + op->cdb_len, op);
 	return SCSI_OK;

@@ -171,8 +171,12 @@ static size_t build_extended_inquiry(const struct scsi_cmd *cmd, const struct sc
 	 */
 	if (lu && sbc_lu_pi_capable(lu))
 		b[4] = (7 << 3) | 0x04 | 0x02 | 0x01;
-	/* byte 5: HEADSUP, ORDSUP, SIMPSUP: every task attribute but ACA (SAM-5 8.6). */
-	b[5] = 0x04 | 0x02 | 0x01;
+	/*
+	 * byte 5: PRIOR_SUP (command priority: SET PRIORITY, INITIAL COMMAND
+	 * PRIORITY, spc_priority.c); HEADSUP, ORDSUP, SIMPSUP: every task
+	 * attribute but ACA (SAM-5 8.6).
+	 */
+	b[5] = 0x08 | 0x04 | 0x02 | 0x01;
 	/* byte 6: V_SUP: writes may sit in a volatile cache (Caching WCE; SYNCHRONIZE CACHE flushes it). */
 	b[6] = 0x01;
 	/* byte 7: LUICLR: REPORTED LUNS DATA HAS CHANGED, once reported, is cleared on every LU of the nexus (ua.c). */

@@ -107,6 +107,8 @@ struct scsi_lu *fuzz_lu_create(struct scsi_device *dev, enum fuzz_lu_variant var
 		atomic_params(&p);
 		p.write_scattered_atomic = true;
 		p.allow_32_byte_cdbs = true;
+		p.cdl_pages = SCSI_CDL_T2; /* DLD fields, the T2A/T2B pages, their policies */
+		p.latency = (struct scsi_latency_params){ .model = SCSI_LATENCY_FIXED, .servers = 1, .read_us = 10 };
 		cached = true;
 		break;
 	case FUZZ_LU_ZBC_HM:
@@ -133,6 +135,7 @@ struct scsi_lu *fuzz_lu_create(struct scsi_device *dev, enum fuzz_lu_variant var
 		base_params(&p, 4096, 24);
 		p.protection_type = 2;
 		p.p_i_exponent = 1;
+		p.cdl_pages = SCSI_CDL_AB; /* READ(32)/WRITE(32) DLD on the A/B pages */
 		atomic_params(&p);
 		break;
 	case FUZZ_LU_PI3_FAULTS:

@@ -11,9 +11,9 @@
 SUITE_TARGET=iqn.2026-12.org.sbcemu:kvm
 SUITE_CONFIG=faults.ini         # sbcemud configuration, next to this file
 SUITE_LUNS="0 1"
-SUITE_CHECKS="faults runtime"
+SUITE_CHECKS="faults runtime health"
 SUITE_ENV=(SBCE_FAULTS_LUN=0 SBCE_FAULTS_MEDIUM_LBA=10000 SBCE_FAULTS_HOLD_LBA=20000
-	SBCE_RUNTIME_LUN=0 SBCE_RUNTIME_CARD_LUN=1 SBCE_RUNTIME_ADD_LUN=2)
+	SBCE_RUNTIME_LUN=0 SBCE_RUNTIME_CARD_LUN=1 SBCE_RUNTIME_ADD_LUN=2 SBCE_HEALTH_LUN=0)
 
 # Runs once the daemon listens, before the guest boots (tests/kernel/run.sh).
 suite_after_start() {
@@ -28,6 +28,7 @@ suite_guest_request() {
 	local ctl=("$BUILDDIR/daemon/sbcemuctl" -s "$STATE_DIR/control.sock")
 	case $1 in
 	"lu add "* | "lu resize "* | "lu state "*) ;;
+	"fault add 0 predict-failure" | "fault remove all") ;; # check "health"
 	*)
 		echo "refused: not a request of the runtime check: $1"
 		return 2

@@ -1,4 +1,5 @@
 #include <stddef.h>
+#include <string.h>
 
 #include "manual_executor.h"
 
@@ -16,8 +17,8 @@ static void manual_submit(struct scsi_executor *ex, struct scsi_io_job *job)
 
 void manual_executor_init(struct manual_executor *m)
 {
+	memset(m, 0, sizeof(*m));
 	m->ex.submit = manual_submit;
-	m->head = m->tail = NULL;
 }
 
 unsigned manual_executor_run(struct manual_executor *m, unsigned max)

@@ -69,7 +69,8 @@ static void select_save(uint8_t d_sense, struct harness_result *r)
 {
 	uint8_t list[20] = { 0 }, cdb[10] = { 0x55, 0x11, 0, 0, 0, 0, 0, 0, 20, 0 };
 
-	memcpy(list + 8, (const uint8_t[]){ 0x0a, 0x0a, d_sense ? 0x04 : 0x00, 0x10, 0, 0, 0, 0, 0xff, 0xff, 0, 0 },
+	/* The Control page as spc_mode_pages.c serves it (EXTENDED SELF-TEST COMPLETION TIME 20 s), D_SENSE aside. */
+	memcpy(list + 8, (const uint8_t[]){ 0x0a, 0x0a, d_sense ? 0x04 : 0x00, 0x10, 0, 0, 0, 0, 0xff, 0xff, 0, 20 },
 	       12);
 	harness_run(&h, 0, cdb, 10, list, 20, 20, r);
 }

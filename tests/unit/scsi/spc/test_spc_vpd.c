@@ -202,13 +202,13 @@ START_TEST(logical_block_provisioning)
 }
 END_TEST
 
-/* SPC-4 7.8.7: Extended INQUIRY Data: HEADSUP ORDSUP SIMPSUP, V_SUP, LUICLR. */
+/* SPC-4 7.8.7: Extended INQUIRY Data: PRIOR_SUP HEADSUP ORDSUP SIMPSUP, V_SUP, LUICLR. */
 START_TEST(extended_inquiry)
 {
 	vpd(0x86, 255);
 	ck_assert_uint_eq(r.data_in_len, 64);
 	ck_assert_uint_eq(r.data_in[4], 0x00);
-	ck_assert_uint_eq(r.data_in[5], 0x07);
+	ck_assert_uint_eq(r.data_in[5], 0x0f);
 	ck_assert_uint_eq(r.data_in[6], 0x01);
 	ck_assert_uint_eq(r.data_in[7], 0x01);
 }

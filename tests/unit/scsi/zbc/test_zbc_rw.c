@@ -304,6 +304,48 @@ static void write16_async(uint64_t lba, uint32_t n, struct harness_result *r)
 	harness_run(&h, 0, cdb, 16, data, n * 512, n * 512, r);
 }
 
+static void tmf_done(void *arg, enum scsi_tmf_response response)
+{
+	*(enum scsi_tmf_response *)arg = response;
+}
+
+/*
+ * SAM-5 7.2 LOGICAL UNIT RESET of a zoned write whose job waits for a worker
+ * (sched/dispatch.c, executor capacity 1): its handler already moved the
+ * write pointer, so it ends only once its job has run, and the blocks under
+ * the write pointer are the ones it wrote.
+ */
+START_TEST(reset_waits_for_a_queued_zoned_write)
+{
+	static struct harness_result w1, w2, rd;
+	static uint8_t data[8 * 512];
+	struct manual_executor m;
+	enum scsi_tmf_response resp = SCSI_TMF_FUNCTION_REJECTED;
+	uint8_t cdb[16] = { 0x8a };
+
+	manual_executor_init(&m);
+	m.ex.capacity = 1;
+	h.dev->executor = &m.ex;
+	write16_async(Z(2), 8, &w1);
+	memset(data, 0xa5, sizeof(data));
+	put_be64(cdb + 2, Z(3));
+	put_be32(cdb + 10, 8);
+	harness_run(&h, 0, cdb, 16, data, sizeof(data), sizeof(data), &w2);
+	ck_assert_uint_eq(manual_executor_pending(&m), 1); /* W2's job waits in the core */
+	ck_assert_uint_eq(m.ex.waiting.count, 1);
+	scsi_tmf(h.nexus[1], 0, SCSI_TMF_LOGICAL_UNIT_RESET, NULL, tmf_done, &resp);
+	ck_assert(!w2.aborted && !w2.completed);           /* not before its job has run */
+	manual_executor_run(&m, 10);
+	ck_assert(w1.aborted && w2.aborted);
+	ck_assert_int_eq(resp, SCSI_TMF_FUNCTION_COMPLETE);
+	ck_assert_uint_eq(zbc_test_zone(&h, Z(3))->wp, Z(3) + 8);
+	h.dev->executor = &scsi_executor_inline;
+	harness_clear_ua(&h);
+	harness_read16(&h, 512, Z(3), 8, &rd);
+	ck_assert_mem_eq(rd.data_in, data, sizeof(data)); /* what is under the write pointer was written */
+}
+END_TEST
+
 /*
  * The LBA locks of the one scheduler (lba_lock.c): a RESET WRITE POINTER
  * holds its zone alone, so it starts only once the write in flight to the
@@ -408,6 +450,7 @@ static Suite *suite(void)
 	tcase_add_test(tickets, queued_write_blocks_rollback);
 	tcase_add_test(tickets, failed_write_rolls_back_from_full);
 	tcase_add_test(tickets, reset_waits_for_writes_and_holds_new_ones);
+	tcase_add_test(tickets, reset_waits_for_a_queued_zoned_write);
 	suite_add_tcase(s, tickets);
 
 	tcase_add_checked_fixture(ha, setup_ha, teardown);
