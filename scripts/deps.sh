@@ -30,7 +30,7 @@ PACKAGES=(
 	# into a cache, not installed); keep in step with KVM_HOST_PACKAGES in
 	# scripts/kernel-vm/lib.sh
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd binutils util-linux
-	fdisk e2fsprogs fio
+	fdisk e2fsprogs fio smartmontools
 )
 
 if [ "${1:-}" = --list ]; then

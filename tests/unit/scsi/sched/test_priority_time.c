@@ -595,6 +595,48 @@ START_TEST(no_cdl_dld_reserved)
 }
 END_TEST
 
+/*
+ * command_duration_limits = ab: READ(16) names the SPC-5 A page (RSOC RWCDLP 0, CDLP 01b), whose one
+ * limit acts as a duration guideline with the abort policy (docs/latency.md): 2E/01 before processing.
+ */
+START_TEST(ab_page_limit)
+{
+	static struct harness_result r, a, c;
+	uint8_t rsoc[12] = { 0xa3, 0x0c, 0x01, 0x88, 0, 0, 0, 0, 0, 20, 0, 0 };
+	uint8_t sense[10] = { 0x5a, 0x08, 0x0a, 0x03, 0, 0, 0, 0x01, 0x00, 0 };
+	uint8_t select[10] = { 0x55, 0x10, 0, 0, 0, 0, 0, 0, 44, 0 };
+	static uint8_t list[8 + 36];
+
+	teardown();
+	setup_with(10000, SCSI_CDL_AB);
+	harness_run(&h, 0, rsoc, 12, NULL, 0, 0, &r);
+	ck_assert_uint_eq(r.data_in[0] & 0x01, 0);           /* RWCDLP 0: the A/B pages */
+	ck_assert_uint_eq((r.data_in[1] >> 3) & 0x03, 1);    /* CDLP 01b: A */
+	harness_run(&h, 0, sense, 10, NULL, 0, 0, &r);
+	harness_expect_good(&r);
+	ck_assert_uint_eq(r.data_in_len, 8 + 36);
+	ck_assert_uint_eq(get_be16(r.data_in + 8 + 2), 0x0020); /* PAGE LENGTH */
+	memcpy(list, r.data_in, sizeof(list));
+	list[0] = list[1] = list[3] = 0;
+	list[8] &= 0x7f;
+	list[8 + 8] = 0x80;                                   /* CDLUNIT 100b: 1 us */
+	put_be16(list + 8 + 8 + 2, 5000);                     /* 5 ms */
+	harness_run(&h, 0, select, 10, list, sizeof(list), sizeof(list), &r);
+	harness_expect_good(&r);
+	harness_clear_ua(&h);
+	/* CDLUNIT 111b is reserved: 05/26/00 at the descriptor. */
+	list[8 + 8 + 4] = 0xe0;
+	harness_run(&h, 0, select, 10, list, sizeof(list), sizeof(list), &r);
+	expect_list_pointer(&r, 8 + 8 + 4);
+	read16(0, 0, 0, SCSI_TASK_SIMPLE, &a);
+	read16(0, 8, 1, SCSI_TASK_SIMPLE, &c);
+	at_ms(4);
+	ck_assert(!c.completed);
+	at_ms(5);
+	harness_expect_sense(&c, SENSE_KEY_ABORTED_COMMAND, ASC_COMMAND_TIMEOUT_BEFORE_PROCESSING);
+}
+END_TEST
+
 /* SAM-5 7.2 LOGICAL UNIT RESET: commands queued for the medium end at once, aborted. */
 static void tmf_done(void *arg, enum scsi_tmf_response response)
 {
@@ -671,6 +713,7 @@ int main(void)
 	tcase_add_test(tc, t2_page_saved);
 	tcase_add_test(tc, rsoc_cdlp);
 	tcase_add_test(tc, no_cdl_dld_reserved);
+	tcase_add_test(tc, ab_page_limit);
 	tcase_add_test(tc, reset_ends_queued_commands);
 	tcase_add_test(tc, dispatch_by_priority);
 	suite_add_tcase(s, tc);
