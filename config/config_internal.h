@@ -40,7 +40,6 @@ enum cfg_type {
 struct cfg_enum_value {
 	const char *name;
 	uint32_t value;
-	const char *unsupported; /* non-NULL: recognised but rejected with this reason */
 };
 
 struct cfg_key;
@@ -96,6 +95,10 @@ int cfg_set_allowed_initiators(const struct cfg_key *key, void *object, const ch
 int cfg_set_flags(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 int cfg_set_naa(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 /* A zone list (zones.c): checks the syntax, stores the text. */
+/* conglomerate.c: the keys of kind conglomerate, and the checks that span them. */
+int cfg_set_element_list(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_set_bindings(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+int cfg_check_subsidiary_template(const struct cfg *cfg, const char *name, char *why, size_t whylen);
 int cfg_set_zone_list(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
 /* A decimal number at *p (advanced past it) of at most max: 0, or -1 (no digits, too big). */
 int cfg_parse_decimal(const char **p, uint64_t max, uint64_t *out);
@@ -133,6 +136,7 @@ struct cfg_lun_check {
 	bool template;             /* path may be missing and stays as written */
 };
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l);
+void cfg_finish_conglomerate(const struct cfg_lun_check *c, struct cfg_lun *l);
 /*
  * Reports "file:line: section.key: reason" for a LUN check, line being the
  * one that set key in l (cfg_key_line: else the section header).

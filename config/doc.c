@@ -59,8 +59,7 @@ static void print_range(FILE *out, const struct cfg_key *key)
 		break;
 	case CFG_TYPE_ENUM:
 		for (const struct cfg_enum_value *v = key->values; v->name; v++)
-			fprintf(out, "%s`%s`%s", v == key->values ? "" : ", ", v->name,
-				v->unsupported ? " (not yet)" : "");
+			fprintf(out, "%s`%s`", v == key->values ? "" : ", ", v->name);
 		break;
 	case CFG_TYPE_STRING:
 	case CFG_TYPE_PATH:

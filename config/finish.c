@@ -352,7 +352,8 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 		const struct cfg_key *key = &cfg_schema[i];
 
 		if (key->section == CFG_SECTION_LUN && !key->default_value &&
-		    !(l->lines.set_mask >> cfg_schema_index(key) & 1) && !(c->template && strcmp(key->name, "path") == 0))
+		    !(l->lines.set_mask >> cfg_schema_index(key) & 1) &&
+		    !((c->template || l->kind == CFG_LU_CONGLOMERATE) && strcmp(key->name, "path") == 0))
 			cfg_lun_fail(c, l, key->name, "required key is missing"); /* unset: blames the header */
 	}
 	cfg_finish_profile(c, l);
@@ -369,6 +370,7 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 	finish_zoned_lun(c, l);
 	finish_atomic_lun(c, l);
 	finish_pi_lun(c, l);
+	cfg_finish_conglomerate(c, l);
 	if (c->template)
 		return;
 	if (l->path[0] && resolve_path(c->state_dir, l->path, sizeof(l->path)))
@@ -380,7 +382,7 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 
 static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l)
 {
-	char section[CFG_NAME_MAX + 32], seed[CFG_NAME_MAX + 16];
+	char section[CFG_NAME_MAX + 32], seed[CFG_NAME_MAX + 16], why[256];
 	struct cfg_lun_check c = {
 		.diag = f->diag,
 		.source = f->cfg->source,
@@ -393,6 +395,9 @@ static void finish_lun(struct finish *f, struct cfg_target *t, struct cfg_lun *l
 	/* The serial number of the target's LU N hashes "<target name>/<N>". */
 	snprintf(seed, sizeof(seed), "%s/%u", t->name, l->lun);
 	cfg_finish_lun(&c, l);
+	if (l->kind == CFG_LU_CONGLOMERATE && l->subsidiary_template[0] &&
+	    cfg_check_subsidiary_template(f->cfg, l->subsidiary_template, why, sizeof(why)) != 0)
+		cfg_lun_fail(&c, l, "subsidiary_template", "%s", why);
 }
 
 /* Two logical units on one backing file would overwrite each other's data. */
@@ -602,8 +607,8 @@ const char *cfg_lu_kind_name(enum cfg_lu_kind kind)
 		return "zbc-hm";
 	case CFG_LU_ZBC_HA:
 		return "zbc-ha";
-	case CFG_LU_ADMIN:
-		return "admin";
+	case CFG_LU_CONGLOMERATE:
+		return "conglomerate";
 	case CFG_LU_ZBC_ZD:
 		return "zbc-zd";
 	}

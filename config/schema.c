@@ -46,83 +46,82 @@ _Static_assert(sizeof(enum cfg_profile) == sizeof(uint32_t), "enum setters store
 _Static_assert(sizeof(enum cfg_cdl_pages) == sizeof(uint32_t), "enum setters store 32 bits");
 
 static const struct cfg_enum_value tcmu_enabled[] = {
-	{ "auto", CFG_TCMU_AUTO, NULL },
-	{ "yes", CFG_TCMU_YES, NULL },
-	{ "no", CFG_TCMU_NO, NULL },
-	{ NULL, 0, NULL },
+	{ "auto", CFG_TCMU_AUTO },
+	{ "yes", CFG_TCMU_YES },
+	{ "no", CFG_TCMU_NO },
+	{ NULL, 0 },
 };
 
 static const struct cfg_enum_value log_levels[] = {
-	{ "error", CFG_LOG_ERROR, NULL },
-	{ "warn", CFG_LOG_WARN, NULL },
-	{ "info", CFG_LOG_INFO, NULL },
-	{ "debug", CFG_LOG_DEBUG, NULL },
-	{ NULL, 0, NULL },
+	{ "error", CFG_LOG_ERROR },
+	{ "warn", CFG_LOG_WARN },
+	{ "info", CFG_LOG_INFO },
+	{ "debug", CFG_LOG_DEBUG },
+	{ NULL, 0 },
 };
 
 static const struct cfg_enum_value lu_kinds[] = {
-	{ "conventional", CFG_LU_CONVENTIONAL, NULL },
-	{ "zbc-hm", CFG_LU_ZBC_HM, NULL },
-	{ "zbc-ha", CFG_LU_ZBC_HA, NULL },
-	{ "zbc-zd", CFG_LU_ZBC_ZD, NULL },
-	{ "admin", CFG_LU_ADMIN, "administrative logical units (conglomerates) are not supported yet "
-				 "(use conventional)" },
-	{ NULL, 0, NULL },
+	{ "conventional", CFG_LU_CONVENTIONAL },
+	{ "zbc-hm", CFG_LU_ZBC_HM },
+	{ "zbc-ha", CFG_LU_ZBC_HA },
+	{ "zbc-zd", CFG_LU_ZBC_ZD },
+	{ "conglomerate", CFG_LU_CONGLOMERATE },
+	{ NULL, 0 },
 };
 
 static const struct cfg_enum_value lba_locks[] = {
-	{ "range", CFG_LBA_LOCKS_RANGE, NULL },
-	{ "lu", CFG_LBA_LOCKS_LU, NULL },
-	{ NULL, 0, NULL },
+	{ "range", CFG_LBA_LOCKS_RANGE },
+	{ "lu", CFG_LBA_LOCKS_LU },
+	{ NULL, 0 },
 };
 
 static const struct cfg_enum_value profiles[] = {
-	{ "none", CFG_PROFILE_NONE, NULL },
-	{ "sbc4-minimal", CFG_PROFILE_SBC4_MINIMAL, NULL },
-	{ "usb-bridge", CFG_PROFILE_USB_BRIDGE, NULL },
-	{ "card-reader", CFG_PROFILE_CARD_READER, NULL },
-	{ "read-only", CFG_PROFILE_READ_ONLY, NULL },
-	{ NULL, 0, NULL },
+	{ "none", CFG_PROFILE_NONE },
+	{ "sbc4-minimal", CFG_PROFILE_SBC4_MINIMAL },
+	{ "usb-bridge", CFG_PROFILE_USB_BRIDGE },
+	{ "card-reader", CFG_PROFILE_CARD_READER },
+	{ "read-only", CFG_PROFILE_READ_ONLY },
+	{ NULL, 0 },
 };
 
 static const struct cfg_enum_value cdl_pages[] = {
-	{ "none", CFG_CDL_NONE, NULL },
-	{ "t2", CFG_CDL_T2, NULL },
-	{ "ab", CFG_CDL_AB, NULL },
-	{ NULL, 0, NULL },
+	{ "none", CFG_CDL_NONE },
+	{ "t2", CFG_CDL_T2 },
+	{ "ab", CFG_CDL_AB },
+	{ NULL, 0 },
 };
 
 /* The usb-bridge misbehaviours (docs/profiles.md); bits of enum cfg_quirk. */
 static const struct cfg_enum_value quirks[] = {
-	{ "no-read-capacity-16", CFG_QUIRK_NO_READ_CAPACITY_16, NULL },
-	{ "fix-capacity", CFG_QUIRK_FIX_CAPACITY, NULL },
-	{ "no-vpd", CFG_QUIRK_NO_VPD, NULL },
-	{ "vpd-truncated", CFG_QUIRK_VPD_TRUNCATED, NULL },
-	{ "no-mode-sense-10", CFG_QUIRK_NO_MODE_SENSE_10, NULL },
-	{ "no-sync-cache", CFG_QUIRK_NO_SYNC_CACHE, NULL },
-	{ "no-residual", CFG_QUIRK_NO_RESIDUAL, NULL },
-	{ "no-rsoc", CFG_QUIRK_NO_RSOC, NULL },
-	{ "no-sat", CFG_QUIRK_NO_SAT, NULL },
-	{ NULL, 0, NULL },
+	{ "no-read-capacity-16", CFG_QUIRK_NO_READ_CAPACITY_16 },
+	{ "fix-capacity", CFG_QUIRK_FIX_CAPACITY },
+	{ "no-vpd", CFG_QUIRK_NO_VPD },
+	{ "vpd-truncated", CFG_QUIRK_VPD_TRUNCATED },
+	{ "no-mode-sense-10", CFG_QUIRK_NO_MODE_SENSE_10 },
+	{ "no-sync-cache", CFG_QUIRK_NO_SYNC_CACHE },
+	{ "no-residual", CFG_QUIRK_NO_RESIDUAL },
+	{ "no-rsoc", CFG_QUIRK_NO_RSOC },
+	{ "no-sat", CFG_QUIRK_NO_SAT },
+	{ NULL, 0 },
 };
 
 /* SBC-4 6.6.2 Block Device Characteristics VPD page, PRODUCT TYPE. */
 static const struct cfg_enum_value product_types[] = {
-	{ "none", 0x00, NULL },
-	{ "cfast", 0x01, NULL },
-	{ "compactflash", 0x02, NULL },
-	{ "memory-stick", 0x03, NULL },
-	{ "mmc", 0x04, NULL },
-	{ "sd", 0x05, NULL },
-	{ "xqd", 0x06, NULL },
-	{ "ufs", 0x07, NULL },
-	{ NULL, 0, NULL },
+	{ "none", 0x00 },
+	{ "cfast", 0x01 },
+	{ "compactflash", 0x02 },
+	{ "memory-stick", 0x03 },
+	{ "mmc", 0x04 },
+	{ "sd", 0x05 },
+	{ "xqd", 0x06 },
+	{ "ufs", 0x07 },
+	{ NULL, 0 },
 };
 
 static const struct cfg_enum_value block_sizes[] = {
-	{ "512", 512, NULL },
-	{ "4096", 4096, NULL },
-	{ NULL, 0, NULL },
+	{ "512", 512 },
+	{ "4096", 4096 },
+	{ NULL, 0 },
 };
 
 const struct cfg_key cfg_schema[] = {
@@ -239,7 +238,8 @@ const struct cfg_key cfg_schema[] = {
 	    "Logical unit type: conventional (SBC disk), zbc-hm (host-managed zoned, peripheral device type "
 	    "14h), zbc-ha (host-aware zoned) or zbc-zd (host-managed with ZBC-2 zone domains and realms: the "
 	    "first half of the zones conventional, the second sequential write required); zoned kinds: "
-	    "docs/zbc.md."),
+	    "docs/zbc.md; conglomerate: the administrative LU of a conglomerate (no medium, no path; "
+	    "subsidiary LUs reached at LUN N/ELEMENT, docs/conglomerate.md)."),
 	LUN_STRING(vendor, "SBCEMU", 8, "T10 VENDOR IDENTIFICATION (INQUIRY), padded with spaces."),
 	LUN_STRING(product, "sbcemu disk", 16, "PRODUCT IDENTIFICATION (INQUIRY)."),
 	LUN_STRING(revision, "0001", 4, "PRODUCT REVISION LEVEL (INQUIRY)."),
@@ -388,6 +388,17 @@ const struct cfg_key cfg_schema[] = {
 	LUN(product_type, CFG_TYPE_ENUM, "none", 0, 0, product_types, cfg_set_enum,
 	    "Block Device Characteristics VPD PRODUCT TYPE: none, cfast, compactflash, memory-stick, mmc, sd, "
 	    "xqd or ufs. Profile card-reader: sd unless set."),
+	LUN(subsidiary_template, CFG_TYPE_STRING, "", 0, CFG_TEMPLATE_NAME_MAX - 1, NULL, cfg_set_string,
+	    "kind conglomerate: the [lu \"NAME\"] template each subsidiary LU is made from (its kind, size, block "
+	    "size, PI, atomic and other keys); subsidiary E's backing file is sub<E>.img in this LU's state "
+	    "directory, created sparse when E is first used."),
+	LUN(subsidiaries, CFG_TYPE_STRING, "", 0, CFG_ELEMENT_LIST_MAX - 1, NULL, cfg_set_element_list,
+	    "kind conglomerate: the subsidiary elements created at start (1..16383), e.g. `1-8, 12`; the "
+	    "runtime control creates and destroys others (sbcemuctl subsidiary)."),
+	LUN(bindings, CFG_TYPE_STRING, "", 0, CFG_BINDINGS_MAX - 1, NULL, cfg_set_bindings,
+	    "kind conglomerate: which initiators see which subsidiaries, `INITIATOR=LIST; ...` (`*`: every "
+	    "initiator), e.g. `*=1-4; iqn.2026-12.org.example:host1=5-8`; an initiator sees LUN N/E and finds it "
+	    "in REPORT LUNS only when E is bound to it. Every element named must be in subsidiaries."),
 	TCMU(enabled, CFG_TYPE_ENUM, "auto", 0, 0, tcmu_enabled, cfg_set_enum,
 	     "The TCMU front end (docs/tcmu.md): LIO's targetcli creates `user:sbcemu` backstores served by this "
 	     "daemon. `auto`: on when LIO's configfs (/sys/kernel/config/target) is there and usable, else one "

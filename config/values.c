@@ -141,10 +141,6 @@ int cfg_set_enum(const struct cfg_key *key, void *object, const char *value, cha
 	for (v = key->values; v->name; v++) {
 		if (strcmp(v->name, value) != 0)
 			continue;
-		if (v->unsupported) {
-			snprintf(why, whylen, "%s: %s", value, v->unsupported);
-			return -1;
-		}
 		store(key, object, &v->value, sizeof(v->value));
 		return 0;
 	}

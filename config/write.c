@@ -58,7 +58,7 @@ static void write_value(FILE *out, const void *object, const struct cfg_key *key
 		break;
 	case CFG_TYPE_ENUM:
 		for (const struct cfg_enum_value *e = key->values; e->name; e++)
-			if ((uint64_t)e->value == v && !e->unsupported)
+			if ((uint64_t)e->value == v)
 				fputs(e->name, out);
 		break;
 	case CFG_TYPE_FLAGS:

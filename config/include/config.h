@@ -47,6 +47,10 @@
 #define CFG_MODE_DEFAULTS_TEXT_MAX 128 /* mode_defaults text */
 #define CFG_LATENCY_TEXT_MAX 256 /* latency text (daemon/sbcemud/latency.c parses it) */
 #define CFG_TEMPLATE_NAME_MAX 64 /* [lu "NAME"] */
+/* subsidiaries and bindings texts: "key = value" must fit one line of the parser (199 characters) */
+#define CFG_ELEMENT_LIST_MAX 185
+#define CFG_BINDINGS_MAX 189
+#define CFG_MAX_ELEMENT 16383 /* a conglomerate's subsidiary elements: 1..16383 (SAM-5 4.7, 14 bits) */
 #define CFG_CFGSTRING_MAX 256 /* the kernel's TCMU_CONFIG_LEN (target_core_user.c) */
 
 enum cfg_log_level {
@@ -67,7 +71,7 @@ enum cfg_lu_kind {
 	CFG_LU_CONVENTIONAL,
 	CFG_LU_ZBC_HM,
 	CFG_LU_ZBC_HA,
-	CFG_LU_ADMIN,
+	CFG_LU_CONGLOMERATE, /* the administrative LU of a conglomerate */
 	CFG_LU_ZBC_ZD, /* host managed with ZBC-2 zone domains and realms */
 };
 
@@ -248,6 +252,10 @@ struct cfg_lun {
 	char mode_defaults[CFG_MODE_DEFAULTS_TEXT_MAX];
 	char latency[CFG_LATENCY_TEXT_MAX];       /* "rotating rpm=7200", ... */
 	enum cfg_cdl_pages command_duration_limits;
+	/* conglomerates (kind conglomerate): docs/conglomerate.md */
+	char subsidiary_template[CFG_TEMPLATE_NAME_MAX];
+	char subsidiaries[CFG_ELEMENT_LIST_MAX];  /* elements and ranges: "1-8, 12" */
+	char bindings[CFG_BINDINGS_MAX];          /* "INITIATOR=1-4; *=5" */
 	struct cfg_key_lines lines;
 };
 
@@ -341,6 +349,14 @@ int cfg_default_runtime_dir(char *buf, size_t len);
  * each range in order; fn returning non-zero stops the walk and is returned.
  * Returns 0, or -1 with the reason in why for bad syntax.
  */
+/*
+ * A conglomerate's bindings text, "INITIATOR=LIST; INITIATOR=LIST" (LIST
+ * as cfg_zone_list_walk reads it; INITIATOR "*" is every initiator):
+ * calls fn(arg, initiator, first, last) for each range.  0, fn's nonzero
+ * result, or -1 with the reason in why.
+ */
+int cfg_bindings_walk(const char *text, int (*fn)(void *arg, const char *initiator, uint32_t first, uint32_t last),
+		      void *arg, char *why, size_t whylen);
 int cfg_zone_list_walk(const char *text, int (*fn)(void *arg, uint32_t first, uint32_t last), void *arg,
 		       char *why, size_t whylen);
 

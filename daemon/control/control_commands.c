@@ -35,7 +35,7 @@ static const char *kind_name(enum scsi_lu_kind kind)
 	case SCSI_LU_ZBC_HA:
 		return "zbc-ha";
 	case SCSI_LU_ADMIN:
-		return "admin";
+		return "conglomerate";
 	case SCSI_LU_CONVENTIONAL:
 	default:
 		return "conventional";
@@ -121,9 +121,12 @@ static int cmd_targets(struct sbce_daemon *d, const json_t *req, json_t *result,
 
 		for (unsigned p = 0; p < d->cfg->daemon.listen_count; p++)
 			json_array_append_new(portals, json_string(d->cfg->daemon.listen[p]));
-		for (uint32_t l = 0; l < SCSI_MAX_LUNS; l++)
-			if (scsi_device_find_lu(d->devices[i], scsi_lun_encode(l)))
-				json_array_append_new(luns, json_integer(l));
+		uint32_t *ids;
+		size_t n = scsi_device_lun_ids(d->devices[i], &ids);
+
+		for (size_t k = 0; k < n; k++)
+			json_array_append_new(luns, json_integer(ids[k]));
+		free(ids);
 		sbce_foreach_session(d, count_target_session, &ts);
 		json_array_append_new(targets, json_pack("{s:s, s:o, s:o, s:I}", "name", ts.target, "portals", portals,
 							 "luns", luns, "sessions", (json_int_t)ts.n));
@@ -192,6 +195,8 @@ static void each_lu_json(void *arg, const struct sbce_lu_ref *ref)
 
 	if (o && l) /* zbc-zd is a zbc-hm LU to the core: the configuration's name */
 		json_object_set_new(o, "kind", json_string(cfg_lu_kind_name(l->kind)));
+	if (o && l && l->kind == CFG_LU_CONGLOMERATE)
+		json_object_set_new(o, "subsidiaries", json_integer(scsi_subsidiary_count(ref->lu)));
 	if (o && ref->frontend)
 		json_object_set_new(o, "frontend", json_string(ref->frontend));
 	json_array_append_new(arg, o);
@@ -413,6 +418,9 @@ static const char *const power_cut_members[] = { "target", NULL };
 static const char *const lu_latency_members[] = { LU_MEMBERS, "model", NULL };
 static const char *const stats_members[] = { "reset", NULL };
 static const char *const reload_members[] = { "remove_all_targets", NULL };
+static const char *const subsidiary_members[] = { "target", "lun", "elements", NULL };
+static const char *const binding_members[] = { "target", "lun", "elements", "initiator", NULL };
+static const char *const subsidiaries_members[] = { "target", "lun", NULL };
 
 const struct sbce_control_command sbce_control_commands[] = {
 	{ "status", no_members, cmd_status },
@@ -432,6 +440,11 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "power-cut", power_cut_members, sbce_control_power_cut },
 	{ "save", no_members, sbce_control_save },
 	{ "reload", reload_members, sbce_control_reload },
+	{ "subsidiary-create", subsidiary_members, sbce_control_subsidiary_create },
+	{ "subsidiary-destroy", subsidiary_members, sbce_control_subsidiary_destroy },
+	{ "subsidiary-bind", binding_members, sbce_control_subsidiary_bind },
+	{ "subsidiary-unbind", binding_members, sbce_control_subsidiary_unbind },
+	{ "subsidiaries", subsidiaries_members, sbce_control_subsidiaries },
 	{ "fault-add", fault_add_members, sbce_control_fault_add },
 	{ "fault-list", no_members, sbce_control_fault_list },
 	{ "fault-remove", fault_remove_members, sbce_control_fault_remove },

@@ -52,6 +52,15 @@ int sbce_control_reload(struct sbce_daemon *d, const json_t *req, json_t *result
 /* control_stats.c */
 int sbce_control_lu_latency(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 int sbce_control_stats(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+/* control_subsidiaries.c */
+int sbce_control_subsidiary_create(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_subsidiary_destroy(struct sbce_daemon *d, const json_t *req, json_t *result, char *err,
+				    size_t errlen);
+int sbce_control_subsidiary_bind(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_subsidiary_unbind(struct sbce_daemon *d, const json_t *req, json_t *result, char *err,
+				   size_t errlen);
+int sbce_control_subsidiaries(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+
 /* control_power.c */
 int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 

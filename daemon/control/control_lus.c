@@ -19,7 +19,7 @@ int sbce_control_lu_add(struct sbce_daemon *d, const json_t *req, json_t *result
 	size_t i;
 
 	if (sbce_control_target(d, req, &i, err, errlen) != 0 ||
-	    sbce_control_uint(req, "lun", SCSI_MAX_LUNS - 1, true, &lun, err, errlen) < 0)
+	    sbce_control_uint(req, "lun", CFG_MAX_LUN, true, &lun, err, errlen) < 0)
 		return -1;
 	t = d->cfg->targets[i];
 	if (scsi_device_find_lu(d->devices[i], scsi_lun_encode((uint32_t)lun))) {

@@ -111,10 +111,22 @@ int sbce_control_lu(struct sbce_daemon *d, const json_t *req, struct scsi_lu **l
 		*target = json_string_value(name);
 		return 0;
 	}
+	/* "lun": an LU's LUN, or a conglomerate's subsidiary as administrative LUN | element << 16. */
 	if (sbce_control_target(d, req, &i, err, errlen) != 0 ||
-	    sbce_control_uint(req, "lun", SCSI_MAX_LUNS - 1, true, &lun, err, errlen) < 0)
+	    sbce_control_uint(req, "lun", scsi_subsidiary_lun(CFG_MAX_LUN, SCSI_MAX_LUN), true, &lun, err, errlen) < 0)
 		return -1;
-	*lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode((uint32_t)lun));
+	if ((lun & 0xffff) > CFG_MAX_LUN || (lun >> 16) > SCSI_MAX_LUN) {
+		snprintf(err, errlen, "\"lun\" %llu is neither a LUN (0..%u) nor LUN | element << 16 (element 1..%u)",
+			 (unsigned long long)lun, CFG_MAX_LUN, SCSI_MAX_LUN);
+		return -1;
+	}
+	*lu = scsi_device_lu(d->devices[i], (uint32_t)lun);
+	if (!*lu && (lun >> 16)) {
+		snprintf(err, errlen, "target %s has no open LU %llu/%llu (a subsidiary opens on the first command a "
+			 "bound initiator sends it)", d->cfg->targets[i]->name, (unsigned long long)(lun & 0xffff),
+			 (unsigned long long)(lun >> 16));
+		return -1;
+	}
 	if (!*lu) {
 		snprintf(err, errlen, "target %s has no LUN %llu", d->cfg->targets[i]->name, (unsigned long long)lun);
 		return -1;

@@ -20,6 +20,12 @@ int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, 
 	int rc;
 
 	(void)req;
+	if (sbce_conglomerates_saveable(d, err, errlen) != 0) {
+		if (f)
+			fclose(f);
+		free(text);
+		return -1;
+	}
 	if (!f) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -77,6 +77,13 @@ const struct opt lu_opts[] = {
 	{ .name = NULL },
 };
 
+/* subsidiary bind / unbind: the initiator ("*": every one). */
+const struct opt binding_opts[] = {
+	{ .name = "target", .kind = OPT_STRING, .member = "target" },
+	{ .name = "initiator", .kind = OPT_STRING, .member = "initiator" },
+	{ .name = NULL },
+};
+
 /* lu write-protect: also a TCMU backstore's LU (--tcmu NAME, LUN 0). */
 const struct opt lu_tcmu_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },

@@ -148,6 +148,11 @@ static char *limits_missed(const json_t *row)
 }
 
 /* stats: times in microseconds (docs/control.md, "stats"). */
+const struct column subsidiary_columns[] = {
+	{ "ELEMENT", "element", NULL }, { "STATE", "state", NULL }, { "BLOCKS", "blocks", NULL },
+	{ "CMDS", "commands", NULL },	{ "BOUND", "bound", NULL }, { NULL, NULL, NULL },
+};
+
 const struct column stats_columns[] = {
 	{ "TARGET", NULL, lu_owner },		     { "LUN", "lun", NULL },
 	{ "CMDS", "total_us.count", NULL },	     { "QUEUED_P50", "queued_us.p50", NULL },

@@ -61,6 +61,12 @@ static const char usage_text[] =
 	"                                                   as after a power cycle\n"
 	"  stats [--reset]                                  latency per LU: queued and active time (us),\n"
 	"                                                   duration limits missed; --reset starts again\n"
+	"  subsidiaries LUN [--target IQN]                  a conglomerate's subsidiaries (docs/conglomerate.md)\n"
+	"  subsidiary create|destroy LUN ELEMENTS [--target IQN]\n"
+	"                                                   ELEMENTS: \"5\" or \"1-8, 12\" (1..16383); destroy\n"
+	"                                                   only what no initiator is bound to\n"
+	"  subsidiary bind|unbind LUN ELEMENTS --initiator NAME|'*' [--target IQN]\n"
+	"                                                   the initiators that see LUN LUN/ELEMENT\n"
 	"  save                                             the running configuration, for sbcemud -c\n"
 	"  reload [--remove-all-targets]                    read the configuration file again, as SIGHUP\n"
 	"                                                   (a file without targets removes them only with\n"
@@ -84,7 +90,7 @@ static const char usage_text[] =
 	"      --json           print the daemon's result object as JSON\n"
 	"  -h, --help           show this help\n"
 	"\n"
-	"Numbers are decimal or 0x hexadecimal.\n"
+	"Numbers are decimal or 0x hexadecimal.  LUN N/E is element E of conglomerate N (once it is open).\n"
 	"Exit status: 0 done, 1 refused by the daemon or no daemon, 2 usage error.\n";
 
 int usage_error(const char *fmt, ...)
@@ -206,6 +212,21 @@ static const struct command commands[] = {
 	{ .group = "save", .wire = "save", .synopsis = "save", .output = OUT_CONFIG },
 	{ .group = "reload", .wire = "reload", .synopsis = "reload [--remove-all-targets]", .opts = reload_opts,
 	  .output = OUT_FIELDS },
+	{ .group = "subsidiary", .name = "create", .wire = "subsidiary-create",
+	  .synopsis = "subsidiary create LUN ELEMENTS [--target IQN]", .npos = 2, .opts = lu_opts, .arg = ARG_STRING,
+	  .member = "elements", .output = OUT_FIELDS },
+	{ .group = "subsidiary", .name = "destroy", .wire = "subsidiary-destroy",
+	  .synopsis = "subsidiary destroy LUN ELEMENTS [--target IQN]", .npos = 2, .opts = lu_opts, .arg = ARG_STRING,
+	  .member = "elements", .output = OUT_FIELDS },
+	{ .group = "subsidiary", .name = "bind", .wire = "subsidiary-bind",
+	  .synopsis = "subsidiary bind LUN ELEMENTS --initiator NAME|'*' [--target IQN]", .npos = 2,
+	  .opts = binding_opts, .arg = ARG_STRING, .member = "elements", .output = OUT_FIELDS },
+	{ .group = "subsidiary", .name = "unbind", .wire = "subsidiary-unbind",
+	  .synopsis = "subsidiary unbind LUN ELEMENTS --initiator NAME|'*' [--target IQN]", .npos = 2,
+	  .opts = binding_opts, .arg = ARG_STRING, .member = "elements", .output = OUT_FIELDS },
+	{ .group = "subsidiaries", .wire = "subsidiaries", .synopsis = "subsidiaries LUN [--target IQN]", .npos = 1,
+	  .opts = lu_opts, .arg = ARG_LUN, .output = OUT_TABLE, .list = "subsidiaries",
+	  .columns = subsidiary_columns },
 	{ .group = "fault", .name = "add", .wire = "fault-add", .synopsis = "fault add LUN ACTION [OPTIONS] (see --help)",
 	  .npos = 2, .opts = fault_opts, .arg = ARG_STRING, .member = "action", .output = OUT_ADDED },
 	{ .group = "fault", .name = "list", .wire = "fault-list", .synopsis = "fault list", .output = OUT_TABLE,
@@ -238,6 +259,25 @@ static const struct command *find_command(int argc, char **argv, int *used)
 	return NULL;
 }
 
+/*
+ * LUN: a number (0..255), or N/E for element E of conglomerate N (docs/conglomerate.md), which the
+ * request carries as the Linux integer LUN, N | E << 16.
+ */
+static int parse_lun(const char *text, uint64_t *out)
+{
+	const char *slash = strchr(text, '/');
+	char first[32];
+	uint64_t e;
+
+	if (!slash)
+		return parse_arg("LUN", text, 0, CFG_MAX_LUN, out);
+	snprintf(first, sizeof(first), "%.*s", (int)(slash - text), text);
+	if (parse_arg("LUN", first, 0, CFG_MAX_LUN, out) || parse_arg("subsidiary element", slash + 1, 1, 16383, &e))
+		return -1;
+	*out |= e << 16;
+	return 0;
+}
+
 /* The positional arguments' members: LUN, then the last one as c->arg says. */
 static int put_positionals(const struct command *c, json_t *req, const char **pos)
 {
@@ -261,7 +301,7 @@ static int put_positionals(const struct command *c, json_t *req, const char **po
 			set_member(req, c->member, json_string(last));
 		return 0;
 	}
-	if (parse_arg("LUN", pos[0], 0, CFG_MAX_LUN, &n))
+	if (parse_lun(pos[0], &n))
 		return -1;
 	set_member(req, "lun", json_integer((json_int_t)n));
 	if (c->arg == ARG_LUN) {

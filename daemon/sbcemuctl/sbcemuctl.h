@@ -61,7 +61,7 @@ int parse_size(const char *text, uint64_t *out);
 int scan_args(int argc, char **argv, const struct opt *specs, json_t *opts, const char **pos, int npos,
 	      const char *synopsis);
 /* Each command's options. */
-extern const struct opt lu_opts[], lu_tcmu_opts[], state_opts[], force_opts[], target_opts[], target_remove_opts[],
+extern const struct opt lu_opts[], binding_opts[], lu_tcmu_opts[], state_opts[], force_opts[], target_opts[], target_remove_opts[],
 	reload_opts[], replace_opts[], fault_opts[], stats_opts[];
 
 /* ---- output.c ---- */
@@ -79,6 +79,7 @@ void print_table(const json_t *rows, const struct column *cols);
 /* status: key: value lines. */
 void print_status(const json_t *result);
 /* The tables' columns. */
-extern const struct column target_columns[], lu_columns[], session_columns[], rule_columns[], stats_columns[];
+extern const struct column target_columns[], lu_columns[], session_columns[], rule_columns[], stats_columns[],
+    subsidiary_columns[];
 
 #endif

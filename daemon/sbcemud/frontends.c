@@ -167,16 +167,18 @@ void sbce_foreach_lu(struct sbce_daemon *d, void (*fn)(void *arg, const struct s
 	for (size_t i = 0; i < d->device_count; i++) {
 		const struct cfg_target *t = d->cfg->targets[i];
 
-		for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
-			struct scsi_lu *lu = scsi_device_find_lu(d->devices[i], scsi_lun_encode(n));
+		uint32_t *ids;
+		size_t count = scsi_device_lun_ids(d->devices[i], &ids);
+
+		for (size_t k = 0; k < count; k++) {
+			struct scsi_lu *lu = scsi_device_lu(d->devices[i], ids[k]);
 			struct sbce_lu_ref ref = { .owner = t->name, .target = (int)i, .lu = lu };
 
-			if (!lu)
-				continue;
-			ref.cfg = target_lun(t, n);
+			ref.cfg = target_lun(t, ids[k]);
 			ref.path = ref.cfg ? ref.cfg->path : "";
 			fn(arg, &ref);
 		}
+		free(ids);
 	}
 	for (size_t i = 0; i < d->frontend_count; i++) {
 		const struct sbce_frontend_ops *ops = d->frontends[i].ops;

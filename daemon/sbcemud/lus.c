@@ -11,6 +11,8 @@
 
 const char *sbce_path_user(const struct sbce_daemon *d, const char *path)
 {
+	if (!path[0]) /* a conglomerate's administrative LU has no backing file */
+		return NULL;
 	for (size_t i = 0; i < d->cfg->target_count; i++)
 		for (size_t k = 0; k < d->cfg->targets[i]->lun_count; k++)
 			if (strcmp(d->cfg->targets[i]->luns[k]->path, path) == 0)

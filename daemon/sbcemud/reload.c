@@ -5,8 +5,9 @@
  *   - live: daemon.log_level; LUs added to and removed from a running
  *     target (removal refused while commands are in the LU's task set);
  *     an LU's size (as lu-resize), write_protect (as lu-write-protect),
- *     mode_defaults (as lu-mode-defaults with replace) and latency (as
- *     lu-latency);
+ *     mode_defaults (as lu-mode-defaults with replace), latency (as
+ *     lu-latency), a conglomerate's subsidiaries and bindings (as the
+ *     subsidiary commands: a bound subsidiary is not destroyed);
  *   - targets added (as target-add) and removed (as target-remove without
  *     force: refused while commands are in its LUs' task sets);
  *   - everything else (listening portals, [iscsi], targets' keys,
@@ -117,6 +118,18 @@ static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
 		} else {
 			sbce_lu_track(r->d, c->target, c->lun, "latency", c->new_lun->latency);
 			sbce_info("%s: target %s LUN %u: latency \"%s\"", r->why, c->target, c->lun, c->new_lun->latency);
+			r->applied++;
+		}
+	} else if (strcmp(c->key, "subsidiaries") == 0 || strcmp(c->key, "bindings") == 0) {
+		unsigned changes;
+		int rc = sbce_conglomerate_reconcile(lu, c->new_lun, &changes, err, sizeof(err));
+
+		sbce_conglomerate_track(r->d, i, lu, c->lun);
+		if (rc != 0)
+			refused(r, c, err);
+		if (changes) {
+			sbce_info("%s: target %s LUN %u: %u subsidiary changes (%s)", r->why, c->target, c->lun, changes,
+				  c->key);
 			r->applied++;
 		}
 	} else {

@@ -196,6 +196,37 @@ int sbce_lu_remove(struct sbce_daemon *d, size_t i, uint32_t lun, bool force, co
  * does not have (a front end's own) (lus.c).
  */
 void sbce_lu_track(struct sbce_daemon *d, const char *target, uint32_t lun, const char *key, const char *text);
+/* ---- conglomerates (conglomerates.c, docs/conglomerate.md) ---- */
+
+/* Gives dev (an iSCSI target's device) the opener of its subsidiary LUs. */
+void sbce_conglomerate_device(struct sbce_daemon *d, struct scsi_device *dev);
+/* Creates and binds the subsidiaries l (kind conglomerate) names on its new administrative LU.  0, or -1 with err. */
+int sbce_conglomerate_apply(struct scsi_lu *admin, const struct cfg_lun *l, char *err, size_t errlen);
+/* The LU configuration of subsidiary element of admin (target t), and its state directory.  0, or -1 with err. */
+int sbce_subsidiary_config(const struct cfg *cfg, const struct cfg_target *t, const struct cfg_lun *admin,
+			   uint16_t element, struct cfg_lun *out, char *state_dir, size_t state_len, char *err,
+			   size_t errlen);
+/* Target t's configuration of LUN lun, or NULL. */
+const struct cfg_lun *sbce_config_lun(const struct cfg_target *t, uint32_t lun);
+/* The running subsidiaries and bindings of admin as the keys write them ("1-8, 12"; "*=1-4; iqn...=5"). */
+void sbce_subsidiaries_text(const struct scsi_lu *admin, char *buf, size_t len);
+int sbce_bindings_text(const struct scsi_lu *admin, char *buf, size_t len);
+/*
+ * Makes admin's subsidiaries and bindings what l says (reload): creates,
+ * unbinds, binds, destroys; *changes counts what changed.  0, or -1 with
+ * the refusals in err (a subsidiary still bound or busy is not destroyed).
+ */
+int sbce_conglomerate_reconcile(struct scsi_lu *admin, const struct cfg_lun *l, unsigned *changes, char *err,
+				size_t errlen);
+/* Records admin's (LUN lun of target i) subsidiaries and bindings in the running configuration, for save. */
+void sbce_conglomerate_track(struct sbce_daemon *d, size_t i, const struct scsi_lu *admin, uint32_t lun);
+/*
+ * Whether save can write every conglomerate's running subsidiaries and
+ * bindings (each key on one line of at most 199 characters): 0, or -1 with
+ * the first that cannot in err.
+ */
+int sbce_conglomerates_saveable(const struct sbce_daemon *d, char *err, size_t errlen);
+
 /* The running target whose LU has path as its backing file, or NULL (lus.c). */
 const char *sbce_path_user(const struct sbce_daemon *d, const char *path);
 /* The index of the running target called name (in d->devices and d->cfg->targets), or -1 (targets.c). */

@@ -54,7 +54,8 @@ int sbce_probe_backing_locks(const struct cfg *cfg, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < cfg->target_count; i++)
 		for (size_t k = 0; k < cfg->targets[i]->lun_count; k++)
-			if (be_file_lock_probe(cfg->targets[i]->luns[k]->path, err, errlen) != 0)
+			if (cfg->targets[i]->luns[k]->path[0] &&
+			    be_file_lock_probe(cfg->targets[i]->luns[k]->path, err, errlen) != 0)
 				return -1;
 	return 0;
 }
@@ -179,7 +180,8 @@ int sbce_check_luns(const struct cfg *cfg, struct cfg_diag *diag)
 			sbce_lu_state_dir(cfg, t, l, lu_dir, sizeof(lu_dir));
 			struct scsi_latency_params latency;
 
-			if (be_file_check(l->path, backing_bytes(l), l->write_protect, path_below(l->path, sd), err,
+			if (l->kind != CFG_LU_CONGLOMERATE &&
+			    be_file_check(l->path, backing_bytes(l), l->write_protect, path_below(l->path, sd), err,
 					  sizeof(err)) != 0)
 				cfg_report_key(diag, cfg, t, l, "path", "%s", err);
 			if (sbce_latency_parse(l->latency, &latency, err, sizeof(err)) != 0)
@@ -243,7 +245,7 @@ static enum scsi_lu_kind lu_kind(enum cfg_lu_kind kind)
 		return SCSI_LU_ZBC_HM;
 	case CFG_LU_ZBC_HA:
 		return SCSI_LU_ZBC_HA;
-	case CFG_LU_ADMIN:
+	case CFG_LU_CONGLOMERATE:
 		return SCSI_LU_ADMIN;
 	case CFG_LU_ZBC_ZD:
 		return SCSI_LU_ZBC_HM; /* with params.realm_zones */
@@ -428,8 +430,17 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	struct backend *be;
 	struct scsi_lu *lu;
 
-	if (make_lu_dirs(d, l, state_dir, err, errlen) != 0 || !(be = open_backend(l, who, state_dir, err, errlen)))
+	if (l->kind == CFG_LU_CONGLOMERATE) /* no medium: mode pages and reservations in its state directory */
+		be = sbce_make_dirs(state_dir) == 0 ? be_mem_open(0) : NULL;
+	else if (make_lu_dirs(d, l, state_dir, err, errlen) != 0)
 		return -1;
+	else
+		be = open_backend(l, who, state_dir, err, errlen);
+	if (!be) {
+		if (l->kind == CFG_LU_CONGLOMERATE)
+			snprintf(err, errlen, "cannot create %s", state_dir);
+		return -1;
+	}
 	if (lu_params(l, scsi_lu_blocks_in_backing(l->logical_block_size, be->size, l->protection_type != 0),
 		      state_dir, &params, err, errlen) != 0 ||
 	    !(lu = scsi_lu_create(dev, &params, be, err, errlen))) {
@@ -438,6 +449,14 @@ int sbce_lu_open(struct sbce_daemon *d, struct scsi_device *dev, const struct cf
 	}
 	if (sbce_lu_config_faults(d, l, lu, who, err, errlen) != 0)
 		return -1;
+	if (l->kind == CFG_LU_CONGLOMERATE) {
+		if (sbce_conglomerate_apply(lu, l, err, errlen) != 0)
+			return -1;
+		sbce_info("%s: conglomerate, %u subsidiaries (template %s), bindings \"%s\"", who,
+			  scsi_subsidiary_count(lu), l->subsidiary_template[0] ? l->subsidiary_template : "none",
+			  l->bindings);
+		return 0;
+	}
 	log_lu(who, l, lu, &params);
 	return 0;
 }
@@ -461,6 +480,7 @@ int sbce_devices_create(struct sbce_daemon *d)
 		}
 		d->devices[d->device_count++] = dev;
 		sbce_observe_backing_errors(d, dev);
+		sbce_conglomerate_device(d, dev);
 		for (size_t k = 0; k < t->lun_count; k++) {
 			const struct cfg_lun *l = t->luns[k];
 			char who[CFG_NAME_MAX + 32], state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], err[512];

@@ -58,6 +58,7 @@ int sbce_target_add(struct sbce_daemon *d, const struct cfg_target *t, const cha
 		return -1;
 	}
 	sbce_observe_backing_errors(d, dev);
+	sbce_conglomerate_device(d, dev);
 	for (size_t k = 0; k < t->lun_count; k++) {
 		const struct cfg_lun *l = t->luns[k];
 		char who[CFG_NAME_MAX + 32], state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], why_lu[512];
@@ -98,40 +99,47 @@ int sbce_target_remove(struct sbce_daemon *d, size_t i, bool force, const char *
 	unsigned commands = 0, dropped, kept = 0;
 
 	snprintf(name, sizeof(name), "%s", d->cfg->targets[i]->name);
-	for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
-		struct scsi_lu *lu = scsi_device_find_lu(dev, scsi_lun_encode(n));
+	uint32_t *ids;
+	size_t count = scsi_device_lun_ids(dev, &ids);
+
+	for (size_t k = 0; k < count; k++) {
 		struct scsi_lu_info info;
 
-		if (lu) {
-			scsi_lu_describe(lu, &info);
-			commands += info.commands;
-		}
+		scsi_lu_describe(scsi_device_lu(dev, ids[k]), &info);
+		commands += info.commands;
 	}
 	if (commands && !force) {
 		snprintf(err, errlen, "%u commands are in the task sets of its LUs (force ends them)", commands);
+		free(ids);
 		return -1;
 	}
 	retired = realloc(d->retired, (d->retired_count + 1) * sizeof(*retired));
 	if (!retired) {
 		snprintf(err, errlen, "out of memory");
+		free(ids);
 		return -1;
 	}
 	d->retired = retired;
 	/* From here on the target is gone for initiators: nothing below refuses. */
 	dropped = sbce_frontends_target_removed(d, name, "target removed");
-	for (uint32_t n = 0; n < SCSI_MAX_LUNS; n++) {
-		struct scsi_lu *lu = scsi_device_find_lu(dev, scsi_lun_encode(n));
+	for (size_t k = 0; k < count; k++) {
+		uint32_t n = ids[k];
+		struct scsi_lu *lu = scsi_device_lu(dev, n);
 		char why_lu[256];
 
 		if (!lu)
 			continue;
 		/* SPC-4 4.6.3: what reaches a LUN without an LU; commands running I/O must finish first. */
 		(void)scsi_lu_end_commands(lu, SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED);
+		/* A conglomerate takes its subsidiaries with it (they come later in ids: no LU left there). */
+		if (scsi_subsidiary_count(lu) && scsi_conglomerate_clear(lu, why_lu, sizeof(why_lu)) != 0)
+			sbce_warn("%s: target %s LUN %u: %s", why, name, n, why_lu);
 		if (scsi_lu_remove(dev, n, why_lu, sizeof(why_lu)) != 0) {
 			kept++;
 			sbce_warn("%s: target %s LUN %u stays open until exit: %s", why, name, n, why_lu);
 		}
 	}
+	free(ids);
 	sbce_alarm_detach(d, d->alarms[i]);
 	d->retired[d->retired_count++] = dev;
 	memmove(&d->devices[i], &d->devices[i + 1], (d->device_count - i - 1) * sizeof(d->devices[0]));

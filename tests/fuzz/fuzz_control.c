@@ -108,6 +108,30 @@ static void create_lu(void)
 	}
 }
 
+/*
+ * LUN 6: the embedded default's conglomerate, subsidiaries 1-4 with 1 and 2
+ * bound to every initiator (the opener is the daemon's: its sbce_lu_open is
+ * the refusing one above, so a subsidiary never opens here).
+ */
+static void create_conglomerate(void)
+{
+	struct scsi_lu_params params = {
+		.kind = SCSI_LU_ADMIN,
+		.lun = 6,
+		.logical_block_size = 512,
+		.state_dir = fuzz_state_dir(),
+	};
+	struct scsi_lu *admin;
+	char err[256];
+
+	sbce_conglomerate_device(&daemon_state, device);
+	admin = scsi_lu_create(device, &params, be_mem_open(0), err, sizeof(err));
+	if (!admin || sbce_conglomerate_apply(admin, sbce_config_lun(daemon_state.cfg->targets[0], 6), err, sizeof(err)) != 0) {
+		fprintf(stderr, "fuzz_control: %s\n", admin ? err : "no administrative LU");
+		abort();
+	}
+}
+
 static void setup(void)
 {
 	struct cfg_diag diag = { 0 };
@@ -121,6 +145,10 @@ static void setup(void)
 	device = scsi_device_create("fuzz", NULL, daemon_state.resources);
 	create_lu();
 	daemon_state.devices = calloc(1, sizeof(*daemon_state.devices));
+	if (daemon_state.devices)
+		daemon_state.devices[0] = device;
+	daemon_state.device_count = 1;
+	create_conglomerate();
 	if (!daemon_state.devices)
 		abort();
 	daemon_state.devices[0] = device;
@@ -146,6 +174,8 @@ static void target_again(void)
 	device = scsi_device_create("fuzz", NULL, daemon_state.resources);
 	create_lu();
 	daemon_state.devices[0] = device;
+	daemon_state.device_count = 1;
+	create_conglomerate();
 	daemon_state.alarms[0] = sbce_alarm_attach(&daemon_state, device);
 	if (!daemon_state.alarms[0])
 		abort();

@@ -248,8 +248,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!nexus[0] || !nexus[1])
 		abort();
 	/* SAM-5 5.14: the POWER ON unit attention would answer the first command; start past it. */
-	for (int n = 0; n < 2; n++)
-		memset(nexus[n]->ua_pending, 0, sizeof(nexus[n]->ua_pending));
+	for (int n = 0; n < 2; n++) {
+		struct scsi_itl *itl = scsi_itl_get(nexus[n], 0);
+
+		if (itl)
+			itl->ua_pending = 0;
+	}
 
 	memset(tasks, 0, sizeof(tasks));
 	holding = flags & 0x40;

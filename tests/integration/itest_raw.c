@@ -460,21 +460,23 @@ static bool take_data_in(struct itest_raw *c, const struct itest_pdu *p, uint32_
 void itest_raw_long_cdb_io(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
 			   uint32_t out_len, uint32_t in_len, struct itest_result *r)
 {
-	uint8_t bhs[48], ahs[260] = { 0 };
-	uint32_t itt = c->itt, ahs_bytes = 0, extra = cdb_len > 16 ? (uint32_t)cdb_len - 16 : 0;
-	struct itest_pdu p;
+	/* itest_raw_scsi_cmd's LUN: peripheral device addressing, byte 1. */
+	itest_raw_cmd_lun64(c, (uint64_t)(uint8_t)lun << 48, cdb, cdb_len, out, out_len, in_len, r);
+}
 
-	memset(r, 0, sizeof(*r));
-	r->status = -1;
+int itest_raw_submit_lun64(struct itest_raw *c, uint64_t sam_lun, const uint8_t *cdb, int cdb_len, const void *out,
+			   uint32_t out_len, uint32_t in_len, uint32_t *itt, char *err, size_t errlen)
+{
+	uint8_t bhs[48], ahs[260] = { 0 };
+	uint32_t ahs_bytes = 0, extra = cdb_len > 16 ? (uint32_t)cdb_len - 16 : 0;
+
 	if (out_len > c->first_burst || out_len > c->target_mrdsl || !c->immediate_data || c->header_digest) {
-		snprintf(r->error, sizeof(r->error), "Data-Out does not fit one immediate-data PDU");
-		return;
+		snprintf(err, errlen, "Data-Out does not fit one immediate-data PDU");
+		return -1;
 	}
-	if (in_len && !(r->data = calloc(1, in_len))) {
-		snprintf(r->error, sizeof(r->error), "out of memory");
-		return;
-	}
-	itest_raw_scsi_cmd(c, bhs, lun, cdb, cdb_len, in_len > 0, out_len > 0, in_len ? in_len : out_len);
+	*itt = c->itt;
+	itest_raw_scsi_cmd(c, bhs, 0, cdb, cdb_len, in_len > 0, out_len > 0, in_len ? in_len : out_len);
+	itest_put_be64(bhs + 8, sam_lun);
 	if (extra) {
 		/* AHSLength counts the reserved byte and the CDB bytes; the entry is padded to 4 bytes. */
 		itest_put_be16(ahs, (uint16_t)(extra + 1));
@@ -489,19 +491,38 @@ void itest_raw_long_cdb_io(struct itest_raw *c, int lun, const uint8_t *cdb, int
 	if (itest_raw_write(c->fd, bhs, 48) || (ahs_bytes && itest_raw_write(c->fd, ahs, ahs_bytes)) ||
 	    (out_len && itest_raw_write(c->fd, out, out_len)) ||
 	    (out_len & 3 && itest_raw_write(c->fd, "\0\0\0", 4 - (out_len & 3)))) {
-		snprintf(r->error, sizeof(r->error), "send failed");
+		snprintf(err, errlen, "send failed");
+		return -1;
+	}
+	return 0;
+}
+
+void itest_raw_collect(struct itest_raw *c, uint32_t *itt, uint32_t in_len, struct itest_result *r)
+{
+	bool any = *itt == ITEST_RAW_ANY_ITT;
+	struct itest_pdu p;
+
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	if (in_len && !(r->data = calloc(1, in_len))) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
 		return;
 	}
 	while (itest_raw_recv(c, &p, 10000) == 1) {
-		if ((p.bhs[0] & 0x3f) == 0x25 && itest_get_be32(p.bhs + 16) == itt && in_len) {
-			bool done = take_data_in(c, &p, in_len, r);
+		uint32_t pdu_itt = itest_get_be32(p.bhs + 16);
+		bool mine = any || pdu_itt == *itt;
+
+		if ((p.bhs[0] & 0x3f) == RAW_OP_DATA_IN && mine && (in_len || any)) {
+			bool done = take_data_in(c, &p, any ? 0 : in_len, r);
 
 			itest_pdu_free(&p);
-			if (done)
+			if (done) {
+				*itt = pdu_itt;
 				return;
+			}
 			continue;
 		}
-		if ((p.bhs[0] & 0x3f) == RAW_OP_SCSI_RSP && itest_get_be32(p.bhs + 16) == itt) {
+		if ((p.bhs[0] & 0x3f) == RAW_OP_SCSI_RSP && mine) {
 			r->transport_ok = true;
 			r->status = p.bhs[3];
 			c->exp_statsn = itest_get_be32(p.bhs + 24) + 1;
@@ -510,6 +531,7 @@ void itest_raw_long_cdb_io(struct itest_raw *c, int lun, const uint8_t *cdb, int
 				itest_parse_sense(&r->sense, p.data + 2,
 						  slen < (int)p.data_len - 2 ? slen : (int)p.data_len - 2);
 			}
+			*itt = pdu_itt;
 			itest_pdu_free(&p);
 			return;
 		}
@@ -521,4 +543,17 @@ void itest_raw_long_cdb_io(struct itest_raw *c, int lun, const uint8_t *cdb, int
 		itest_pdu_free(&p);
 	}
 	snprintf(r->error, sizeof(r->error), "no SCSI Response");
+}
+
+void itest_raw_cmd_lun64(struct itest_raw *c, uint64_t sam_lun, const uint8_t *cdb, int cdb_len, const void *out,
+			 uint32_t out_len, uint32_t in_len, struct itest_result *r)
+{
+	uint32_t itt;
+
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	if (itest_raw_submit_lun64(c, sam_lun, cdb, cdb_len, out, out_len, in_len, &itt, r->error,
+				   sizeof(r->error)) != 0)
+		return;
+	itest_raw_collect(c, &itt, in_len, r);
 }

@@ -106,4 +106,32 @@ void itest_raw_long_cdb_cmd(struct itest_raw *c, int lun, const uint8_t *cdb, in
 void itest_raw_long_cdb_io(struct itest_raw *c, int lun, const uint8_t *cdb, int cdb_len, const void *out,
 			   uint32_t out_len, uint32_t in_len, struct itest_result *r);
 
+/*
+ * The same addressed by a full 8-byte SAM LUN (SAM-5 4.7), e.g. a
+ * conglomerate's subsidiary LUN N/E, 00 NN EE EE 00 00 00 00: see
+ * ITEST_LUN_SUBSIDIARY.  (libiscsi 1.19 sets only bytes 0-1 of the LUN.)
+ */
+void itest_raw_cmd_lun64(struct itest_raw *c, uint64_t sam_lun, const uint8_t *cdb, int cdb_len, const void *out,
+			 uint32_t out_len, uint32_t in_len, struct itest_result *r);
+/* The SAM LUN of LUN lun (< 256) as itest_raw_scsi_cmd sends it: peripheral device addressing, byte 1. */
+#define ITEST_LUN_SIMPLE(lun) ((uint64_t)((lun) & 0xff) << 48)
+/*
+ * The SAM LUN of subsidiary element (1..16383) of the administrative LU
+ * admin (< 256): two levels of simple addressing, admin in bytes 0-1, element
+ * in bytes 2-3 (SAM-5 4.7; sg3_utils decode_lun with LU_CONG = 1).
+ */
+#define ITEST_LUN_SUBSIDIARY(admin, element) (ITEST_LUN_SIMPLE(admin) | (uint64_t)((element) & 0x3fff) << 32)
+
+/*
+ * itest_raw_cmd_lun64 in two halves, for commands outstanding together:
+ * submit sends the SCSI Command PDU and gives its ITT (0, or -1 with the
+ * reason in err); collect waits for the SCSI Response of ITT *itt, or with
+ * *itt = ITEST_RAW_ANY_ITT of any command (then no Data-In is kept: in_len
+ * 0), and sets *itt to the ITT answered.  r as itest_raw_long_cdb_io's.
+ */
+#define ITEST_RAW_ANY_ITT 0xffffffffu
+int itest_raw_submit_lun64(struct itest_raw *c, uint64_t sam_lun, const uint8_t *cdb, int cdb_len, const void *out,
+			   uint32_t out_len, uint32_t in_len, uint32_t *itt, char *err, size_t errlen);
+void itest_raw_collect(struct itest_raw *c, uint32_t *itt, uint32_t in_len, struct itest_result *r);
+
 #endif

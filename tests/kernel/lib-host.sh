@@ -40,6 +40,8 @@ expect() {
 
 # expect_true WHAT CONDITION-STATUS: records WHAT when the previous test failed.
 # Usage: [ "$a" -lt "$b" ]; expect_true "a below b ($a < $b)"
+# WHAT must not contain a command substitution: bash runs it before the call
+# and $? is then its status, not the test's (put the value in a variable first).
 expect_true() {
 	local rc=$?
 	HOST_ASSERTS=$((HOST_ASSERTS + 1))

@@ -606,13 +606,15 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 {
 	struct scsi_sense_info sense;
 	enum scsi_status admit;
-	uint32_t lun;
+	uint32_t lun = UINT32_MAX;
 
 	cmd->start_ns = scsi_device_now(cmd->nexus->dev);
 	cmd->status = SCSI_STATUS_GOOD;
 	scsi_nexus_get(cmd->nexus);
 	if (scsi_lun_decode(cmd->lun, &lun))
-		cmd->lu = scsi_device_find_lu(cmd->nexus->dev, cmd->lun);
+		cmd->lu = (lun >> 16) ? scsi_conglomerate_reach(cmd->nexus, lun) : scsi_device_lu(cmd->nexus->dev, lun);
+	else
+		lun = UINT32_MAX;
 	if (cmd->transport_failed) {
 		scsi_cmd_fail(cmd, cmd->transport_sense);
 		scsi_cmd_complete(cmd);
@@ -629,7 +631,7 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 	if (!cmd->op) {
 		/* SPC-4 4.6.3: a command for a LUN without an LU is LOGICAL UNIT NOT SUPPORTED (INQUIRY aside). */
 		if (!cmd->lu)
-			sense = sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED);
+			sense = scsi_no_lu_sense(cmd->nexus, lun);
 		scsi_cmd_fail(cmd, sense);
 		scsi_cmd_complete(cmd);
 		return;

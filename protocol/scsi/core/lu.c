@@ -14,20 +14,38 @@
 #include "spc/spc.h"
 #include "zbc/zbc.h"
 
+/*
+ * SAM-5 4.7.4: peripheral device addressing (00b, bus 0) below 256, flat
+ * space addressing (01b) above.  A subsidiary LU of a conglomerate (SPC-5
+ * conglomerates, sg3_utils sg_luns decode_lun with LU_CONG = 1): the
+ * administrative element in bytes 0-1 and the subsidiary element in bytes
+ * 2-3, each simple logical unit addressing (00b, 14 bits); administrative
+ * LUs are below 256, where the two first-level forms are the same bytes.
+ */
 uint64_t scsi_lun_encode(uint32_t lun)
 {
-	/* SAM-5 4.7.4: peripheral device addressing below 256, flat space addressing above. */
-	if (lun < 256)
-		return (uint64_t)lun << 48;
-	return ((uint64_t)(0x4000 | (lun & 0x3fff))) << 48;
+	uint32_t admin = lun & 0xffff, sub = lun >> 16;
+
+	if (sub)
+		return ((uint64_t)(admin & 0x3fff) << 48) | ((uint64_t)(sub & 0x3fff) << 32);
+	if (admin < 256)
+		return (uint64_t)admin << 48;
+	return ((uint64_t)(0x4000 | (admin & 0x3fff))) << 48;
 }
 
 bool scsi_lun_decode(uint64_t sam_lun, uint32_t *lun)
 {
-	uint16_t first = (uint16_t)(sam_lun >> 48);
+	uint16_t first = (uint16_t)(sam_lun >> 48), second = (uint16_t)(sam_lun >> 32);
 
-	if (sam_lun & 0x0000ffffffffffffull)
+	if (sam_lun & 0x00000000ffffffffull)
 		return false;
+	if (second) {
+		/* A subsidiary element under an administrative one: both simple logical unit addressing. */
+		if ((first & 0xff00) || (second & 0xc000) || !(second & 0x3fff))
+			return false;
+		*lun = first | (uint32_t)(second & 0x3fff) << 16;
+		return true;
+	}
 	switch (first >> 14) {
 	case 0: /* peripheral device addressing, bus 0 */
 		if (first & 0x3f00)
@@ -57,6 +75,7 @@ struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *e
 
 static void lu_destroy(struct scsi_lu *lu)
 {
+	scsi_conglomerate_forget(lu);
 	scsi_media_queue_fini(lu);
 	scsi_stats_fini(lu);
 	scsi_fault_lu_fini(lu);
@@ -71,7 +90,7 @@ static void lu_destroy(struct scsi_lu *lu)
 
 int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errlen)
 {
-	struct scsi_lu *lu = lun < SCSI_MAX_LUNS ? dev->lus[lun] : NULL;
+	struct scsi_lu *lu = scsi_device_lu(dev, lun);
 	int rc;
 
 	if (!lu) {
@@ -82,6 +101,11 @@ int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errl
 		snprintf(err, errlen, "%u commands are in the LU's task set", lu->ts.count);
 		return -1;
 	}
+	if (scsi_subsidiary_count(lu)) {
+		snprintf(err, errlen, "the conglomerate has %u subsidiary LUs; destroy them first",
+			 scsi_subsidiary_count(lu));
+		return -1;
+	}
 	/* What it acknowledged stays (as at shutdown): the backend and the zone state made durable first. */
 	rc = lu->backend->ops->flush(lu->backend);
 	if (rc == 0 && lu->zbc)
@@ -90,13 +114,15 @@ int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errl
 		snprintf(err, errlen, "flushing its backing store failed (%s); the LU stays", strerror(-rc));
 		return -1;
 	}
-	dev->lus[lun] = NULL;
-	/* SPC-4 REPORT LUNS: the inventory changed, for every I_T nexus and the LUs it still has (3F/0E). */
+	scsi_lu_map_remove(&dev->lus, lu);
+	/*
+	 * SPC-4 REPORT LUNS: the inventory changed, for every I_T nexus (3F/0E);
+	 * a subsidiary LU goes only once no nexus may see it (conglomerate.c).
+	 */
 	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next) {
-		n->ua_pending[lun] = 0;
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-			if (dev->lus[i])
-				scsi_ua_establish(n, i, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
+		scsi_itl_drop(n, lun);
+		if (!(lun >> 16))
+			scsi_ua_establish(n, lun, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
 	}
 	lu_destroy(lu);
 	return 0;
@@ -107,9 +133,11 @@ void scsi_device_destroy(struct scsi_device *dev)
 	if (!dev)
 		return;
 	scsi_resources_remove_device(dev->res, dev);
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-		if (dev->lus[i])
-			lu_destroy(dev->lus[i]);
+	SCSI_DEVICE_FOREACH_LU(dev, lu) {
+		scsi_lu_map_remove(&dev->lus, lu);
+		lu_destroy(lu);
+	}
+	scsi_lu_map_fini(&dev->lus);
 	free(dev);
 }
 
@@ -204,18 +232,15 @@ void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err)
 		return;
 	}
 	*st = (struct device_flush_state){ .pending = 1, .done = done, .arg = arg };
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
-		struct device_flush *f;
+	SCSI_DEVICE_FOREACH_LU(dev, lu) {
+		struct device_flush *f = calloc(1, sizeof(*f));
 
-		if (!dev->lus[i])
-			continue;
-		f = calloc(1, sizeof(*f));
 		if (!f) {
 			st->err = -ENOMEM;
 			continue;
 		}
-		*f = (struct device_flush){ .job = { .work = flush_work, .done = flush_done }, .lu = dev->lus[i],
-					    .state = st, .kept = !lu_has_volatile_state(dev->lus[i]) };
+		*f = (struct device_flush){ .job = { .work = flush_work, .done = flush_done }, .lu = lu,
+					    .state = st, .kept = !lu_has_volatile_state(lu) };
 		st->pending++;
 		dev->executor->submit(dev->executor, &f->job);
 	}
@@ -226,9 +251,9 @@ struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t sam_lun)
 {
 	uint32_t lun;
 
-	if (!scsi_lun_decode(sam_lun, &lun) || lun >= SCSI_MAX_LUNS)
+	if (!scsi_lun_decode(sam_lun, &lun))
 		return NULL;
-	return dev->lus[lun];
+	return scsi_device_lu(dev, lun);
 }
 
 int scsi_lu_set_latency(struct scsi_lu *lu, const struct scsi_latency_params *p, char *err, size_t errlen)
@@ -248,11 +273,11 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 {
 	struct scsi_lu *lu;
 
-	if (params->lun >= SCSI_MAX_LUNS) {
-		snprintf(err, errlen, "LUN %u is out of range (0..%u)", params->lun, SCSI_MAX_LUNS - 1);
+	if ((params->lun & 0xffff) > SCSI_MAX_LUN || (params->lun >> 16) > SCSI_MAX_LUN) {
+		snprintf(err, errlen, "LUN %u is out of range (0..%u)", params->lun, SCSI_MAX_LUN);
 		return NULL;
 	}
-	if (dev->lus[params->lun]) {
+	if (scsi_device_lu(dev, params->lun)) {
 		snprintf(err, errlen, "LUN %u is defined twice", params->lun);
 		return NULL;
 	}
@@ -276,6 +301,14 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	lu->num_blocks = params->num_blocks ? params->num_blocks : backend->size / lu->block_size;
 	lu->mode_current.dpofua = true;
 	lu->mode_current.wce = true;
+	if (lu->kind == SCSI_LU_ADMIN) {
+		/* No medium (conglomerate.c): nothing to provision, no cache to write back (Caching WCE = 0). */
+		lu->params.thin_provisioning = false;
+		if (!(lu->params.mode_defaults.set & (1u << SCSI_MODE_WCE))) {
+			lu->params.mode_defaults.set |= 1u << SCSI_MODE_WCE;
+			lu->params.mode_defaults.value[SCSI_MODE_WCE] = 0;
+		}
+	}
 	if (spc_mode_init(lu) != 0 || spc_pr_init(lu) != 0 || spc_log_init(lu) != 0) {
 		snprintf(err, errlen, "cannot load the saved state of LUN %u from %s", params->lun, lu->state_dir);
 		spc_log_fini(lu);
@@ -285,7 +318,10 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 		return NULL;
 	}
 	if (zbc_init(lu, err, errlen) != 0 || sbc_pi_init(lu, err, errlen) != 0 ||
-	    scsi_lu_set_latency(lu, &params->latency, err, errlen) != 0) {
+	    scsi_lu_set_latency(lu, &params->latency, err, errlen) != 0 ||
+	    (lu->kind == SCSI_LU_ADMIN && scsi_conglomerate_init(lu) != 0 &&
+	     snprintf(err, errlen, "out of memory"))) {
+		scsi_conglomerate_fini(lu);
 		zbc_fini(lu);
 		spc_log_fini(lu);
 		spc_pr_fini(lu);
@@ -300,11 +336,14 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 		snprintf(kept, sizeof(kept), "%s/" STATE_KEPT_FILE, lu->state_dir);
 		lu->state_kept = unlink(kept) == 0; /* it was there: the last flush found nothing volatile */
 	}
-	dev->lus[lu->lun] = lu;
-	for (struct scsi_nexus *n = dev->nexuses; n; n = n->next)
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-			if (dev->lus[i])
-				scsi_ua_establish(n, i, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
+	if (!scsi_lu_map_insert(&dev->lus, lu)) {
+		snprintf(err, errlen, "out of memory");
+		lu_destroy(lu);
+		return NULL;
+	}
+	/* A subsidiary LU opened on first use changes no inventory: its binding did (conglomerate.c). */
+	for (struct scsi_nexus *n = dev->nexuses; n && !(lu->lun >> 16); n = n->next)
+		scsi_ua_establish(n, lu->lun, SCSI_UA_REPORTED_LUNS_DATA_CHANGED);
 	return lu;
 }
 
@@ -331,8 +370,7 @@ struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_
 								     sizeof(n->transport_id));
 	snprintf(n->target_port_name, sizeof(n->target_port_name), "%s", target_port_name);
 	n->relative_target_port = relative_target_port;
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-		n->ua_pending[i] = 1u << SCSI_UA_POWER_ON_RESET;
+	/* SAM-5 6.3.1: POWER ON on every LU for a new I_T nexus, kept in its I_T_L entries as they come (itl.c). */
 	n->outstanding = 1; /* the creator's reference, dropped by scsi_nexus_destroy */
 	n->next = dev->nexuses;
 	dev->nexuses = n;
@@ -341,9 +379,13 @@ struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_
 
 void scsi_nexus_continue(struct scsi_nexus *nexus)
 {
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-		if (nexus->dev->lus[i] && nexus->dev->lus[i]->state_kept)
-			nexus->ua_pending[i] &= ~(1u << SCSI_UA_POWER_ON_RESET);
+	SCSI_DEVICE_FOREACH_LU(nexus->dev, lu) {
+		struct scsi_itl *t = scsi_itl_find(nexus, lu->lun);
+
+		if (t && lu->state_kept)
+			t->ua_pending &= ~(1u << SCSI_UA_POWER_ON_RESET);
+	}
+	nexus->continued = true;
 }
 
 void scsi_nexus_get(struct scsi_nexus *nexus)
@@ -363,6 +405,7 @@ void scsi_nexus_put(struct scsi_nexus *nexus)
 			break;
 		}
 	}
+	scsi_itl_fini(nexus);
 	free(nexus);
 }
 
@@ -377,11 +420,9 @@ void scsi_nexus_destroy(struct scsi_nexus *nexus)
 
 	nexus->destroying = true;
 	scsi_nexus_get(nexus);
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
-		if (!dev->lus[i])
-			continue;
-		scsi_task_set_abort(dev->lus[i], match_nexus, nexus, NULL);
-		spc_pr_nexus_lost(dev->lus[i], nexus);
+	SCSI_DEVICE_FOREACH_LU(dev, lu) {
+		scsi_task_set_abort(lu, match_nexus, nexus, NULL);
+		spc_pr_nexus_lost(lu, nexus);
 	}
 	nexus->outstanding--;  /* the creator's reference (ours keeps it above zero) */
 	scsi_nexus_put(nexus); /* ours: frees the nexus once no command holds it */

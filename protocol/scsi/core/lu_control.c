@@ -132,11 +132,7 @@ uint64_t scsi_device_power_cycle(struct scsi_device *dev)
 {
 	uint64_t lost = 0;
 
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
-		struct scsi_lu *lu = dev->lus[i];
-
-		if (!lu)
-			continue;
+	SCSI_DEVICE_FOREACH_LU(dev, lu) {
 		/* The power takes every command: none gets a status (one running on a worker ends when its I/O does). */
 		scsi_task_set_abort(lu, any_cmd, NULL, NULL);
 		if (lu->backend->ops->power_loss)

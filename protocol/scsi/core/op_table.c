@@ -22,6 +22,12 @@
 #include "zbc/zbc.h"
 
 #define ALL_SBC_KINDS (SCSI_LU_CONVENTIONAL | SCSI_LU_ZBC_HM | SCSI_LU_ZBC_HA)
+/*
+ * ... and the administrative LU of a conglomerate (core/conglomerate.c),
+ * which has no medium: it answers what identifies and describes it, and
+ * every command that would touch a medium is INVALID COMMAND OPERATION CODE.
+ */
+#define WITH_ADMIN (ALL_SBC_KINDS | SCSI_LU_ADMIN)
 #define FF4 0xff, 0xff, 0xff, 0xff
 #define FF8 FF4, FF4
 
@@ -47,10 +53,10 @@
 
 const struct scsi_op scsi_op_table[] = {
 	ROW("TEST UNIT READY", 0x00, 0, SCSI_SA_NONE, 6, OP_MEDIUM_ACCESS | OP_MINIMAL, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, spc_test_unit_ready_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_test_unit_ready_exec, NULL, NULL, T_FAST,
 	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00),
 	ROW("REQUEST SENSE", 0x03, 0, SCSI_SA_NONE, 6, OP_DATA_IN | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, spc_request_sense_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_request_sense_exec, NULL, NULL, T_FAST,
 	    0x03, 0x01, 0x00, 0x00, 0xff, 0x00),
 	ROW("FORMAT UNIT", 0x04, 0, SCSI_SA_NONE, 6, OP_DATA_OUT | OP_WRITES_MEDIUM | OP_QUIESCE, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, sbc_format_unit_parse, sbc_format_unit_exec, NULL, NULL, T_LONG,
@@ -62,10 +68,10 @@ const struct scsi_op scsi_op_table[] = {
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, NULL, T_IO,
 	    0x0a, 0x1f, 0xff, 0xff, 0xff, 0x00),
 	ROW("INQUIRY", 0x12, 0, SCSI_SA_NONE, 6, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, spc_inquiry_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_inquiry_exec, NULL, NULL, T_FAST,
 	    0x12, 0x01, 0xff, 0xff, 0xff, 0x00),
 	ROW("MODE SELECT(6)", 0x15, 0, SCSI_SA_NONE, 6, OP_DATA_OUT, SCSI_PR_CONFLICT,
-	    ALL_SBC_KINDS, spc_mode_select_parse, spc_mode_select_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, spc_mode_select_parse, spc_mode_select_exec, NULL, NULL, T_FAST,
 	    0x15, 0x11, 0x00, 0x00, 0xff, 0x00),
 	ROW("RESERVE(6)", 0x16, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_reserve_exec, NULL, NULL, T_FAST,
@@ -74,7 +80,7 @@ const struct scsi_op scsi_op_table[] = {
 	    ALL_SBC_KINDS, NULL, spc_release_exec, NULL, NULL, T_FAST,
 	    0x17, 0x00, 0x00, 0x00, 0x00, 0x00),
 	ROW("MODE SENSE(6)", 0x1a, 0, SCSI_SA_NONE, 6, OP_DATA_IN, SCSI_PR_READ,
-	    ALL_SBC_KINDS, NULL, spc_mode_sense_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_mode_sense_exec, NULL, NULL, T_FAST,
 	    0x1a, 0x08, 0xff, 0xff, 0xff, 0x00),
 	ROW("START STOP UNIT", 0x1b, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, NULL, sbc_start_stop_unit_exec, NULL, NULL, T_IO,
@@ -91,7 +97,7 @@ const struct scsi_op scsi_op_table[] = {
 	    ALL_SBC_KINDS, NULL, spc_prevent_allow_medium_removal_exec, NULL, NULL, T_FAST,
 	    0x1e, 0x00, 0x00, 0x00, 0x03, 0x00),
 	ROW("READ CAPACITY(10)", 0x25, 0, SCSI_SA_NONE, 10, OP_DATA_IN | OP_MINIMAL, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, sbc_read_capacity_10_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, sbc_read_capacity_10_exec, NULL, NULL, T_FAST,
 	    0x25, 0x00, FF4, 0x00, 0x00, 0x01, 0x00),
 	ROW("READ(10)", 0x28, 0, SCSI_SA_NONE, 10, OP_PROTECT_FIELD | RD | OP_MINIMAL, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, NULL, T_IO,
@@ -144,10 +150,10 @@ const struct scsi_op scsi_op_table[] = {
 	    0x4c, 0x03, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
 	/* LOG SENSE (spc_log.c): PPC, SP b1, PC and PAGE CODE b2, SUBPAGE CODE b3, PARAMETER POINTER b5-6, ALLOCATION LENGTH b7-8. */
 	ROW("LOG SENSE", 0x4d, 0, SCSI_SA_NONE, 10, OP_DATA_IN, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, spc_log_sense_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_log_sense_exec, NULL, NULL, T_FAST,
 	    0x4d, 0x03, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00),
 	ROW("MODE SELECT(10)", 0x55, 0, SCSI_SA_NONE, 10, OP_DATA_OUT, SCSI_PR_CONFLICT,
-	    ALL_SBC_KINDS, spc_mode_select_parse, spc_mode_select_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, spc_mode_select_parse, spc_mode_select_exec, NULL, NULL, T_FAST,
 	    0x55, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
 	ROW("RESERVE(10)", 0x56, 0, SCSI_SA_NONE, 10, 0, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_reserve_exec, NULL, NULL, T_FAST,
@@ -156,7 +162,7 @@ const struct scsi_op scsi_op_table[] = {
 	    ALL_SBC_KINDS, NULL, spc_release_exec, NULL, NULL, T_FAST,
 	    0x57, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00),
 	ROW("MODE SENSE(10)", 0x5a, 0, SCSI_SA_NONE, 10, OP_DATA_IN, SCSI_PR_READ,
-	    ALL_SBC_KINDS, NULL, spc_mode_sense_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_mode_sense_exec, NULL, NULL, T_FAST,
 	    0x5a, 0x18, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
 #define PRIN(sa, nm)                                                                          \
 	ROW(nm, 0x5e, sa, SCSI_SA_BYTE1, 10, OP_DATA_IN, SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL,  \
@@ -314,7 +320,7 @@ const struct scsi_op scsi_op_table[] = {
 	    SCSI_LU_CONVENTIONAL, sbc_write_atomic_parse, sbc_write_atomic_exec, sbc_write_atomic_enabled, NULL, T_IO,
 	    0x9c, 0xf8, FF8, 0xff, 0xff, 0xff, 0xff, 0x3f, 0x00),
 	ROW("READ CAPACITY(16)", 0x9e, SCSI_SA_READ_CAPACITY_16, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MINIMAL,
-	    SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL, sbc_read_capacity_16_exec, NULL, NULL, T_FAST,
+	    SCSI_PR_ALLOWED, WITH_ADMIN, NULL, sbc_read_capacity_16_exec, NULL, NULL, T_FAST,
 	    0x9e, SCSI_SA_READ_CAPACITY_16, FF8, FF4, 0x01, 0x00),
 	ROW("GET LBA STATUS(16)", 0x9e, SCSI_SA_GET_LBA_STATUS, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS,
 	    SCSI_PR_READ, ALL_SBC_KINDS, NULL, sbc_get_lba_status_exec, sbc_thin_provisioning_enabled, NULL, T_IO,
@@ -329,15 +335,15 @@ const struct scsi_op scsi_op_table[] = {
 	    sbc_write_scattered_lock,
 	    T_IO, 0x9f, 0x12, 0xf9, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, FF4, 0xff, 0x00),
 	ROW("REPORT LUNS", 0xa0, 0, SCSI_SA_NONE, 12, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, spc_report_luns_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_report_luns_exec, NULL, NULL, T_FAST,
 	    0xa0, 0x00, 0xff, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("REPORT SUPPORTED OPERATION CODES", 0xa3, SCSI_SA_REPORT_SUPPORTED_OPERATION_CODES, SCSI_SA_BYTE1, 12,
 	    OP_DATA_IN | OP_IN_PROGRESS_OK | OP_MINIMAL, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, spc_report_supported_operation_codes_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_report_supported_operation_codes_exec, NULL, NULL, T_FAST,
 	    0xa3, SCSI_SA_REPORT_SUPPORTED_OPERATION_CODES, 0x87, 0xff, 0xff, 0xff, FF4, 0x00, 0x00),
 	ROW("REPORT SUPPORTED TASK MANAGEMENT FUNCTIONS", 0xa3, SCSI_SA_REPORT_SUPPORTED_TMF, SCSI_SA_BYTE1, 12,
 	    OP_DATA_IN | OP_IN_PROGRESS_OK, SCSI_PR_ALLOWED,
-	    ALL_SBC_KINDS, NULL, spc_report_supported_tmf_exec, NULL, NULL, T_FAST,
+	    WITH_ADMIN, NULL, spc_report_supported_tmf_exec, NULL, NULL, T_FAST,
 	    0xa3, SCSI_SA_REPORT_SUPPORTED_TMF, 0x80, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("REPORT PRIORITY", 0xa3, SCSI_SA_REPORT_PRIORITY, SCSI_SA_BYTE1, 12, OP_DATA_IN | OP_IN_PROGRESS_OK,
 	    SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL, spc_report_priority_exec, NULL, NULL, T_FAST,

@@ -261,6 +261,8 @@ struct scsi_media_queue {
 
 struct scsi_lu {
 	struct scsi_device *dev;
+	struct scsi_lu *map_next;                  /* the device's map (lu_map.c): its bucket ... */
+	struct scsi_lu *all_next, *all_prev;       /* ... and the list of every LU */
 	struct scsi_lu_params params;
 	uint32_t generation;             /* bumped when the format changes what parse decides (FORMAT UNIT) */
 	char state_dir[PATH_MAX];
@@ -296,6 +298,7 @@ struct scsi_lu {
 	struct scsi_media_queue media;
 
 	struct zbc_state *zbc;         /* zone engine of a zoned LU (zbc.h); NULL otherwise */
+	struct scsi_conglomerate *conglomerate; /* an administrative LU's subsidiaries (conglomerate.c) */
 
 	/* protection information (sbc_pi.h): the current format */
 	uint8_t protection_type;       /* 0: formatted without PI */
@@ -303,12 +306,25 @@ struct scsi_lu {
 	uint64_t pi_offset;            /* backend byte offset of the tuple of LBA 0 */
 };
 
+/* The LUs of a device by LUN id (lu_map.c). */
+struct scsi_lu_map {
+	struct scsi_lu **buckets;
+	unsigned nbuckets;                  /* a power of two, or 0 before the first LU */
+	unsigned count;
+	struct scsi_lu *all;                /* every LU, newest first */
+};
+
+/* Every LU of dev; the body may not remove any but lu itself (next is read first). */
+#define SCSI_DEVICE_FOREACH_LU(dev, lu)                                                                    \
+	for (struct scsi_lu *lu = (dev)->lus.all, *lu##_next_ = lu ? lu->all_next : NULL; lu;                \
+	     lu = lu##_next_, lu##_next_ = lu ? lu->all_next : NULL)
+
 struct scsi_device {
 	char name[224];
 	struct scsi_executor *executor;
 	struct scsi_resources *res;         /* NULL: no limits */
 	struct scsi_device *res_next;       /* res->devices */
-	struct scsi_lu *lus[SCSI_MAX_LUNS];
+	struct scsi_lu_map lus;
 	struct scsi_nexus *nexuses;
 	scsi_backing_error_fn backing_error_observer; /* scsi_device_observe_backing_errors */
 	void (*alarm_arm)(void *arg, uint64_t when_ns); /* scsi_device_set_alarm */
@@ -318,6 +334,8 @@ struct scsi_device {
 	struct scsi_heap timers;            /* sched/timer.c */
 	uint64_t timer_seq;
 	void *backing_error_arg;
+	scsi_subsidiary_open_fn subsidiary_open; /* scsi_device_set_subsidiary_opener */
+	void *subsidiary_open_arg;
 };
 
 /* What the devices of one daemon hold (resources.c). */
@@ -339,10 +357,11 @@ struct scsi_nexus {
 	size_t transport_id_len;
 	char target_port_name[256];
 	uint16_t relative_target_port;
-	uint32_t ua_pending[SCSI_MAX_LUNS]; /* bit (1 << enum scsi_ua) */
-	uint16_t ie_asc_ascq[SCSI_MAX_LUNS]; /* SCSI_UA_INFORMATIONAL_EXCEPTION: its ASC/ASCQ (spc_ie.c) */
-	uint16_t lu_commands[SCSI_MAX_LUNS]; /* commands of this nexus in each LU's task set */
-	uint8_t priority[SCSI_MAX_LUNS];    /* SET PRIORITY's for each I_T_L nexus; 0: INITIAL COMMAND PRIORITY */
+	/* Its I_T_L nexuses' state (itl.c), for the LUs it touched. */
+	struct scsi_itl **itl_buckets;
+	unsigned itl_nbuckets, itl_count;
+	bool continued;                     /* scsi_nexus_continue: no POWER ON where the LU's state was kept */
+	bool reported_luns_changed;         /* REPORTED LUNS DATA HAS CHANGED pending, for whichever LU (LUICLR) */
 	uint64_t buffer_bytes;              /* buffer room its commands hold */
 	unsigned outstanding;               /* commands submitted and not released */
 	bool destroying;
@@ -407,6 +426,49 @@ static inline bool scsi_lu_range_bad(const struct scsi_lu *lu, uint64_t lba, uin
 {
 	return lba > lu->num_blocks || nblocks > lu->num_blocks - lba;
 }
+
+/* ---- the LU map (lu_map.c) and the I_T_L nexuses (itl.c) ---- */
+
+bool scsi_lu_map_insert(struct scsi_lu_map *m, struct scsi_lu *lu);
+void scsi_lu_map_remove(struct scsi_lu_map *m, struct scsi_lu *lu);
+void scsi_lu_map_fini(struct scsi_lu_map *m);
+
+/* What the core keeps per I_T_L nexus. */
+struct scsi_itl {
+	struct scsi_itl *next;
+	uint32_t lun;
+	uint32_t ua_pending;                /* bit (1 << enum scsi_ua) */
+	uint16_t ie_asc_ascq;               /* SCSI_UA_INFORMATIONAL_EXCEPTION: its ASC/ASCQ (spc_ie.c) */
+	uint16_t commands;                  /* commands of the nexus in the LU's task set */
+	uint8_t priority;                   /* SET PRIORITY's; 0: INITIAL COMMAND PRIORITY */
+};
+
+/*
+ * Conglomerates (conglomerate.c).  scsi_conglomerate_reach: the LU a
+ * command from nexus for LUN id lun reaches (a subsidiary's LU opened on
+ * first use), or NULL.  scsi_no_lu_sense: what a command for a LUN that
+ * reaches no LU gets (LOGICAL UNIT NOT SUPPORTED; SUBSIDIARY LOGICAL UNIT
+ * NOT CONFIGURED under an administrative LU).  scsi_conglomerate_visible:
+ * whether nexus sees the subsidiary.  scsi_conglomerate_bound_luns: the
+ * LUN ids of admin's subsidiaries bound to nexus, ascending, appended to
+ * ids (room for scsi_subsidiary_count more).
+ */
+struct scsi_lu *scsi_conglomerate_reach(struct scsi_nexus *nexus, uint32_t lun);
+struct scsi_sense_info scsi_no_lu_sense(const struct scsi_nexus *nexus, uint32_t lun);
+bool scsi_conglomerate_visible(const struct scsi_nexus *nexus, const struct scsi_lu *admin, uint16_t element);
+size_t scsi_conglomerate_bound_luns(const struct scsi_nexus *nexus, const struct scsi_lu *admin, uint32_t *ids);
+int scsi_conglomerate_init(struct scsi_lu *admin);
+void scsi_conglomerate_fini(struct scsi_lu *admin);
+/* An LU goes: its subsidiary record (if it is one) forgets it, its conglomerate (if it has one) is freed. */
+void scsi_conglomerate_forget(struct scsi_lu *lu);
+
+struct scsi_itl *scsi_itl_find(const struct scsi_nexus *n, uint32_t lun);
+/* The entry, made if there is none (NULL only when out of memory). */
+struct scsi_itl *scsi_itl_get(struct scsi_nexus *n, uint32_t lun);
+void scsi_itl_drop(struct scsi_nexus *n, uint32_t lun);
+void scsi_itl_fini(struct scsi_nexus *n);
+/* Whether an entry n makes for lu starts with POWER ON (the one every nexus has at first, SAM-5 6.3.1). */
+bool scsi_itl_untouched_power_on(const struct scsi_nexus *n, const struct scsi_lu *lu);
 
 /* ---- statistics (stats.c) ---- */
 

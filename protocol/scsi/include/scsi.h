@@ -52,7 +52,14 @@ struct scsi_sgl {
  */
 size_t scsi_cdb_length(const uint8_t *cdb, size_t max);
 #define SCSI_SENSE_BUFFER_MAX 252
-#define SCSI_MAX_LUNS 256
+/*
+ * The largest LUN of a logical unit, and of an element of a conglomerate's
+ * LUN (SAM-5 4.7: 14 bits, flat space or simple logical unit addressing).
+ * Inside the core an LU is known by its 32-bit LUN id: the LUN, or for a
+ * subsidiary LU the administrative element | the subsidiary element << 16
+ * (Linux scsilun_to_int gives the same number).
+ */
+#define SCSI_MAX_LUN 16383
 
 /*
  * What a parse or exec function returns.  SCSI_OK and SCSI_FAILED mean the
@@ -128,6 +135,7 @@ enum scsi_ua {
 	SCSI_UA_REGISTRATIONS_PREEMPTED,    /* 2A/05 */
 	SCSI_UA_CAPACITY_DATA_HAS_CHANGED,  /* 2A/09 */
 	SCSI_UA_REPORTED_LUNS_DATA_CHANGED, /* 3F/0E */
+	SCSI_UA_SUBSIDIARY_BINDING_CHANGED, /* 3F/1A, on an administrative LU (core/conglomerate.c) */
 	SCSI_UA_INQUIRY_DATA_CHANGED,       /* 3F/03 */
 	SCSI_UA_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, /* 2F/00 */
 	SCSI_UA_NOT_READY_TO_READY_CHANGE,  /* 28/00 */
@@ -720,6 +728,14 @@ void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err)
 struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_params *params,
 			       struct backend *backend, char *err, size_t errlen);
 struct scsi_lu *scsi_device_find_lu(struct scsi_device *dev, uint64_t lun);
+/* The LU with this LUN id (SCSI_MAX_LUN), or NULL. */
+struct scsi_lu *scsi_device_lu(const struct scsi_device *dev, uint32_t lun);
+/*
+ * The LUN ids of the device's LUs in ascending order, in *out (malloc'd;
+ * the caller frees it, also when 0 is returned).  0 when there are none or
+ * memory ran out.
+ */
+size_t scsi_device_lun_ids(const struct scsi_device *dev, uint32_t **out);
 /*
  * Takes LUN lun (a flat number) out of dev: its backend flushed (blocking),
  * REPORTED LUNS DATA HAS CHANGED established for every I_T nexus on the LUs
@@ -974,6 +990,66 @@ void scsi_cmd_release(struct scsi_cmd *cmd);
 void scsi_tmf(struct scsi_nexus *nexus, uint64_t lun, enum scsi_tmf_function function,
 	      struct scsi_cmd *referenced, void (*done)(void *arg, enum scsi_tmf_response response),
 	      void *arg);
+
+/* ---- conglomerates (core/conglomerate.c, docs/conglomerate.md) ---- */
+
+/*
+ * An LU of kind SCSI_LU_ADMIN is the administrative LU of a conglomerate
+ * (SPC-5 4.33 as sg3_utils' sg_luns restates it): no medium of its own, any
+ * number of subsidiary LUs reached through it at LUN <admin>/<element>
+ * (element 1..SCSI_MAX_LUN), each seen only by the initiators it is bound
+ * to.  A subsidiary is created empty: its scsi_lu is made by the device's
+ * subsidiary opener the first time a bound initiator sends it a command,
+ * so an idle one costs a few bytes and no descriptor.
+ *
+ * open(arg, dev, admin_lun, element, err, errlen) makes the subsidiary's
+ * LU with scsi_lu_create() (params.lun = scsi_subsidiary_lun(admin_lun,
+ * element)) and returns it, or NULL with the reason in err.  Runs on the
+ * loop thread.
+ */
+typedef struct scsi_lu *(*scsi_subsidiary_open_fn)(void *arg, struct scsi_device *dev, uint32_t admin_lun,
+						      uint16_t element, char *err, size_t errlen);
+void scsi_device_set_subsidiary_opener(struct scsi_device *dev, scsi_subsidiary_open_fn open, void *arg);
+
+static inline uint32_t scsi_subsidiary_lun(uint32_t admin_lun, uint16_t element)
+{
+	return admin_lun | (uint32_t)element << 16;
+}
+
+/*
+ * Create and destroy a subsidiary; destroy refuses one that is bound or has
+ * commands in its task set (its LU, when open, is removed and its backend
+ * closed).  Bind and unbind it for initiator (an initiator name as the
+ * transport gives it, without the ",i,0x..." ISID part; "*" is every
+ * initiator): each I_T nexus of that initiator gets REPORTED LUNS DATA HAS
+ * CHANGED and, on the administrative LU, SUBSIDIARY BINDING CHANGED.
+ * Commands an unbound nexus already has in the subsidiary's task set run
+ * to their end; new ones get SUBSIDIARY LOGICAL UNIT NOT CONFIGURED.
+ * Each returns 0, or -1 with the reason in err and nothing changed.
+ */
+int scsi_subsidiary_create(struct scsi_lu *admin, uint16_t element, char *err, size_t errlen);
+int scsi_subsidiary_destroy(struct scsi_lu *admin, uint16_t element, char *err, size_t errlen);
+int scsi_subsidiary_bind(struct scsi_lu *admin, uint16_t element, const char *initiator, char *err, size_t errlen);
+int scsi_subsidiary_unbind(struct scsi_lu *admin, uint16_t element, const char *initiator, char *err,
+			   size_t errlen);
+
+/* Unbinds and destroys every subsidiary of admin (before it goes).  0, or -1 with err (one is busy). */
+int scsi_conglomerate_clear(struct scsi_lu *admin, char *err, size_t errlen);
+
+/* What the runtime control lists: one subsidiary. */
+struct scsi_subsidiary_info {
+	uint16_t element;
+	struct scsi_lu *lu;         /* NULL: not opened yet */
+	unsigned binding_count;     /* initiators (or "*") it is bound to */
+};
+/* Subsidiaries of admin in ascending element order, from element first on, at most max; returns how many. */
+size_t scsi_subsidiary_list(const struct scsi_lu *admin, uint16_t first, struct scsi_subsidiary_info *out,
+			    size_t max);
+/* The initiators (or "*") the subsidiary is bound to: calls each(arg, name) for each one. */
+void scsi_subsidiary_bindings(const struct scsi_lu *admin, uint16_t element,
+			      void (*each)(void *arg, const char *initiator), void *arg);
+/* The number of subsidiaries of admin (0 for an LU that is not administrative). */
+uint32_t scsi_subsidiary_count(const struct scsi_lu *admin);
 
 /* Encodes SAM LUN <-> flat LUN numbers (SAM-5 4.7: peripheral and flat addressing). */
 uint64_t scsi_lun_encode(uint32_t lun);

@@ -39,11 +39,12 @@ enum limit_kind { LIMIT_INACTIVE, LIMIT_ACTIVE, LIMIT_GUIDELINE };
 uint8_t scsi_cmd_priority(const struct scsi_cmd *cmd)
 {
 	const struct scsi_lu *lu = cmd->lu;
+	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, lu->lun);
 
 	if (cmd->command_priority)
 		return cmd->command_priority & 0x0f;
-	if (lu->lun < SCSI_MAX_LUNS && cmd->nexus->priority[lu->lun])
-		return cmd->nexus->priority[lu->lun];
+	if (itl && itl->priority)
+		return itl->priority;
 	return lu->mode_current.initial_priority;
 }
 

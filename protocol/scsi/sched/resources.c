@@ -84,8 +84,11 @@ enum scsi_status scsi_resources_admit(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	struct scsi_resources *res = lu->dev->res;
-	bool nexus_has_one = cmd->nexus->lu_commands[lu->lun] > 0;
+	struct scsi_itl *itl = scsi_itl_get(cmd->nexus, lu->lun);
+	bool nexus_has_one = itl && itl->commands > 0;
 
+	if (!itl)
+		return SCSI_STATUS_BUSY; /* no memory for the I_T_L nexus's state */
 	if (lu->params.queue_depth && lu->ts.count >= lu->params.queue_depth && nexus_has_one)
 		return SCSI_STATUS_TASK_SET_FULL;
 	if (res && res->limits.max_commands && res->commands >= res->limits.max_commands)
@@ -93,7 +96,7 @@ enum scsi_status scsi_resources_admit(struct scsi_cmd *cmd)
 	cmd->admitted = true;
 	cmd->buffer_need = buffer_need(cmd);
 	lu->ts.count++;
-	cmd->nexus->lu_commands[lu->lun]++;
+	itl->commands++;
 	if (res)
 		res->commands++;
 	return SCSI_STATUS_GOOD;
@@ -101,10 +104,14 @@ enum scsi_status scsi_resources_admit(struct scsi_cmd *cmd)
 
 void scsi_resources_leave_task_set(struct scsi_cmd *cmd)
 {
+	struct scsi_itl *itl;
+
 	if (!cmd->admitted || !cmd->lu)
 		return;
 	cmd->lu->ts.count--;
-	cmd->nexus->lu_commands[cmd->lu->lun]--;
+	itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
+	if (itl && itl->commands)
+		itl->commands--;
 }
 
 static bool fits(uint64_t held, uint64_t need, uint64_t limit)
@@ -133,9 +140,9 @@ bool scsi_resources_reserve(struct scsi_cmd *cmd)
 static void wake_waiting(struct scsi_resources *res)
 {
 	for (struct scsi_device *dev = res->devices; dev; dev = dev->res_next)
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-			if (dev->lus[i] && dev->lus[i]->ts.waits_for_buffer)
-				scsi_task_set_run(dev->lus[i]);
+		SCSI_DEVICE_FOREACH_LU(dev, lu)
+			if (lu->ts.waits_for_buffer)
+				scsi_task_set_run(lu);
 }
 
 void scsi_resources_enter(struct scsi_resources *res)

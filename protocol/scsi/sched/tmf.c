@@ -123,23 +123,19 @@ void scsi_tmf(struct scsi_nexus *nexus, uint64_t lun, enum scsi_tmf_function fun
 			lu_reset(lu, w);
 		break;
 	case SCSI_TMF_I_T_NEXUS_RESET:
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++) {
-			if (dev->lus[i]) {
-				abort_matching(dev->lus[i], nexus, w);
-				spc_pr_nexus_lost(dev->lus[i], nexus);
-				scsi_ua_establish(nexus, i, SCSI_UA_I_T_NEXUS_LOSS);
-			}
+		SCSI_DEVICE_FOREACH_LU(dev, l) {
+			abort_matching(l, nexus, w);
+			spc_pr_nexus_lost(l, nexus);
+			scsi_ua_establish(nexus, l->lun, SCSI_UA_I_T_NEXUS_LOSS);
 		}
 		break;
 	case SCSI_TMF_TARGET_RESET:
 	case SCSI_TMF_TARGET_COLD_RESET:
-		for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-			if (dev->lus[i])
-				lu_reset(dev->lus[i], w);
+		SCSI_DEVICE_FOREACH_LU(dev, l)
+			lu_reset(l, w);
 		if (function == SCSI_TMF_TARGET_COLD_RESET)
-			for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-				if (dev->lus[i])
-					scsi_ua_establish_all(dev->lus[i], SCSI_UA_POWER_ON_RESET, NULL);
+			SCSI_DEVICE_FOREACH_LU(dev, l)
+				scsi_ua_establish_all(l, SCSI_UA_POWER_ON_RESET, NULL);
 		break;
 	}
 	scsi_tmf_wait_put(w);

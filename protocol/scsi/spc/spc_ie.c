@@ -102,8 +102,10 @@ static void report(struct scsi_lu *lu)
 	switch (p[3] & 0x0f) {
 	case 2:
 		for (struct scsi_nexus *n = lu->dev->nexuses; n; n = n->next) {
-			if (lu->lun < SCSI_MAX_LUNS)
-				n->ie_asc_ascq[lu->lun] = ie->reported;
+			struct scsi_itl *t = scsi_itl_get(n, lu->lun);
+
+			if (t)
+				t->ie_asc_ascq = ie->reported;
 			scsi_ua_establish(n, lu->lun, SCSI_UA_INFORMATIONAL_EXCEPTION);
 		}
 		break;

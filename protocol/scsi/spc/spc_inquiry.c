@@ -50,10 +50,14 @@ uint64_t spc_lu_hash(const struct scsi_lu *lu)
 /* The LU whose identification a LUN without an LU borrows (LUN 0, or the first one), or NULL. */
 static const struct scsi_lu *any_lu(const struct scsi_device *dev)
 {
-	for (unsigned i = 0; i < SCSI_MAX_LUNS; i++)
-		if (dev->lus[i])
-			return dev->lus[i];
-	return NULL;
+	const struct scsi_lu *first = scsi_device_lu(dev, 0);
+
+	if (first)
+		return first;
+	SCSI_DEVICE_FOREACH_LU(dev, lu)
+		if (!first || lu->lun < first->lun)
+			first = lu;
+	return first;
 }
 
 /*
@@ -89,8 +93,16 @@ static void put_standard_inquiry(uint8_t *b, const struct scsi_cmd *cmd)
 	unsigned nversions = version_descriptors(lu, cmd->transport, versions);
 
 	b[0] = spc_peripheral_byte(lu);
-	/* RMB: the medium is removable (SBC-4 PREVENT ALLOW MEDIUM REMOVAL, START STOP UNIT LOEJ). */
-	b[1] = lu && lu->params.removable ? 0x80 : 0x00;
+	/* SAM-5 4.7.4: the REPORT LUNS well-known LU is PERIPHERAL DEVICE TYPE 1Eh (well known logical unit). */
+	if (!lu && cmd->lun == 0xc101000000000000ull)
+		b[0] = 0x1e;
+	/*
+	 * RMB: the medium is removable (SBC-4 PREVENT ALLOW MEDIUM REMOVAL, START
+	 * STOP UNIT LOEJ); LU_CONG (bit 6, SPC-5): the LU is in a conglomerate,
+	 * and LUNs are read as administrative / subsidiary elements.
+	 */
+	b[1] = (lu && lu->params.removable ? 0x80 : 0x00) |
+	       (lu && (lu->kind == SCSI_LU_ADMIN || (lu->lun >> 16)) ? 0x40 : 0x00);
 	b[2] = lu && lu->params.cdl_pages != SCSI_CDL_NONE ? SPC_INQUIRY_VERSION_SPC_5 : SPC_INQUIRY_VERSION;
 	/*
 	 * NORMACA = 0 (ACA not supported), HISUP = 1 (hierarchical LUNs), RESPONSE

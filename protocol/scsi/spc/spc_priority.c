@@ -34,6 +34,14 @@ static size_t descriptor_len(const struct scsi_nexus *n)
 	return DESCRIPTOR_HEADER_LEN + n->transport_id_len;
 }
 
+/* The priority SET PRIORITY gave the I_T_L nexus of n and lu; 0: none. */
+static uint8_t set_priority_of(const struct scsi_nexus *n, const struct scsi_lu *lu)
+{
+	const struct scsi_itl *t = scsi_itl_find(n, lu->lun);
+
+	return t ? t->priority : 0;
+}
+
 static void put_descriptor(uint8_t *d, const struct scsi_nexus *n, uint8_t priority)
 {
 	d[0] = priority & 0x0f;                         /* CURRENT PRIORITY */
@@ -56,7 +64,7 @@ enum scsi_result spc_report_priority_exec(struct scsi_cmd *cmd)
 		n = descriptor_len(cmd->nexus);
 	} else {
 		for (const struct scsi_nexus *x = lu->dev->nexuses; x; x = x->next)
-			if (x->priority[lu->lun])
+			if (set_priority_of(x, lu))
 				n += descriptor_len(x);
 	}
 	b = scsi_cmd_alloc_data_in(cmd, 4 + n);
@@ -64,14 +72,14 @@ enum scsi_result spc_report_priority_exec(struct scsi_cmd *cmd)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	put_be32(b, (uint32_t)n); /* PRIORITY PARAMETER DATA LENGTH */
 	if (reported == 0) {
-		uint8_t p = cmd->nexus->priority[lu->lun];
+		uint8_t p = set_priority_of(cmd->nexus, lu);
 
 		put_descriptor(b + off, cmd->nexus, p ? p : lu->mode_current.initial_priority);
 	} else {
 		for (const struct scsi_nexus *x = lu->dev->nexuses; x; x = x->next) {
-			if (!x->priority[lu->lun])
+			if (!set_priority_of(x, lu))
 				continue;
-			put_descriptor(b + off, x, x->priority[lu->lun]);
+			put_descriptor(b + off, x, set_priority_of(x, lu));
 			off += descriptor_len(x);
 		}
 	}
@@ -120,6 +128,7 @@ enum scsi_result spc_set_priority_exec(struct scsi_cmd *cmd)
 	size_t len = cmd->data_length;
 	struct scsi_nexus *target = cmd->nexus;
 	struct scsi_sense_info s;
+	struct scsi_itl *itl;
 
 	if (len == 0)
 		return SCSI_OK; /* nothing to set */
@@ -129,9 +138,12 @@ enum scsi_result spc_set_priority_exec(struct scsi_cmd *cmd)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list(0, 7));
 	if ((cmd->cdb[2] >> 6) == 1 && !(target = named_nexus(cmd, p, len, &s)))
 		return scsi_cmd_fail(cmd, s);
-	if (target->priority[lu->lun] != (p[0] & 0x0f) && target != cmd->nexus)
+	itl = scsi_itl_get(target, lu->lun);
+	if (!itl)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	if (itl->priority != (p[0] & 0x0f) && target != cmd->nexus)
 		scsi_ua_establish(target, lu->lun, SCSI_UA_PRIORITY_CHANGED);
-	target->priority[lu->lun] = p[0] & 0x0f;
+	itl->priority = p[0] & 0x0f;
 	return SCSI_OK;
 }
 
@@ -140,6 +152,6 @@ void spc_priority_initial_changed(struct scsi_lu *lu, uint8_t was, const struct 
 	if (lu->mode_current.initial_priority == was)
 		return;
 	for (struct scsi_nexus *n = lu->dev->nexuses; n; n = n->next)
-		if (n != by && !n->priority[lu->lun])
+		if (n != by && !set_priority_of(n, lu))
 			scsi_ua_establish(n, lu->lun, SCSI_UA_PRIORITY_CHANGED);
 }

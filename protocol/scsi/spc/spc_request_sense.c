@@ -35,8 +35,11 @@ enum scsi_result spc_request_sense_exec(struct scsi_cmd *cmd)
 	uint8_t *b;
 
 	cmd->allocation_length = cmd->cdb[4];
-	if (!lu)
-		s = sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_UNIT_NOT_SUPPORTED);
+	if (!lu) {
+		uint32_t lun;
+
+		s = scsi_no_lu_sense(cmd->nexus, scsi_lun_decode(cmd->lun, &lun) ? lun : UINT32_MAX);
+	}
 	else if (scsi_ua_take(cmd->nexus, lu->lun, &s))
 		; /* s holds the unit attention, now cleared */
 	else if (lu->progress.active && lu->progress.asc_ascq != ASC_LOGICAL_UNIT_NOT_READY_SELF_TEST_IN_PROGRESS)

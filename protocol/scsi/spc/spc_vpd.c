@@ -119,27 +119,58 @@ static size_t put_name_designator(const struct scsi_cmd *cmd, uint8_t *d, uint8_
 	return put_designator(cmd, d, CODE_SET_UTF8, association, DESIG_SCSI_NAME_STRING, id, (n + 1 + 3) & ~(size_t)3);
 }
 
+/*
+ * The logical unit name.  NAA IEEE Registered Extended (NAA 6, 16 bytes)
+ * when the configuration gives the registered high half; else NAA Locally
+ * Assigned (NAA 3, 8 bytes) from a hash of the device name and LUN, stable
+ * across restarts.  Returns its length.
+ */
+static size_t lu_naa(const struct scsi_lu *lu, uint8_t id[16])
+{
+	uint64_t hash = spc_lu_hash(lu);
+
+	if (lu->params.naa) {
+		put_be64(id, (lu->params.naa & 0x0fffffffffffffffull) | 0x6000000000000000ull);
+		put_be64(id + 8, hash);
+		return 16;
+	}
+	put_be64(id, (hash & 0x0fffffffffffffffull) | 0x3000000000000000ull);
+	return 8;
+}
+
+/*
+ * A subsidiary LU's tie to its conglomerate (docs/conglomerate.md): a SCSI
+ * name string designator of the addressed LU, "naa.<the administrative
+ * LU's NAA in hex>,s,<subsidiary element in hex>" (an sbcemu convention:
+ * SPC-5 defines no conglomerate designator).
+ */
+static size_t put_conglomerate_designator(const struct scsi_cmd *cmd, uint8_t *d, const struct scsi_lu *lu)
+{
+	const struct scsi_lu *admin = scsi_device_lu(lu->dev, lu->lun & 0xffff);
+	char name[64] = "naa.";
+	uint8_t naa[16];
+	size_t n, len;
+
+	if (!admin)
+		return 0;
+	n = lu_naa(admin, naa);
+	for (size_t i = 0; i < n; i++)
+		snprintf(name + 4 + 2 * i, 3, "%02X", naa[i]);
+	len = strlen(name);
+	snprintf(name + len, sizeof(name) - len, ",s,%X", lu->lun >> 16);
+	return put_name_designator(cmd, d, ASSOC_LU, name);
+}
+
 static size_t build_device_identification(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
 {
 	uint8_t id[64];
 	char serial[40];
 	size_t off = 4, n;
-	uint64_t hash = spc_lu_hash(lu);
 
-	/*
-	 * The logical unit name.  NAA IEEE Registered Extended (NAA 6, 16
-	 * bytes) when the configuration gives the registered high half; else
-	 * NAA Locally Assigned (NAA 3, 8 bytes) from a hash of the device name
-	 * and LUN, stable across restarts.
-	 */
-	if (lu->params.naa) {
-		put_be64(id, (lu->params.naa & 0x0fffffffffffffffull) | 0x6000000000000000ull);
-		put_be64(id + 8, hash);
-		off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, 16);
-	} else {
-		put_be64(id, (hash & 0x0fffffffffffffffull) | 0x3000000000000000ull);
-		off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, 8);
-	}
+	n = lu_naa(lu, id);
+	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, n);
+	if (lu->lun >> 16)
+		off += put_conglomerate_designator(cmd, b + off, lu);
 	/* T10 vendor ID based (SPC-4 7.8.6.4): T10 VENDOR IDENTIFICATION, then the serial number. */
 	n = serial_number(lu, serial, sizeof(serial));
 	spc_put_ascii(id, lu->params.vendor, 8);
@@ -181,6 +212,9 @@ static size_t build_extended_inquiry(const struct scsi_cmd *cmd, const struct sc
 	b[6] = 0x01;
 	/* byte 7: LUICLR: REPORTED LUNS DATA HAS CHANGED, once reported, is cleared on every LU of the nexus (ua.c). */
 	b[7] = 0x01;
+	/* byte 8 bits 7:5: LU_COLL_TYPE 001b, the LU is in a conglomerate (SPC-5; sg3_utils sg_vpd_common.c). */
+	if (lu && (lu->kind == SCSI_LU_ADMIN || (lu->lun >> 16)))
+		b[8] = 0x20;
 	return 0x3c;
 }
 

@@ -24,10 +24,18 @@ grep -q "key=value pairs separated by ';'" <<<"$out" || fail "targetcli help cre
 step "targetcli create name=bad cfgstring=kind=floppy;path=bad.img"
 out=$(targetcli /backstores/user:sbcemu create name=bad size=64M 'cfgstring=kind=floppy;path=bad.img' 2>&1)
 echo "$out"
-grep -qF 'cfgstring invalid: cfgstring: kind: "floppy" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or admin' \
+grep -qF 'cfgstring invalid: cfgstring: kind: "floppy" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or conglomerate' \
 	<<<"$out" || fail "bad cfgstring: targetcli said: $out"
 ls -d $CFS/core/user_*/bad 2>/dev/null && fail "the refused backstore exists in configfs"
 value bad_cfgstring refused
+# A conglomerate needs REPORT LUNS and two-level LUNs, which LIO keeps to itself (docs/conglomerate.md).
+step "targetcli create name=cong cfgstring=kind=conglomerate"
+out=$(targetcli /backstores/user:sbcemu create name=cong size=64M 'cfgstring=kind=conglomerate' 2>&1)
+echo "$out"
+grep -qF 'a conglomerate is served by the iSCSI front end only' <<<"$out" ||
+	fail "conglomerate cfgstring: targetcli said: $out"
+ls -d $CFS/core/user_*/cong 2>/dev/null && fail "the refused conglomerate backstore exists in configfs"
+value conglomerate_cfgstring refused
 
 # One backstore of each kind that TCMU can carry, in front of sd through
 # tcm_loop, one loopback target (SCSI host) each with the backstore as LUN 0:

@@ -34,8 +34,9 @@ host_cdl() {
 		"$(res cdl.io_hint1 | sed -n 's/^result=\([^ ]*\).*/\1/p')"
 	expect "DLD 2 (max active 1 ms, complete-earliest): read succeeds" ok \
 		"$(res cdl.io_hint2 | sed -n 's/^result=\([^ ]*\).*/\1/p')"
-	[ "$(res cdl.io_hint2 | sed -n 's/.*ms=\([0-9]*\).*/\1/p')" -ge 19 ]
-	expect_true "... after the 20 ms the model takes ($(res cdl.io_hint2))"
+	hint2=$(res cdl.io_hint2)
+	[ "$(printf '%s' "$hint2" | sed -n 's/.*ms=\([0-9]*\).*/\1/p')" -ge 19 ]
+	expect_true "... after the 20 ms the model takes ($hint2)"
 	# The daemon's shutdown statistics (daemon/sbcemud/lus.c): what sd's DLD selected.
 	grep -q 'T2A descriptor 1: 1 command.* abort 1' "$log"
 	expect_true "daemon saw DLD 1 once (no retry), its abort policy taken"

@@ -24,10 +24,12 @@ host_faults() {
 	secs=$(res faults.hold_read_seconds)
 	[ "${secs:-0}" -ge 4 ] 2>/dev/null
 	expect_true "the held READ took the 5 s command timeout (${secs} s)"
-	[ "$(res faults.hold_timeouts)" -ge 1 ] 2>/dev/null
-	expect_true "the device's iotmo_cnt counted the timeout ($(res faults.hold_timeouts))"
-	[ "$(res faults.hold_dmesg_abort)" -ge 1 ] 2>/dev/null
-	expect_true "the kernel logs the error handler's abort ($(res faults.hold_dmesg_abort) lines)"
+	timeouts=$(res faults.hold_timeouts)
+	aborts=$(res faults.hold_dmesg_abort)
+	[ "$timeouts" -ge 1 ] 2>/dev/null
+	expect_true "the device's iotmo_cnt counted the timeout ($timeouts)"
+	[ "$aborts" -ge 1 ] 2>/dev/null
+	expect_true "the kernel logs the error handler's abort ($aborts lines)"
 	if [ -n "${DAEMON_LOG:-}" ]; then
 		grep -q 'Task Management Function Request' "$DAEMON_LOG"
 		expect_true "the daemon received a Task Management Function Request (ABORT TASK)"

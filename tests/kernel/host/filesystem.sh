@@ -21,7 +21,10 @@ host_filesystem() {
 	dd if="$backing" of="$img" bs=1M iflag=skip_bytes,count_bytes skip=$((start * 512)) \
 		count=$((size * 512)) conv=sparse status=none
 	e2fsck -f -n "$img" >"$tmp/fsck.log" 2>&1
-	expect_true "host e2fsck -f -n of the partition in $backing found problems: $(tail -n 3 "$tmp/fsck.log" | tr '\n' ' ')"
+	fsck_rc=$?
+	fsck_tail=$(tail -n 3 "$tmp/fsck.log" | tr '\n' ' ')
+	[ "$fsck_rc" = 0 ]
+	expect_true "host e2fsck -f -n of the partition in $backing found problems: $fsck_tail"
 	for name in $(printf '%s\n' "${!RES[@]}" | sed -n 's/^filesystem\.sha256\.//p' | sort); do
 		want=$(res "filesystem.sha256.$name")
 		if debugfs -R "dump /$name $tmp/f" "$img" >/dev/null 2>&1 && [ -f "$tmp/f" ]; then

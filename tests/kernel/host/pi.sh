@@ -46,8 +46,10 @@ host_pi() {
 	expect "pi_faults guard 5000: the read of LBA 5000 fails" 1 "$(res pi.fault_read_rc_5000)"
 	expect "pi_faults ref 6000: the read of LBA 6000 fails" 1 "$(res pi.fault_read_rc_6000)"
 	expect "LBA 7000 (written, no fault) reads" 0 "$(res pi.fault_read_rc_7000)"
-	[ "$(res pi.fault_guard_logged)" -ge 1 ] 2>/dev/null
-	expect_true "the kernel logs 'Logical block guard check failed' (0B/10/01) for LBA 5000 ($(res pi.fault_guard_logged) lines)"
-	[ "$(res pi.fault_ref_logged)" -ge 1 ] 2>/dev/null
-	expect_true "the kernel logs 'Logical block reference tag check failed' (0B/10/03) for LBA 6000 ($(res pi.fault_ref_logged) lines)"
+	guard_logged=$(res pi.fault_guard_logged)
+	ref_logged=$(res pi.fault_ref_logged)
+	[ "$guard_logged" -ge 1 ] 2>/dev/null
+	expect_true "the kernel logs 'Logical block guard check failed' (0B/10/01) for LBA 5000 ($guard_logged lines)"
+	[ "$ref_logged" -ge 1 ] 2>/dev/null
+	expect_true "the kernel logs 'Logical block reference tag check failed' (0B/10/03) for LBA 6000 ($ref_logged lines)"
 }

@@ -19,8 +19,9 @@ host_runtime() {
 		"$(res runtime.prevented_read_rc)"
 	expect "after the pull: reads of the card fail" 1 "$(res runtime.pulled_read_fails)"
 	expect "after the pull: dd exit status" 1 "$(res runtime.pulled_open_rc)"
-	[[ "$(res runtime.pulled_error)" == *"No medium found"* ]]
-	expect_true "after the pull: the open fails with ENOMEDIUM ('$(res runtime.pulled_error)')"
+	pulled_error=$(res runtime.pulled_error)
+	[[ "$pulled_error" == *"No medium found"* ]]
+	expect_true "after the pull: the open fails with ENOMEDIUM ('$pulled_error')"
 	expect "after the pull: the card slot's size (sectors)" 0 "$(res runtime.pulled_sectors)"
 	expect "after the insert: the card reads again" 1 "$(res runtime.inserted_read_ok)"
 	expect "after the insert: the card slot's size (sectors)" 32768 "$(res runtime.inserted_sectors)"

@@ -49,6 +49,13 @@ START_TEST(embedded_default_validates)
 	ck_assert_uint_eq(l->max_open_zones, 16);
 	ck_assert(l->urswrz);
 	ck_assert(!l->thin_provisioning);
+	/* LUN 6: a conglomerate, subsidiaries 1-4 from [lu "vvol"], 1 and 2 bound to every initiator. */
+	l = cfg->targets[0]->luns[6];
+	ck_assert_uint_eq(l->lun, 6);
+	ck_assert_int_eq(l->kind, CFG_LU_CONGLOMERATE);
+	ck_assert_str_eq(l->subsidiary_template, "vvol");
+	ck_assert_str_eq(l->subsidiaries, "1-4");
+	ck_assert_str_eq(l->bindings, "*=1-2");
 	cfg_free(cfg);
 
 	cfg = cfg_load_default(&diag);
@@ -387,6 +394,41 @@ START_TEST(profiles)
 }
 END_TEST
 
+/* Conglomerates (docs/conglomerate.md): the keys of kind conglomerate, and what they must agree on. */
+START_TEST(conglomerates)
+{
+	struct cfg *cfg;
+
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\n[lun \"" T "\" 5]\n"
+			"kind = conglomerate\npath = b\nsubsidiaries = 1-4\nbindings = *=1; h=9\n"
+			"[lun \"" T "\" 6]\nkind = conglomerate\nsubsidiary_template = nope\n"
+			"[lun \"" T "\" 7]\npath = c\nsubsidiaries = 1\n"
+			"[lu \"cong\"]\nkind = conglomerate\n",
+			true,
+			"t.ini:7: lun \"" T "\" 5.path: a conglomerate's administrative LU has no medium (its "
+			"subsidiaries' files are sub<E>.img in its state directory)\n"
+			"t.ini:8: lun \"" T "\" 5.subsidiaries: needs subsidiary_template (what the subsidiaries are "
+			"made from)\n"
+			"t.ini:9: lun \"" T "\" 5.bindings: element 9 is not in subsidiaries\n"
+			"t.ini:12: lun \"" T "\" 6.subsidiary_template: no [lu \"nope\"] section\n"
+			"t.ini:15: lun \"" T "\" 7.subsidiaries: only for kind conglomerate\n"
+			"t.ini:17: lu \"cong\".kind: a conglomerate is served by the iSCSI front end only, not as a "
+			"template or TCMU backstore\n");
+	cfg_test_expect("[lun \"" T "\" 5]\nkind = conglomerate\nsubsidiaries = 0-2\nbindings = 1-2\n", false,
+			"t.ini:3: lun \"" T "\" 5.subsidiaries: \"0-2\": subsidiary elements are 1..16383\n"
+			"t.ini:4: lun \"" T "\" 5.bindings: \"1-2\" is not INITIATOR=LIST (like \"*=1-4\" or "
+			"\"iqn.2026-12.org.example:h1=5\")\n");
+	cfg = cfg_test_parse_ok("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\n[lun \"" T "\" 5]\n"
+				"kind = conglomerate\nsubsidiary_template = v\nsubsidiaries = 1-4, 9\n"
+				"bindings = *=1-2; iqn.x:h1=3, 9\n[lu \"v\"]\nsize = 1M\n",
+				true);
+	ck_assert_int_eq(cfg->targets[0]->luns[1]->kind, CFG_LU_CONGLOMERATE);
+	ck_assert_str_eq(cfg->targets[0]->luns[1]->path, "");
+	ck_assert_str_eq(cfg->targets[0]->luns[1]->bindings, "*=1-2; iqn.x:h1=3, 9");
+	cfg_free(cfg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config_finish");
@@ -408,6 +450,7 @@ int main(void)
 	tcase_add_test(tc, default_state_dir);
 	tcase_add_test(tc, default_control_socket);
 	tcase_add_test(tc, profiles);
+	tcase_add_test(tc, conglomerates);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -127,7 +127,7 @@ START_TEST(bad_values)
 			"t.ini:6: iscsi.cmd_window: \"lots\" is not a number\n"
 			"t.ini:8: lun \"" T "\" 0.size: \"12Q\" is not a size (a number with an optional K, M, G, "
 			"T or P suffix)\n"
-			"t.ini:9: lun \"" T "\" 0.kind: \"zbc\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or admin\n"
+			"t.ini:9: lun \"" T "\" 0.kind: \"zbc\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or conglomerate\n"
 			"t.ini:10: lun \"" T "\" 0.vendor: contains a character that is not printable ASCII\n");
 }
 END_TEST

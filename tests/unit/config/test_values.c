@@ -103,14 +103,15 @@ START_TEST(enums)
 	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "conventional"), 0);
 	ck_assert_int_eq(l.kind, CFG_LU_CONVENTIONAL);
 	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "admin"), -1);
-	ck_assert_str_eq(why, "admin: administrative logical units (conglomerates) are not supported yet "
-			      "(use conventional)");
+	ck_assert_str_eq(why, "\"admin\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or conglomerate");
+	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "conglomerate"), 0);
+	ck_assert_int_eq(l.kind, CFG_LU_CONGLOMERATE);
 	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "zbc-ha"), 0);
 	ck_assert_int_eq(l.kind, CFG_LU_ZBC_HA);
 	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "zbc-hm"), 0);
 	ck_assert_int_eq(l.kind, CFG_LU_ZBC_HM);
 	ck_assert_int_eq(set(CFG_SECTION_LUN, &l, "kind", "Conventional"), -1);
-	ck_assert_str_eq(why, "\"Conventional\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or admin");
+	ck_assert_str_eq(why, "\"Conventional\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or conglomerate");
 }
 END_TEST
 

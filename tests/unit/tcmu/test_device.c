@@ -41,7 +41,7 @@ static struct scsi_device *open_device(void *arg, const struct tcmu_device_info 
 	opened_info = *info;
 	if (refuse_next) {
 		/* The daemon's answer to a bad cfgstring: a device without LU, and the reason. */
-		snprintf(reason, len, "kind: \"floppy\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or admin");
+		snprintf(reason, len, "kind: \"floppy\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or conglomerate");
 		opened++;
 		return dev;
 	}
@@ -665,7 +665,7 @@ START_TEST(refused_device_answers_at_once)
 	snprintf(info.name, sizeof(info.name), "bad0");
 	fk_handler_view(&K, &map, &map_len, &fd);
 	ck_assert_int_eq(tcmu_server_attach(srv, &info, map, map_len, fd, reason, sizeof(reason)), 1);
-	ck_assert_str_eq(reason, "kind: \"floppy\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or admin");
+	ck_assert_str_eq(reason, "kind: \"floppy\" is not one of conventional, zbc-hm, zbc-ha, zbc-zd or conglomerate");
 	ck_assert_ptr_nonnull(strstr(last_log, "bad0 refused: kind:"));
 	id = queue_cdb6(0x12, 36, FK_FROM_DEVICE, 36);
 	tcmu_server_poll(srv, 9);

@@ -17,6 +17,9 @@
 static struct harness h;
 static struct scsi_lu *lu1; /* a second LU at LUN 1 */
 
+static uint32_t pending(const struct scsi_nexus *n, uint32_t lun);
+static void clear_pending(struct scsi_nexus *n, uint32_t lun);
+
 static const char *const initiator[2] = { "iqn.2026-12.test:i0,i,0x000000000001",
 					  "iqn.2026-12.test:i1,i,0x000000000002" };
 static const char target[] = "iqn.2026-12.org.sbcemu:harness,t,0x0001";
@@ -55,7 +58,7 @@ static void setup_two_lus_clear(void)
 	setup_two_lus();
 	for (int n = 0; n < 2; n++)
 		for (uint32_t lun = 0; lun < 2; lun++)
-			h.nexus[n]->ua_pending[lun] = 0;
+			clear_pending(h.nexus[n], lun);
 }
 
 static void teardown(void)
@@ -110,19 +113,41 @@ static void take_expect_none(struct scsi_nexus *n, uint32_t lun)
 	ck_assert(!scsi_ua_take(n, lun, &s));
 }
 
+/* What is pending for (n, lun): its I_T_L entry's conditions (or the POWER ON of one not made yet) and the nexus's. */
+static uint32_t pending(const struct scsi_nexus *n, uint32_t lun)
+{
+	const struct scsi_itl *t = scsi_itl_find(n, lun);
+	uint32_t bits = t ? t->ua_pending
+			  : scsi_itl_untouched_power_on(n, scsi_device_lu(n->dev, lun)) ? 1u << SCSI_UA_POWER_ON_RESET : 0;
+
+	return bits | (n->reported_luns_changed ? 1u << SCSI_UA_REPORTED_LUNS_DATA_CHANGED : 0);
+}
+
+/* Nothing pending for (n, lun), nor for the nexus. */
+static void clear_pending(struct scsi_nexus *n, uint32_t lun)
+{
+	struct scsi_itl *t = scsi_itl_get(n, lun);
+
+	ck_assert_ptr_nonnull(t);
+	t->ua_pending = 0;
+	n->reported_luns_changed = false;
+}
+
 /* ---- white box: ua.c's API ---- */
 
 /*
  * SAM-5 5.14: a new I_T nexus has POWER ON, RESET, OR BUS DEVICE RESET
- * OCCURRED pending for every LU (lu.c, scsi_nexus_create), and nothing else.
+ * OCCURRED pending for every LU (itl.c: without an entry made ahead), and
+ * nothing else; a LUN without an LU has none.
  */
 START_TEST(new_nexus_power_on_every_lun)
 {
-	for (int n = 0; n < 2; n++)
-		for (unsigned lun = 0; lun < SCSI_MAX_LUNS; lun++)
-			ck_assert_uint_eq(h.nexus[n]->ua_pending[lun], 1u << SCSI_UA_POWER_ON_RESET);
+	for (int n = 0; n < 2; n++) {
+		ck_assert_uint_eq(pending(h.nexus[n], 0), 1u << SCSI_UA_POWER_ON_RESET);
+		ck_assert_uint_eq(h.nexus[n]->itl_count, 0);
+	}
 	take_expect(h.nexus[0], 0, ASC_POWER_ON_RESET_OR_BUS_DEVICE_RESET_OCCURRED);
-	take_expect(h.nexus[0], 1, ASC_POWER_ON_RESET_OR_BUS_DEVICE_RESET_OCCURRED);
+	take_expect_none(h.nexus[0], 1);
 }
 END_TEST
 
@@ -130,10 +155,10 @@ END_TEST
 START_TEST(take_clears)
 {
 	take_expect(h.nexus[0], 0, ASC_POWER_ON_RESET_OR_BUS_DEVICE_RESET_OCCURRED);
-	ck_assert_uint_eq(h.nexus[0]->ua_pending[0], 0);
+	ck_assert_uint_eq(pending(h.nexus[0], 0), 0);
 	take_expect_none(h.nexus[0], 0);
 	/* The other nexus still has its own. */
-	ck_assert_uint_eq(h.nexus[1]->ua_pending[0], 1u << SCSI_UA_POWER_ON_RESET);
+	ck_assert_uint_eq(pending(h.nexus[1], 0), 1u << SCSI_UA_POWER_ON_RESET);
 }
 END_TEST
 
@@ -159,7 +184,7 @@ START_TEST(bus_device_reset_hides_mode)
 {
 	struct scsi_nexus *n = h.nexus[0];
 
-	n->ua_pending[0] = 0;
+	clear_pending(n, 0);
 	scsi_ua_establish(n, 0, SCSI_UA_MODE_PARAMETERS_CHANGED);
 	scsi_ua_establish(n, 0, SCSI_UA_BUS_DEVICE_RESET);
 	take_expect(n, 0, ASC_BUS_DEVICE_RESET_FUNCTION_OCCURRED);
@@ -200,7 +225,7 @@ START_TEST(establish_twice_reported_once)
 {
 	struct scsi_nexus *n = h.nexus[0];
 
-	n->ua_pending[0] = 0;
+	clear_pending(n, 0);
 	scsi_ua_establish(n, 0, SCSI_UA_CAPACITY_DATA_HAS_CHANGED);
 	scsi_ua_establish(n, 0, SCSI_UA_CAPACITY_DATA_HAS_CHANGED);
 	take_expect(n, 0, ASC_CAPACITY_DATA_HAS_CHANGED);
@@ -219,15 +244,18 @@ START_TEST(establish_all_skips_except)
 						  target, 1);
 
 	ck_assert_ptr_nonnull(n2);
-	h.nexus[0]->ua_pending[0] = h.nexus[1]->ua_pending[0] = n2->ua_pending[0] = 0;
-	h.nexus[0]->ua_pending[1] = h.nexus[1]->ua_pending[1] = n2->ua_pending[1] = 0;
+	for (uint32_t lun = 0; lun < 2; lun++) {
+		clear_pending(h.nexus[0], lun);
+		clear_pending(h.nexus[1], lun);
+		clear_pending(n2, lun);
+	}
 	scsi_ua_establish_all(h.lu, SCSI_UA_CAPACITY_DATA_HAS_CHANGED, h.nexus[1]);
-	ck_assert_uint_eq(h.nexus[1]->ua_pending[0], 0);
-	ck_assert_uint_eq(h.nexus[0]->ua_pending[0], 1u << SCSI_UA_CAPACITY_DATA_HAS_CHANGED);
-	ck_assert_uint_eq(n2->ua_pending[0], 1u << SCSI_UA_CAPACITY_DATA_HAS_CHANGED);
+	ck_assert_uint_eq(pending(h.nexus[1], 0), 0);
+	ck_assert_uint_eq(pending(h.nexus[0], 0), 1u << SCSI_UA_CAPACITY_DATA_HAS_CHANGED);
+	ck_assert_uint_eq(pending(n2, 0), 1u << SCSI_UA_CAPACITY_DATA_HAS_CHANGED);
 	/* Only h.lu's LUN. */
-	ck_assert_uint_eq(h.nexus[0]->ua_pending[1], 0);
-	ck_assert_uint_eq(n2->ua_pending[1], 0);
+	ck_assert_uint_eq(pending(h.nexus[0], 1), 0);
+	ck_assert_uint_eq(pending(n2, 1), 0);
 	take_expect(n2, 0, ASC_CAPACITY_DATA_HAS_CHANGED);
 	take_expect_none(n2, 0);
 	take_expect_none(h.nexus[1], 0);
@@ -241,16 +269,21 @@ START_TEST(establish_all_skips_except)
 }
 END_TEST
 
-/* A LUN past SCSI_MAX_LUNS has no unit attention: establish ignores it, take reports none. */
-START_TEST(lun_out_of_range_ignored)
+/*
+ * itl.c: a unit attention a power on already implies makes no I_T_L entry
+ * for an LU the nexus never touched; one it does not imply does.
+ */
+START_TEST(untouched_lu_costs_nothing)
 {
 	struct scsi_nexus *n = h.nexus[0];
-	uint32_t before[SCSI_MAX_LUNS];
 
-	memcpy(before, n->ua_pending, sizeof(before));
-	scsi_ua_establish(n, SCSI_MAX_LUNS, SCSI_UA_CAPACITY_DATA_HAS_CHANGED);
-	ck_assert_mem_eq(before, n->ua_pending, sizeof(before));
-	take_expect_none(n, SCSI_MAX_LUNS);
+	scsi_ua_establish_all(h.lu, SCSI_UA_MODE_PARAMETERS_CHANGED, NULL);
+	ck_assert_uint_eq(n->itl_count, 0);
+	scsi_ua_establish_all(h.lu, SCSI_UA_CAPACITY_DATA_HAS_CHANGED, NULL);
+	ck_assert_uint_eq(n->itl_count, 1);
+	take_expect(n, 0, ASC_POWER_ON_RESET_OR_BUS_DEVICE_RESET_OCCURRED);
+	take_expect(n, 0, ASC_CAPACITY_DATA_HAS_CHANGED);
+	take_expect_none(n, 0);
 }
 END_TEST
 
@@ -495,7 +528,7 @@ START_TEST(cmd_new_lu_reported_luns_changed)
 
 	for (int n = 0; n < 2; n++)
 		for (uint32_t lun = 0; lun < 2; lun++)
-			h.nexus[n]->ua_pending[lun] = 0;
+			clear_pending(h.nexus[n], lun);
 	p.lun = 2;
 	ck_assert_ptr_nonnull(scsi_lu_create(h.dev, &p, be_mem_open((uint64_t)NUM_BLOCKS * BS), err, sizeof(err)));
 	tur_expect_ua(0, 0, ASC_REPORTED_LUNS_DATA_HAS_CHANGED);
@@ -509,7 +542,7 @@ START_TEST(cmd_new_lu_reported_luns_changed)
 	n2 = scsi_nexus_create(h.dev, &harness_transport, "iqn.2026-12.test:i2,i,0x000000000003", target, 1);
 	ck_assert_ptr_nonnull(n2);
 	for (uint32_t lun = 0; lun < 3; lun++)
-		ck_assert_uint_eq(n2->ua_pending[lun], 1u << SCSI_UA_POWER_ON_RESET);
+		ck_assert_uint_eq(pending(n2, lun), 1u << SCSI_UA_POWER_ON_RESET);
 	scsi_nexus_destroy(n2);
 }
 END_TEST
@@ -529,7 +562,7 @@ static Suite *suite(void)
 	tcase_add_test(wb, bus_device_reset_hides_mode);
 	tcase_add_test(wb, lesser_in_table_order);
 	tcase_add_test(wb, establish_twice_reported_once);
-	tcase_add_test(wb, lun_out_of_range_ignored);
+	tcase_add_test(wb, untouched_lu_costs_nothing);
 	suite_add_tcase(s, wb);
 
 	tcase_add_checked_fixture(cmd, setup, teardown);

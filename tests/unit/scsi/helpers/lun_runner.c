@@ -51,6 +51,12 @@ static const struct scsi_transport_ops lun_transport = {
 void lun_runner_run(struct harness *h, int nexus, uint32_t lun, const uint8_t *cdb, unsigned cdb_len,
 		    uint32_t expected_length, struct harness_result *r)
 {
+	lun_runner_run_sam(h, nexus, scsi_lun_encode(lun), cdb, cdb_len, expected_length, r);
+}
+
+void lun_runner_run_sam(struct harness *h, int nexus, uint64_t sam_lun, const uint8_t *cdb, unsigned cdb_len,
+			uint32_t expected_length, struct harness_result *r)
+{
 	struct lun_task *t = calloc(1, sizeof(*t));
 
 	memset(r, 0, sizeof(*r));
@@ -58,7 +64,7 @@ void lun_runner_run(struct harness *h, int nexus, uint32_t lun, const uint8_t *c
 	t->r = r;
 	memcpy(t->cmd.cdb, cdb, cdb_len);
 	t->cmd.cdb_len = (uint8_t)(cdb_len < 16 ? 16 : cdb_len);
-	t->cmd.lun = scsi_lun_encode(lun);
+	t->cmd.lun = sam_lun;
 	t->cmd.task_attr = SCSI_TASK_SIMPLE;
 	t->cmd.dir = SCSI_DIR_FROM_DEVICE;
 	t->cmd.expected_length = expected_length ? expected_length : 65536;

@@ -270,7 +270,7 @@ START_TEST(set_priority_of_another_nexus)
 	put_be32(cdb + 6, sizeof(list));
 	harness_run(&h, 0, cdb, 12, list, sizeof(list), sizeof(list), &r);
 	harness_expect_good(&r);
-	ck_assert_uint_eq(h.nexus[1]->priority[0], 3);
+	ck_assert_uint_eq(scsi_itl_find(h.nexus[1], 0)->priority, 3);
 	harness_run(&h, 1, tur, 6, NULL, 0, 0, &r);
 	harness_expect_sense(&r, SENSE_KEY_UNIT_ATTENTION, ASC_PRIORITY_CHANGED);
 	harness_run(&h, 0, tur, 6, NULL, 0, 0, &r);

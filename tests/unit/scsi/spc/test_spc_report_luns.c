@@ -34,38 +34,49 @@ static void report_luns(uint8_t select_report, uint32_t allocation_length)
 	harness_run(&h, 0, cdb, 12, NULL, 0, 0, &r);
 }
 
-/* SELECT REPORT 00h and 02h: every LU, 8-byte SAM LUNs, LUN LIST LENGTH = 8 x count. */
+/* SELECT REPORT 00h: every LU but well-known ones, 8-byte SAM LUNs, LUN LIST LENGTH = 8 x count. */
 START_TEST(all_lus)
 {
-	for (uint8_t sr = 0; sr <= 2; sr += 2) {
-		report_luns(sr, 4096);
-		ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-		ck_assert_uint_eq(get_be32(r.data_in), 16);
-		ck_assert_uint_eq(r.data_in_len, 24);
-		ck_assert_uint_eq(get_be64(r.data_in + 8), 0);
-		ck_assert_uint_eq(get_be64(r.data_in + 16), 0x00c8000000000000ull); /* LUN 200, peripheral */
-	}
+	report_luns(0, 4096);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(get_be32(r.data_in), 16);
+	ck_assert_uint_eq(r.data_in_len, 24);
+	ck_assert_uint_eq(get_be64(r.data_in + 8), 0);
+	ck_assert_uint_eq(get_be64(r.data_in + 16), 0x00c8000000000000ull); /* LUN 200, peripheral */
 }
 END_TEST
 
-/* SELECT REPORT 01h: well-known LUs only; there are none. */
-START_TEST(well_known_only_empty)
+/* SELECT REPORT 01h: well-known LUs only, the REPORT LUNS W-LUN (SAM-5 4.7.4); 02h: 00h and 01h. */
+START_TEST(well_known_lus)
 {
 	report_luns(1, 4096);
 	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
-	ck_assert_uint_eq(r.data_in_len, 8);
-	ck_assert_uint_eq(get_be32(r.data_in), 0);
+	ck_assert_uint_eq(r.data_in_len, 16);
+	ck_assert_uint_eq(get_be32(r.data_in), 8);
+	ck_assert_uint_eq(get_be64(r.data_in + 8), 0xc101000000000000ull);
+	report_luns(2, 4096);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(get_be32(r.data_in), 24);
+	ck_assert_uint_eq(get_be64(r.data_in + 16), 0x00c8000000000000ull);
+	ck_assert_uint_eq(get_be64(r.data_in + 24), 0xc101000000000000ull);
 }
 END_TEST
 
-/* Other SELECT REPORT values (10h-12h conglomerates, reserved) -> 05/24/00 on byte 2. */
+/* Reserved SELECT REPORT values -> 05/24/00 on byte 2; 12h to an LU that is not administrative -> 05/20/0D. */
 START_TEST(select_report_invalid)
 {
-	report_luns(0x10, 4096);
-	ck_assert_uint_eq(harness_asc_ascq(&r), 0x2400);
-	ck_assert_uint_eq(r.sense[17], 2);
 	report_luns(0x03, 4096);
 	ck_assert_uint_eq(harness_asc_ascq(&r), 0x2400);
+	ck_assert_uint_eq(r.sense[17], 2);
+	report_luns(0x13, 4096);
+	ck_assert_uint_eq(harness_asc_ascq(&r), 0x2400);
+	report_luns(0x12, 4096);
+	ck_assert_uint_eq(harness_sense_key(&r), 0x5);
+	ck_assert_uint_eq(harness_asc_ascq(&r), 0x200d);
+	/* 10h at LUN 0: the administrative LUs, none here. */
+	report_luns(0x10, 4096);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_GOOD);
+	ck_assert_uint_eq(get_be32(r.data_in), 0);
 }
 END_TEST
 
@@ -103,7 +114,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, all_lus);
-	tcase_add_test(tc, well_known_only_empty);
+	tcase_add_test(tc, well_known_lus);
 	tcase_add_test(tc, select_report_invalid);
 	tcase_add_test(tc, allocation_length_too_small);
 	tcase_add_test(tc, no_lu_at_lun);
