@@ -103,8 +103,10 @@ void cfg_print_doc(FILE *out)
 	      "optional `K`, `M`, `G`, `T` or `P` suffix (powers of 1024).  Numbers may be written `0x...`.\n"
 	      "- Lists (addresses, initiator names) are separated by spaces or commas.\n"
 	      "- Each section and each key may appear once; a section may be defined anywhere in the file.\n"
-	      "- Every error is reported as `file:line: section.key: reason`, and all of them are reported, "
-	      "not only the first.\n\n"
+	      "- Every error is reported as `file:line: section.key: reason`.  All errors of single keys and "
+	      "lines are reported at once; the checks that weigh keys against each other (required keys, "
+	      "key pairs, zones against the size, shared backing files) run once every key reads, so their "
+	      "errors come after those are fixed.\n\n"
 	      "Paths: a relative `path` of a LUN is taken from `daemon.state_dir`; the SCSI core keeps each "
 	      "LU's persistent state (mode pages, persistent reservations) in "
 	      "`<state_dir>/<target name>/lun<N>/`.\n",
@@ -142,4 +144,28 @@ void cfg_print_doc(FILE *out)
 	if (cfg_default_ini[0] && cfg_default_ini[strlen(cfg_default_ini) - 1] != '\n')
 		fputc('\n', out);
 	fputs("```\n", out);
+}
+
+int cfg_print_keys(FILE *out, const char *section)
+{
+	bool any = false;
+
+	for (int s = 0; s < CFG_SECTION_COUNT; s++) {
+		const struct cfg_section_desc *d = &cfg_sections[s];
+
+		if (section && strcmp(section, d->word) != 0)
+			continue;
+		any = true;
+		fprintf(out, "[%s]%s\n", d->syntax,
+			cfg_rows_of(d->kind) != d->kind ? "  (the keys of [lun \"TARGET\" N])" : "");
+		for (size_t i = 0; i < cfg_schema_len; i++) {
+			const struct cfg_key *k = &cfg_schema[i];
+
+			if (k->section != cfg_rows_of(d->kind) || cfg_rows_of(d->kind) != d->kind)
+				continue;
+			fprintf(out, "  %-42s %s, default %s\n", k->name, type_name(k),
+				!k->default_value ? "required" : !k->default_value[0] ? "(empty)" : k->default_value);
+		}
+	}
+	return any ? 0 : -1;
 }

@@ -357,6 +357,52 @@ fail:
 	return NULL;
 }
 
+int cfg_target_set_access(struct cfg_target *dst, const struct cfg_target *src)
+{
+	static const char *const keys[] = { "chap_user", "chap_secret", "mutual_user", "mutual_secret" };
+	struct cfg_acl **acls = calloc(src->acl_count ? src->acl_count : 1, sizeof(*acls));
+
+	if (!acls)
+		return -1;
+	for (size_t j = 0; j < src->acl_count; j++) {
+		if (!(acls[j] = malloc(sizeof(*acls[j])))) {
+			while (j-- > 0)
+				free(acls[j]);
+			free(acls);
+			return -1;
+		}
+		*acls[j] = *src->acls[j];
+		/* An entry made without CHAP keys (the control sets an empty chap_user to make it): none written. */
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const struct cfg_key *key;
+			unsigned i;
+
+			if ((key = cfg_schema_find(CFG_SECTION_ACL, keys[k], &i)) &&
+			    !((const char *)acls[j] + key->offset)[0])
+				acls[j]->lines.set_mask &= ~(1ull << i);
+		}
+	}
+	for (size_t j = 0; j < dst->acl_count; j++)
+		free(dst->acls[j]);
+	free(dst->acls);
+	dst->acls = acls;
+	dst->acl_count = src->acl_count;
+	memcpy(dst->chap_user, src->chap_user, sizeof(dst->chap_user));
+	memcpy(dst->chap_secret, src->chap_secret, sizeof(dst->chap_secret));
+	memcpy(dst->mutual_user, src->mutual_user, sizeof(dst->mutual_user));
+	memcpy(dst->mutual_secret, src->mutual_secret, sizeof(dst->mutual_secret));
+	/* save writes the keys that were set: these four as src has them. */
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		unsigned i;
+
+		if (!cfg_schema_find(CFG_SECTION_TARGET, keys[k], &i))
+			continue;
+		dst->lines.set_mask = (dst->lines.set_mask & ~(1ull << i)) | (src->lines.set_mask & (1ull << i));
+		dst->lines.key[i] = src->lines.key[i];
+	}
+	return 0;
+}
+
 void cfg_remove_target(struct cfg *cfg, const char *name)
 {
 	size_t i = target_index(cfg, name);

@@ -152,6 +152,13 @@ const struct cfg_key cfg_schema[] = {
 	DAEMON(max_session_buffer_bytes, CFG_TYPE_U64, "64M", 0, INT64_MAX, NULL, cfg_set_u64,
 	       "The same limit for the commands of one I_T nexus (an iSCSI session, with its one connection). "
 	       "0: no limit."),
+	DAEMON(autosave, CFG_TYPE_BOOL, "false", 0, 1, NULL, cfg_set_bool,
+	       "Runtime changes kept across restarts, as targetcli saves its configuration: after each change the "
+	       "runtime control makes that `sbcemuctl save` would write (LUs and targets added or removed, "
+	       "resize, write protection, mode defaults, latency, subsidiaries), the running configuration is "
+	       "written back, atomically: to the -c file (the one before kept as FILE.bak), or with the "
+	       "embedded default to `<state_dir>/sbcemud.ini` (start with `-c` on it). Fault rules and LU "
+	       "states are not configuration and are not kept. false: only `sbcemuctl save` writes it."),
 
 	ISCSI_U32(max_recv_data_segment_length, "262144", 512, ISCSI_LENGTH_MAX,
 		  "MaxRecvDataSegmentLength the target declares: the largest data segment it accepts (bytes)."),

@@ -140,6 +140,7 @@ struct cfg_daemon {
 	uint32_t max_commands;
 	uint64_t max_buffer_bytes;
 	uint64_t max_session_buffer_bytes;
+	bool autosave;                /* runtime changes written back (daemon/control/control_save.c) */
 	struct cfg_key_lines lines;
 };
 
@@ -421,6 +422,12 @@ void cfg_target_remove_lun(struct cfg_target *target, uint32_t lun);
  */
 struct cfg_target *cfg_add_target(struct cfg *cfg, const struct cfg_target *t);
 void cfg_remove_target(struct cfg *cfg, const char *name);
+/*
+ * The runtime control's acl-add, acl-remove and target-auth: dst takes
+ * src's CHAP keys and a copy of its ACL (the keys as set in src, for
+ * save).  0, or -1 when out of memory (dst unchanged).
+ */
+int cfg_target_set_access(struct cfg_target *dst, const struct cfg_target *src);
 
 /*
  * Writes cfg as a configuration file that cfg_parse_file() and cfg_finish()
@@ -458,6 +465,12 @@ void cfg_diff(const struct cfg *a, const struct cfg *b, void (*fn)(void *arg, co
 
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);
+/*
+ * The keys of every section, or of section ("daemon", "lun", ...): name,
+ * type and default, one per line (sbcemud --list-keys).  -1 for an unknown
+ * section.
+ */
+int cfg_print_keys(FILE *out, const char *section);
 
 const char *cfg_lu_kind_name(enum cfg_lu_kind kind);
 const char *cfg_profile_name(enum cfg_profile profile);

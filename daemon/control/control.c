@@ -121,6 +121,8 @@ json_t *sbce_control_run(struct sbce_daemon *d, const char *line, size_t len)
 		return error_reply(err[0] ? err : "out of memory");
 	}
 	json_decref(req);
+	if (cmd->saves && d->cfg->daemon.autosave)
+		sbce_control_autosave(d);
 	reply = json_pack("{s:b, s:o}", "ok", 1, "result", result);
 	return reply ? reply : error_reply("out of memory");
 }

@@ -69,8 +69,14 @@ static unsigned fault_rule_count(struct sbce_daemon *d)
 	return n;
 }
 
+static void frontend_state(void *arg, const char *name, bool running)
+{
+	json_object_set_new(arg, name, json_string(running ? "running" : "off"));
+}
+
 static int cmd_status(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {
+	json_t *portals = json_array(), *frontends = json_object();
 	uint32_t commands = 0;
 	uint64_t buffer_bytes = 0;
 	unsigned sessions = 0, lus = 0;
@@ -92,6 +98,12 @@ static int cmd_status(struct sbce_daemon *d, const json_t *req, json_t *result, 
 	json_object_set_new(result, "commands", json_integer(commands));
 	json_object_set_new(result, "buffer_bytes", json_integer((json_int_t)buffer_bytes));
 	json_object_set_new(result, "fault_rules", json_integer(fault_rule_count(d)));
+	/* Where initiators reach it: the iSCSI portals, and which front ends run (TCMU off says why in the log). */
+	for (unsigned i = 0; i < d->cfg->daemon.listen_count; i++)
+		json_array_append_new(portals, json_string(d->cfg->daemon.listen[i]));
+	sbce_frontends_describe(d, frontend_state, frontends);
+	json_object_set_new(result, "portals", portals);
+	json_object_set_new(result, "frontends", frontends);
 	return 0;
 }
 
@@ -125,7 +137,8 @@ static int cmd_targets(struct sbce_daemon *d, const json_t *req, json_t *result,
 		size_t n = scsi_device_lun_ids(d->devices[i], &ids);
 
 		for (size_t k = 0; k < n; k++)
-			json_array_append_new(luns, json_integer(ids[k]));
+			if (!(ids[k] >> 16)) /* a conglomerate's subsidiaries are listed by `subsidiaries` */
+				json_array_append_new(luns, json_integer(ids[k]));
 		free(ids);
 		sbce_foreach_session(d, count_target_session, &ts);
 		json_array_append_new(targets, json_pack("{s:s, s:o, s:o, s:I}", "name", ts.target, "portals", portals,
@@ -199,19 +212,106 @@ static void each_lu_json(void *arg, const struct sbce_lu_ref *ref)
 		json_object_set_new(o, "subsidiaries", json_integer(scsi_subsidiary_count(ref->lu)));
 	if (o && ref->frontend)
 		json_object_set_new(o, "frontend", json_string(ref->frontend));
+	if (o && scsi_lu_zone_count(ref->lu))
+		json_object_set_new(o, "zones", json_integer(scsi_lu_zone_count(ref->lu)));
 	json_array_append_new(arg, o);
+}
+
+/* The LUs of lus that belong to target (every one when NULL). */
+static json_t *lus_of(const json_t *lus, const char *target)
+{
+	json_t *out = json_array(), *o;
+	size_t i;
+
+	json_array_foreach(lus, i, o) {
+		const char *t = json_string_value(json_object_get(o, "target"));
+
+		if (!target || (t && !json_object_get(o, "frontend") && strcmp(t, target) == 0))
+			json_array_append(out, o);
+	}
+	return out;
 }
 
 static int cmd_lus(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {
-	json_t *lus = json_array();
+	const char *target = json_string_value(json_object_get(req, "target"));
+	json_t *lus = json_array(), *one, *o;
+	struct scsi_lu_info info;
+	struct scsi_lu *lu;
+	size_t i;
+
+	/* "target": that target's LUs only (sbcemuctl lus --target IQN); with "lun", that LU (lu show). */
+	if (json_object_get(req, "lun")) {
+		if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0) {
+			json_decref(lus);
+			return -1;
+		}
+		scsi_lu_describe(lu, &info);
+	} else if (target && sbce_control_target(d, req, &i, err, errlen) != 0) {
+		json_decref(lus);
+		return -1;
+	}
+	sbce_foreach_lu(d, each_lu_json, lus);
+	one = target ? lus_of(lus, target) : json_incref(lus);
+	json_decref(lus);
+	if (json_object_get(req, "lun")) {
+		json_t *match = NULL;
+
+		json_array_foreach(one, i, o)
+			if (json_integer_value(json_object_get(o, "lun")) == (json_int_t)info.lun)
+				match = o;
+		if (!match) {
+			json_decref(one);
+			snprintf(err, errlen, "LUN %u is not a configured LU of %s (a subsidiary: sbcemuctl subsidiaries)",
+				 info.lun, target);
+			return -1;
+		}
+		json_object_update(result, match);
+		json_decref(one);
+		return 0;
+	}
+	json_object_set_new(result, "lus", one);
+	return 0;
+}
+
+/*
+ * One view of everything (what tgtadm --op show and targetcli ls give):
+ * each target with its portals, authentication (CHAP user names, never
+ * secrets), ACLs and LUs; the LUs front ends made; the fault rules; the
+ * front ends.
+ */
+static int cmd_show(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	json_t *lus = json_array(), *targets = json_array(), *frontend_lus = json_array(), *frontends = json_object();
+	json_t *o;
+	size_t k;
 
 	(void)req;
-	(void)err;
-	(void)errlen;
 	sbce_foreach_lu(d, each_lu_json, lus);
-	json_object_set_new(result, "lus", lus);
-	return 0;
+	for (size_t i = 0; i < d->device_count; i++) {
+		const struct cfg_target *t = d->cfg->targets[i];
+		json_t *portals = json_array(), *acls = json_array();
+
+		for (unsigned p = 0; p < d->cfg->daemon.listen_count; p++)
+			json_array_append_new(portals, json_string(d->cfg->daemon.listen[p]));
+		for (size_t a = 0; a < t->acl_count; a++)
+			json_array_append_new(acls, json_pack("{s:s, s:s, s:s}", "initiator", t->acls[a]->initiator,
+							      "chap_user", t->acls[a]->chap_user, "mutual_user",
+							      t->acls[a]->mutual_user));
+		json_array_append_new(targets, json_pack("{s:s, s:s, s:i, s:o, s:s, s:s, s:o, s:o}", "name", t->name,
+							 "alias", t->alias, "tpgt", (int)t->tpgt, "portals", portals,
+							 "chap_user", t->chap_user, "mutual_user", t->mutual_user,
+							 "acls", acls, "luns", lus_of(lus, t->name)));
+	}
+	json_array_foreach(lus, k, o)
+		if (json_object_get(o, "frontend"))
+			json_array_append(frontend_lus, o);
+	json_decref(lus);
+	sbce_frontends_describe(d, frontend_state, frontends);
+	json_object_set_new(result, "targets", targets);
+	json_object_set_new(result, "frontend_lus", frontend_lus);
+	json_object_set_new(result, "frontends", frontends);
+	return sbce_control_fault_list(d, NULL, result, err, errlen);
 }
 
 static void session_json(void *arg, const char *frontend, const struct sbce_session *s)
@@ -421,32 +521,45 @@ static const char *const reload_members[] = { "remove_all_targets", NULL };
 static const char *const subsidiary_members[] = { "target", "lun", "elements", NULL };
 static const char *const binding_members[] = { "target", "lun", "elements", "initiator", NULL };
 static const char *const subsidiaries_members[] = { "target", "lun", NULL };
+static const char *const lus_members[] = { "target", "lun", NULL };
+static const char *const acl_members[] = { "target", "initiator", "chap_user", "chap_secret", "mutual_user",
+					   "mutual_secret", NULL };
+static const char *const acl_remove_members[] = { "target", "initiator", NULL };
+static const char *const portal_members[] = { "address", NULL };
+static const char *const auth_members[] = { "target", "chap_user", "chap_secret", "mutual_user", "mutual_secret",
+					    NULL };
 
 const struct sbce_control_command sbce_control_commands[] = {
-	{ "status", no_members, cmd_status },
-	{ "targets", no_members, cmd_targets },
-	{ "lus", no_members, cmd_lus },
-	{ "sessions", no_members, cmd_sessions },
-	{ "lu-state", lu_state_members, cmd_lu_state },
-	{ "lu-write-protect", lu_wp_members, cmd_lu_write_protect },
-	{ "lu-resize", lu_resize_members, cmd_lu_resize },
-	{ "lu-mode-defaults", lu_mode_defaults_members, cmd_lu_mode_defaults },
-	{ "lu-latency", lu_latency_members, sbce_control_lu_latency },
-	{ "stats", stats_members, sbce_control_stats },
-	{ "lu-add", lu_add_members, sbce_control_lu_add },
-	{ "lu-remove", lu_remove_members, sbce_control_lu_remove },
-	{ "target-add", target_add_members, sbce_control_target_add },
-	{ "target-remove", target_remove_members, sbce_control_target_remove },
-	{ "power-cut", power_cut_members, sbce_control_power_cut },
-	{ "save", no_members, sbce_control_save },
-	{ "reload", reload_members, sbce_control_reload },
-	{ "subsidiary-create", subsidiary_members, sbce_control_subsidiary_create },
-	{ "subsidiary-destroy", subsidiary_members, sbce_control_subsidiary_destroy },
-	{ "subsidiary-bind", binding_members, sbce_control_subsidiary_bind },
-	{ "subsidiary-unbind", binding_members, sbce_control_subsidiary_unbind },
-	{ "subsidiaries", subsidiaries_members, sbce_control_subsidiaries },
-	{ "fault-add", fault_add_members, sbce_control_fault_add },
-	{ "fault-list", no_members, sbce_control_fault_list },
-	{ "fault-remove", fault_remove_members, sbce_control_fault_remove },
-	{ NULL, NULL, NULL },
+	{ "status", no_members, cmd_status, false },
+	{ "targets", no_members, cmd_targets, false },
+	{ "lus", lus_members, cmd_lus, false },
+	{ "show", no_members, cmd_show, false },
+	{ "sessions", no_members, cmd_sessions, false },
+	{ "lu-state", lu_state_members, cmd_lu_state, false },
+	{ "lu-write-protect", lu_wp_members, cmd_lu_write_protect, true },
+	{ "lu-resize", lu_resize_members, cmd_lu_resize, true },
+	{ "lu-mode-defaults", lu_mode_defaults_members, cmd_lu_mode_defaults, true },
+	{ "lu-latency", lu_latency_members, sbce_control_lu_latency, true },
+	{ "stats", stats_members, sbce_control_stats, false },
+	{ "lu-add", lu_add_members, sbce_control_lu_add, true },
+	{ "lu-remove", lu_remove_members, sbce_control_lu_remove, true },
+	{ "target-add", target_add_members, sbce_control_target_add, true },
+	{ "target-remove", target_remove_members, sbce_control_target_remove, true },
+	{ "power-cut", power_cut_members, sbce_control_power_cut, false },
+	{ "save", no_members, sbce_control_save, false },
+	{ "reload", reload_members, sbce_control_reload, false },
+	{ "acl-add", acl_members, sbce_control_acl_add, true },
+	{ "acl-remove", acl_remove_members, sbce_control_acl_remove, true },
+	{ "target-auth", auth_members, sbce_control_target_auth, true },
+	{ "portal-add", portal_members, sbce_control_portal_add, true },
+	{ "portal-remove", portal_members, sbce_control_portal_remove, true },
+	{ "subsidiary-create", subsidiary_members, sbce_control_subsidiary_create, true },
+	{ "subsidiary-destroy", subsidiary_members, sbce_control_subsidiary_destroy, true },
+	{ "subsidiary-bind", binding_members, sbce_control_subsidiary_bind, true },
+	{ "subsidiary-unbind", binding_members, sbce_control_subsidiary_unbind, true },
+	{ "subsidiaries", subsidiaries_members, sbce_control_subsidiaries, false },
+	{ "fault-add", fault_add_members, sbce_control_fault_add, false },
+	{ "fault-list", no_members, sbce_control_fault_list, false },
+	{ "fault-remove", fault_remove_members, sbce_control_fault_remove, false },
+	{ NULL, NULL, NULL, false },
 };

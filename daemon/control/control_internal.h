@@ -28,6 +28,7 @@ struct sbce_control_command {
 	const char *name;
 	const char *const *members;
 	int (*run)(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+	bool saves; /* it changes what `save` writes: daemon.autosave writes the file after it */
 };
 
 /* Every command, ending with a NULL name (control_commands.c). */
@@ -48,6 +49,8 @@ int sbce_control_target_remove(struct sbce_daemon *d, const json_t *req, json_t 
 
 /* control_save.c */
 int sbce_control_save(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+/* daemon.autosave: the running configuration written back after a change (logged, never refused). */
+void sbce_control_autosave(struct sbce_daemon *d);
 int sbce_control_reload(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 /* control_stats.c */
 int sbce_control_lu_latency(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
@@ -60,6 +63,13 @@ int sbce_control_subsidiary_bind(struct sbce_daemon *d, const json_t *req, json_
 int sbce_control_subsidiary_unbind(struct sbce_daemon *d, const json_t *req, json_t *result, char *err,
 				   size_t errlen);
 int sbce_control_subsidiaries(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+
+/* control_access.c */
+int sbce_control_acl_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_acl_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_target_auth(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_portal_add(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
+int sbce_control_portal_remove(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);
 
 /* control_power.c */
 int sbce_control_power_cut(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen);

@@ -60,14 +60,29 @@ static struct iscsi_acl_entry *make_acl(const struct cfg_target *t)
 	return acl;
 }
 
+/* t's CHAP credentials and ACL in params (acl: malloc'd, the caller frees it); false when out of memory. */
+static bool access_params(const struct cfg_target *t, struct iscsi_target_params *params, struct iscsi_acl_entry **acl)
+{
+	*acl = make_acl(t);
+	if (!*acl)
+		return false;
+	params->chap.user = t->chap_user[0] ? t->chap_user : NULL;
+	params->chap.secret = t->chap_user[0] ? t->chap_secret : NULL;
+	params->mutual.user = t->mutual_user[0] ? t->mutual_user : NULL;
+	params->mutual.secret = t->mutual_user[0] ? t->mutual_secret : NULL;
+	params->acl = t->acl_count ? *acl : NULL;
+	params->acl_len = t->acl_count;
+	return true;
+}
+
 static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, struct scsi_device *dev, char *err,
 		      size_t errlen)
 {
 	struct iscsi_target_params params = { 0 };
-	struct iscsi_acl_entry *acl = make_acl(t);
+	struct iscsi_acl_entry *acl;
 	int rc;
 
-	if (!acl) {
+	if (!access_params(t, &params, &acl)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -75,13 +90,23 @@ static int add_target(struct frontend_iscsi *fe, const struct cfg_target *t, str
 	params.alias = t->alias[0] ? t->alias : NULL;
 	params.tpgt = (uint16_t)t->tpgt;
 	params.device = dev;
-	params.chap.user = t->chap_user[0] ? t->chap_user : NULL;
-	params.chap.secret = t->chap_user[0] ? t->chap_secret : NULL;
-	params.mutual.user = t->mutual_user[0] ? t->mutual_user : NULL;
-	params.mutual.secret = t->mutual_user[0] ? t->mutual_secret : NULL;
-	params.acl = t->acl_count ? acl : NULL;
-	params.acl_len = t->acl_count;
 	rc = iscsi_server_add_target(fe->server, &params, err, errlen);
+	free(acl);
+	return rc;
+}
+
+static int target_access_changed(void *state, const struct cfg_target *t, char *err, size_t errlen)
+{
+	struct frontend_iscsi *fe = state;
+	struct iscsi_target_params params = { .name = t->name };
+	struct iscsi_acl_entry *acl;
+	int rc;
+
+	if (!access_params(t, &params, &acl)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = iscsi_server_set_target_access(fe->server, &params, err, errlen);
 	free(acl);
 	return rc;
 }
@@ -239,8 +264,18 @@ static void iscsi_foreach_session(void *state, void (*fn)(void *arg, const struc
 	iscsi_server_foreach_session(fe->server, each_session, &w);
 }
 
+static int portal_changed(void *state, const char *addr, bool add, char *err, size_t errlen)
+{
+	struct frontend_iscsi *fe = state;
+
+	return add ? iscsi_server_add_portal(fe->server, addr, err, errlen)
+		   : iscsi_server_remove_portal(fe->server, addr, err, errlen);
+}
+
 static const struct sbce_frontend_ops frontend_iscsi = {
 	.name = "iscsi",
+	.portal_changed = portal_changed,
+	.target_access_changed = target_access_changed,
 	.start = iscsi_start,
 	.drain = iscsi_drain,
 	.destroy = iscsi_destroy,

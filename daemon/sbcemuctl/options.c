@@ -77,6 +77,15 @@ const struct opt lu_opts[] = {
 	{ .name = NULL },
 };
 
+/* acl add, target auth: CHAP credentials ("" clears one). */
+const struct opt chap_opts[] = {
+	{ .name = "chap-user", .kind = OPT_STRING, .member = "chap_user" },
+	{ .name = "chap-secret", .kind = OPT_STRING, .member = "chap_secret" },
+	{ .name = "mutual-user", .kind = OPT_STRING, .member = "mutual_user" },
+	{ .name = "mutual-secret", .kind = OPT_STRING, .member = "mutual_secret" },
+	{ .name = NULL },
+};
+
 /* subsidiary bind / unbind: the initiator ("*": every one). */
 const struct opt binding_opts[] = {
 	{ .name = "target", .kind = OPT_STRING, .member = "target" },

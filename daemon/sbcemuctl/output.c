@@ -39,8 +39,25 @@ char *value_text(const json_t *v)
 			s = joined;
 		}
 		return s;
-	case JSON_OBJECT:
-		return oom_check(json_dumps(v, JSON_COMPACT));
+	case JSON_OBJECT: {
+		/* Names with a word each ("frontends"): "iscsi running, tcmu off"; anything else as JSON. */
+		const char *key;
+		json_t *val;
+
+		s = format("%s", "");
+		json_object_foreach((json_t *)v, key, val) {
+			char *joined;
+
+			if (!json_is_string(val)) {
+				free(s);
+				return oom_check(json_dumps(v, JSON_COMPACT));
+			}
+			joined = format("%s%s%s %s", s, s[0] ? ", " : "", key, json_string_value(val));
+			free(s);
+			s = joined;
+		}
+		return s;
+	}
 	case JSON_NULL:
 		break;
 	}
@@ -217,13 +234,134 @@ void print_table(const json_t *rows, const struct column *cols)
 void print_status(const json_t *result)
 {
 	static const char *const keys[] = { "version",	"pid",	   "uptime_seconds", "state_dir",
-					    "control_socket", "targets", "lus", "sessions",
+					    "control_socket", "portals", "frontends", "targets", "lus", "sessions",
 					    "commands",	"buffer_bytes", "fault_rules" };
 
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
-		char *s = value_text(json_object_get(result, keys[k]));
+		const json_t *v = json_object_get(result, keys[k]);
+		char *s;
 
+		/* For people: the uptime rounded (--json keeps every digit). */
+		if (strcmp(keys[k], "uptime_seconds") == 0 && json_is_number(v)) {
+			double t = json_number_value(v);
+			long long secs = (long long)(t + 0.5);
+
+			s = t < 60 ? format("%.1f s", t)
+			    : secs < 3600 ? format("%lld min %lld s", secs / 60, secs % 60)
+			    : secs < 86400 ? format("%lld h %lld min", secs / 3600, secs % 3600 / 60)
+					  : format("%lld d %lld h", secs / 86400, secs % 86400 / 3600);
+			printf("uptime:%*s%s\n", (int)(strlen("control_socket") - strlen("uptime") + 1), "", s);
+			free(s);
+			continue;
+		}
+		s = value_text(v);
 		printf("%s:%*s%s\n", keys[k], (int)(strlen("control_socket") - strlen(keys[k]) + 1), "", s);
 		free(s);
 	}
+}
+
+/* A size for people: 1.0 GiB, 64 MiB, 512 B. */
+static char *human_bytes(double bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	unsigned u = 0;
+
+	while (bytes >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		bytes /= 1024;
+		u++;
+	}
+	return u && bytes < 10 ? format("%.1f %s", bytes, units[u]) : format("%.0f %s", bytes, units[u]);
+}
+
+/* The fault rules of LU lun of owner (a target's name, or "frontend:name"). */
+static unsigned rules_of(const json_t *rules, const char *owner, json_int_t lun)
+{
+	unsigned n = 0;
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(rules, i, r) {
+		const char *t = json_string_value(json_object_get(r, "target"));
+
+		n += t && strcmp(t, owner) == 0 && json_integer_value(json_object_get(r, "lun")) == lun;
+	}
+	return n;
+}
+
+static void print_lu_line(const json_t *lu, const json_t *rules, const char *owner, const char *indent)
+{
+	json_int_t lun = json_integer_value(json_object_get(lu, "lun"));
+	double bytes = (double)json_integer_value(json_object_get(lu, "blocks")) *
+		       (double)json_integer_value(json_object_get(lu, "block_size"));
+	const char *kind = json_string_value(json_object_get(lu, "kind"));
+	const char *state = json_string_value(json_object_get(lu, "state"));
+	const char *backing = json_string_value(json_object_get(lu, "backing"));
+	json_int_t pi = json_integer_value(json_object_get(lu, "protection_type"));
+	unsigned nrules = rules_of(rules, owner, lun);
+	char *size = human_bytes(bytes);
+
+	printf("%slun %-3" JSON_INTEGER_FORMAT " %-13s ", indent, lun, kind ? kind : "?");
+	if (json_object_get(lu, "subsidiaries"))
+		printf("%" JSON_INTEGER_FORMAT " subsidiaries (sbcemuctl subsidiaries %" JSON_INTEGER_FORMAT ")",
+		       json_integer_value(json_object_get(lu, "subsidiaries")), lun);
+	else
+		printf("%s, %" JSON_INTEGER_FORMAT "-byte blocks", size,
+		       json_integer_value(json_object_get(lu, "block_size")));
+	if (pi)
+		printf(", PI type %" JSON_INTEGER_FORMAT, pi);
+	if (json_object_get(lu, "zones"))
+		printf(", %" JSON_INTEGER_FORMAT " zones", json_integer_value(json_object_get(lu, "zones")));
+	printf(", %s%s", state ? state : "?", json_is_true(json_object_get(lu, "write_protect")) ? ", write-protected" : "");
+	if (nrules)
+		printf(", %u fault rule%s", nrules, nrules == 1 ? "" : "s");
+	if (backing && backing[0])
+		printf("  %s", backing);
+	putchar('\n');
+	free(size);
+}
+
+void print_show(const json_t *result)
+{
+	const json_t *rules = json_object_get(result, "rules"), *t, *lu;
+	char *frontends = value_text(json_object_get(result, "frontends"));
+	size_t i, k;
+
+	json_array_foreach(json_object_get(result, "targets"), i, t) {
+		const char *name = json_string_value(json_object_get(t, "name"));
+		const char *alias = json_string_value(json_object_get(t, "alias"));
+		const char *chap = json_string_value(json_object_get(t, "chap_user"));
+		const char *mutual = json_string_value(json_object_get(t, "mutual_user"));
+		char *portals = value_text(json_object_get(t, "portals"));
+		const json_t *acls = json_object_get(t, "acls"), *a;
+
+		printf("target %s", name ? name : "?");
+		if (alias && alias[0])
+			printf(" (alias \"%s\")", alias);
+		printf(", tpgt %" JSON_INTEGER_FORMAT ", portals %s\n", json_integer_value(json_object_get(t, "tpgt")),
+		       portals);
+		free(portals);
+		printf("  auth: %s%s%s%s\n", chap && chap[0] ? "CHAP user " : "none", chap ? chap : "",
+		       mutual && mutual[0] ? ", mutual user " : "", mutual ? mutual : "");
+		if (!json_array_size(acls))
+			printf("  acls: any initiator\n");
+		json_array_foreach(acls, k, a) {
+			const char *user = json_string_value(json_object_get(a, "chap_user"));
+
+			printf("  acl %s%s%s\n", json_string_value(json_object_get(a, "initiator")),
+			       user && user[0] ? ", CHAP user " : "", user ? user : "");
+		}
+		json_array_foreach(json_object_get(t, "luns"), k, lu)
+			print_lu_line(lu, rules, name ? name : "", "  ");
+	}
+	json_array_foreach(json_object_get(result, "frontend_lus"), k, lu) {
+		const char *fe = json_string_value(json_object_get(lu, "frontend"));
+		const char *name = fe ? json_string_value(json_object_get(lu, fe)) : NULL;
+		char *owner = format("%s:%s", fe ? fe : "?", name ? name : "?");
+
+		printf("%s\n", owner);
+		print_lu_line(lu, rules, owner, "  ");
+		free(owner);
+	}
+	printf("front ends: %s\n", frontends);
+	free(frontends);
 }

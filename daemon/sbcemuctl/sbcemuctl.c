@@ -39,7 +39,8 @@ static const char usage_text[] =
 	"Usage: sbcemuctl [-s SOCKET | --state-dir DIR] [--json] COMMAND [ARGS]\n"
 	"Inspects and changes a running sbcemud through its control socket (docs/control.md).\n"
 	"\n"
-	"  status | targets | lus | sessions\n"
+	"  status | show | targets | lus [--target IQN] | sessions\n"
+	"  lu show LUN [--target IQN]                       every field of one LU (LUN, or N/E)\n"
 	"  lu state LUN STATE [--force] [--target IQN]      STATE: ready, becoming-ready, not-ready, offline,\n"
 	"                                                   no-medium (--force: even while removal is prevented)\n"
 	"  lu write-protect LUN on|off [--target IQN]\n"
@@ -57,6 +58,12 @@ static const char usage_text[] =
 	"             [--chap-user U --chap-secret S [--mutual-user U --mutual-secret S]]\n"
 	"                                                   a new target with LUN 0 (add more with lu add)\n"
 	"  target remove IQN [--force]                      logins get Target removed, connections drop\n"
+	"  target auth IQN [--chap-user U] [--chap-secret S] [--mutual-user U] [--mutual-secret S]\n"
+	"                                                   the target's CHAP (\"\" clears a key)\n"
+	"  acl add IQN INITIATOR [--chap-user U --chap-secret S [--mutual-user U --mutual-secret S]]\n"
+	"  acl remove IQN INITIATOR                         who may log in from now on; sessions stay\n"
+	"  portal add|remove ADDRESS                        listen there from now on (or no longer);\n"
+	"                                                   connections stay\n"
 	"  power-cut [--target IQN]                         drop the write cache and every connection, come back\n"
 	"                                                   as after a power cycle\n"
 	"  stats [--reset]                                  latency per LU: queued and active time (us),\n"
@@ -77,6 +84,10 @@ static const char usage_text[] =
 	"                       [--sense KEY/ASC/ASCQ] [--status S] [--delay MS] [--blocks N] [--zone N]\n"
 	"                       [--pi-field guard|app-tag|ref-tag] [--asc ASC --ascq ASCQ]\n"
 	"                       [--temperature C [--temperature-threshold C]]\n"
+	"                       ACTION: sense, status, delay, hold, medium-error, corrupt-read,\n"
+	"                       short-read, tear-atomic, zone-offline, zone-read-only, drop-connection,\n"
+	"                       reject-abort-task, ignore-abort-task, corrupt-pi, predict-failure,\n"
+	"                       temperature (docs/control.md)\n"
 	"  (lu state, lu write-protect, lu mode-defaults, lu latency and fault add take --tcmu NAME instead of\n"
 	"   --target: LUN 0 of the TCMU backstore NAME; --frontend-lu FRONTEND:NAME names the LU\n"
 	"   NAME of any front end that makes LUs of its own, --tcmu NAME is --frontend-lu tcmu:NAME)\n"
@@ -143,6 +154,7 @@ enum arg {
 	ARG_RULE_ID, /* ID|all, alone -> "id": ID or "all": true */
 	ARG_LUN,     /* the LUN alone */
 	ARG_TARGET,  /* the target's name first (not a LUN), then the text when there are two */
+	ARG_WORD,    /* one word, the member (a portal's address) */
 };
 
 enum output {
@@ -154,6 +166,7 @@ enum output {
 	OUT_REMOVED, /* "removed 2 rules" */
 	OUT_FIELDS,  /* the result's members, "key: value" in the daemon's order */
 	OUT_CONFIG,  /* the result's "config" text as it is */
+	OUT_SHOW,    /* show: targets, portals, ACLs, LUs as a tree */
 };
 
 struct command {
@@ -174,7 +187,11 @@ static const struct command commands[] = {
 	{ .group = "status", .wire = "status", .synopsis = "status", .output = OUT_STATUS },
 	{ .group = "targets", .wire = "targets", .synopsis = "targets", .output = OUT_TABLE, .list = "targets",
 	  .columns = target_columns },
-	{ .group = "lus", .wire = "lus", .synopsis = "lus", .output = OUT_TABLE, .list = "lus", .columns = lu_columns },
+	{ .group = "lus", .wire = "lus", .synopsis = "lus [--target IQN]", .opts = lu_opts, .output = OUT_TABLE,
+	  .list = "lus", .columns = lu_columns },
+	{ .group = "show", .wire = "show", .synopsis = "show", .output = OUT_SHOW },
+	{ .group = "lu", .name = "show", .wire = "lus", .synopsis = "lu show LUN [--target IQN]", .npos = 1,
+	  .opts = lu_opts, .arg = ARG_LUN, .output = OUT_FIELDS },
 	{ .group = "sessions", .wire = "sessions", .synopsis = "sessions", .output = OUT_TABLE, .list = "sessions",
 	  .columns = session_columns },
 	{ .group = "lu", .name = "state", .wire = "lu-state",
@@ -205,6 +222,18 @@ static const struct command commands[] = {
 	  .npos = 2, .opts = target_opts, .arg = ARG_TARGET, .member = "cfgstring", .output = OUT_FIELDS },
 	{ .group = "target", .name = "remove", .wire = "target-remove", .synopsis = "target remove IQN [--force]",
 	  .npos = 1, .opts = target_remove_opts, .arg = ARG_TARGET, .output = OUT_FIELDS },
+	{ .group = "acl", .name = "add", .wire = "acl-add",
+	  .synopsis = "acl add IQN INITIATOR [--chap-user U --chap-secret S [--mutual-user U --mutual-secret S]]",
+	  .npos = 2, .opts = chap_opts, .arg = ARG_TARGET, .member = "initiator", .output = OUT_FIELDS },
+	{ .group = "acl", .name = "remove", .wire = "acl-remove", .synopsis = "acl remove IQN INITIATOR", .npos = 2,
+	  .arg = ARG_TARGET, .member = "initiator", .output = OUT_FIELDS },
+	{ .group = "target", .name = "auth", .wire = "target-auth",
+	  .synopsis = "target auth IQN [--chap-user U] [--chap-secret S] [--mutual-user U] [--mutual-secret S]",
+	  .npos = 1, .opts = chap_opts, .arg = ARG_TARGET, .output = OUT_FIELDS },
+	{ .group = "portal", .name = "add", .wire = "portal-add", .synopsis = "portal add ADDRESS", .npos = 1,
+	  .arg = ARG_WORD, .member = "address", .output = OUT_FIELDS },
+	{ .group = "portal", .name = "remove", .wire = "portal-remove", .synopsis = "portal remove ADDRESS",
+	  .npos = 1, .arg = ARG_WORD, .member = "address", .output = OUT_FIELDS },
 	{ .group = "power-cut", .wire = "power-cut", .synopsis = "power-cut [--target IQN]", .opts = lu_opts,
 	  .output = OUT_FIELDS },
 	{ .group = "stats", .wire = "stats", .synopsis = "stats [--reset]", .opts = stats_opts, .output = OUT_TABLE,
@@ -295,6 +324,10 @@ static int put_positionals(const struct command *c, json_t *req, const char **po
 			set_member(req, "id", json_integer((json_int_t)n));
 		return 0;
 	}
+	if (c->arg == ARG_WORD) {
+		set_member(req, c->member, json_string(pos[0]));
+		return 0;
+	}
 	if (c->arg == ARG_TARGET) {
 		set_member(req, "target", json_string(pos[0]));
 		if (c->npos == 2)
@@ -352,6 +385,9 @@ static void print_result(const struct command *c, const json_t *req, const json_
 	switch (c->output) {
 	case OUT_STATUS:
 		print_status(result);
+		break;
+	case OUT_SHOW:
+		print_show(result);
 		break;
 	case OUT_TABLE:
 		print_table(json_object_get(result, c->list), c->columns);
@@ -450,14 +486,19 @@ static int parse_globals(int argc, char **argv, struct globals *g)
  * directory makes in the runtime directory (config/finish.c), else
  * control.sock in the default state directory (a daemon configured so).
  */
+static const char *socket_why = ""; /* what chose the socket (socket_path), for the message when nobody answers */
+
 static char *socket_path(const struct globals *g)
 {
 	const char *env = getenv("SBCEMU_CONTROL_SOCKET");
 	char dir[CFG_PATH_MAX];
 	struct stat st;
 
-	if (g->socket || (env && env[0]))
+	if (g->socket || (env && env[0])) {
+		socket_why = g->socket ? "-s" : "$SBCEMU_CONTROL_SOCKET";
 		return format("%s", g->socket ? g->socket : env);
+	}
+	socket_why = g->state_dir ? "--state-dir" : "the default state directory";
 	if (g->state_dir) {
 		char *path = format("%s/control.sock", g->state_dir);
 
@@ -469,8 +510,10 @@ static char *socket_path(const struct globals *g)
 	if (cfg_default_runtime_dir(dir, sizeof(dir)) == 0) {
 		char *path = format("%s/control.sock", dir);
 
-		if (stat(path, &st) == 0)
+		if (stat(path, &st) == 0) {
+			socket_why = "the runtime directory";
 			return path;
+		}
 		free(path);
 	}
 	if (cfg_default_state_dir(dir, sizeof(dir)) == 0)
@@ -536,7 +579,14 @@ static json_t *exchange(const char *path, const char *request)
 	ssize_t n;
 
 	if (r.fd < 0) {
-		fprintf(stderr, "sbcemuctl: cannot connect to %s: %s\n", path, strerror(errno));
+		int e = errno;
+
+		fprintf(stderr, "sbcemuctl: cannot connect to %s (chosen by %s): %s\n", path, socket_why, strerror(e));
+		if (e == ENOENT || e == ECONNREFUSED)
+			fputs("sbcemuctl: is sbcemud running? Point at its socket with -s SOCKET, --state-dir DIR (its "
+			      "state directory) or $SBCEMU_CONTROL_SOCKET; `sbcemud` logs \"control socket PATH\" at "
+			      "start.\n",
+			      stderr);
 		free(line);
 		return NULL;
 	}
@@ -563,7 +613,9 @@ static int handle_reply(const struct command *c, const struct globals *g, const 
 	char *text;
 
 	if (json_is_false(ok)) {
-		fprintf(stderr, "sbcemuctl: %s\n", error ? error : "refused (no reason given)");
+		if (error)
+			return explain_refusal(req, c->opts, error);
+		fputs("sbcemuctl: refused (no reason given)\n", stderr);
 		return EXIT_REFUSED;
 	}
 	if (!json_is_true(ok) || !json_is_object(result)) {

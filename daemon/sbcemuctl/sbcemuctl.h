@@ -61,7 +61,7 @@ int parse_size(const char *text, uint64_t *out);
 int scan_args(int argc, char **argv, const struct opt *specs, json_t *opts, const char **pos, int npos,
 	      const char *synopsis);
 /* Each command's options. */
-extern const struct opt lu_opts[], binding_opts[], lu_tcmu_opts[], state_opts[], force_opts[], target_opts[], target_remove_opts[],
+extern const struct opt lu_opts[], binding_opts[], chap_opts[], lu_tcmu_opts[], state_opts[], force_opts[], target_opts[], target_remove_opts[],
 	reload_opts[], replace_opts[], fault_opts[], stats_opts[];
 
 /* ---- output.c ---- */
@@ -78,8 +78,18 @@ char *value_text(const json_t *v);
 void print_table(const json_t *rows, const struct column *cols);
 /* status: key: value lines. */
 void print_status(const json_t *result);
+/* show: every target with its portals, authentication, ACLs and LUs, then front ends' LUs and fault rules. */
+void print_show(const json_t *result);
 /* The tables' columns. */
 extern const struct column target_columns[], lu_columns[], session_columns[], rule_columns[], stats_columns[],
     subsidiary_columns[];
+
+/*
+ * A refusal of the daemon (its "error") told in the command's terms: the
+ * option for a missing member, the closest word for an unknown state or
+ * fault action (errors.c).  Returns the exit status: EXIT_USAGE for an
+ * unknown word, else EXIT_REFUSED.
+ */
+int explain_refusal(const json_t *req, const struct opt *opts, const char *error);
 
 #endif

@@ -96,6 +96,18 @@ struct sbce_frontend_ops {
 	 */
 	unsigned (*target_removed)(void *state, const char *name, const char *why);
 	/*
+	 * The CHAP credentials or the ACL of target t changed at run time
+	 * (acl-add, acl-remove, target-auth): logins from now on follow t's.
+	 * 0, or -1 with the reason in err.  NULL: the front end has no logins.
+	 */
+	int (*target_access_changed)(void *state, const struct cfg_target *t, char *err, size_t errlen);
+	/*
+	 * Listen on portal addr from now on (add), or no longer (connections
+	 * made through it stay).  0, or -1 with the reason in err.  NULL: the
+	 * front end has no portals.
+	 */
+	int (*portal_changed)(void *state, const char *addr, bool add, char *err, size_t errlen);
+	/*
 	 * Drops every connection to target name as a pulled cable would (no
 	 * response goes out; its I_T nexuses are lost with their commands),
 	 * for a power cut.  Returns the connections dropped.

@@ -101,6 +101,37 @@ int sbce_frontends_target_added(struct sbce_daemon *d, const struct cfg_target *
 	return 0;
 }
 
+int sbce_frontends_target_access_changed(struct sbce_daemon *d, const struct cfg_target *t, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < d->frontend_count; i++) {
+		const struct sbce_frontend_ops *ops = d->frontends[i].ops;
+
+		if (ops->target_access_changed && ops->target_access_changed(d->frontends[i].state, t, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sbce_frontends_portal_changed(struct sbce_daemon *d, const char *addr, bool add, char *err, size_t errlen)
+{
+	unsigned done = 0;
+
+	for (size_t i = 0; i < d->frontend_count; i++) {
+		const struct sbce_frontend_ops *ops = d->frontends[i].ops;
+
+		if (!ops->portal_changed)
+			continue;
+		if (ops->portal_changed(d->frontends[i].state, addr, add, err, errlen) != 0)
+			return -1;
+		done++;
+	}
+	if (!done) {
+		snprintf(err, errlen, "no running front end listens on portals");
+		return -1;
+	}
+	return 0;
+}
+
 /* Every front end drops the connections to target name, taking the target away too when removed. */
 static unsigned drop(struct sbce_daemon *d, bool removed, const char *name, const char *why)
 {
@@ -208,4 +239,16 @@ struct scsi_lu *sbce_frontend_find_lu(struct sbce_daemon *d, const char *fronten
 
 	sbce_foreach_lu(d, match_lu, &f);
 	return f.lu;
+}
+
+void sbce_frontends_describe(const struct sbce_daemon *d, void (*fn)(void *arg, const char *name, bool running),
+			     void *arg)
+{
+	for (size_t i = 0; i < registered_count; i++) {
+		bool running = false;
+
+		for (size_t k = 0; k < d->frontend_count; k++)
+			running |= d->frontends[k].ops == registered[i];
+		fn(arg, registered[i]->name, running);
+	}
 }

@@ -51,9 +51,12 @@ static void usage(FILE *out)
 		"                             replaces the configuration's daemon.listen\n"
 		"      --state-dir DIR        directory for relative backing files and LU state\n"
 		"      --log-level LEVEL      error, warn, info or debug\n"
-		"      --check                check the configuration, print nothing, and exit\n"
+		"      --check                check the configuration (and that no other daemon holds its\n"
+		"                             state directory or files), print one line, and exit\n"
 		"      --print-default-config print the embedded default configuration\n"
 		"      --print-config-doc     print the configuration reference (docs/config.md)\n"
+		"      --list-keys [SECTION]  list the keys of every section (or of SECTION: daemon,\n"
+		"                             iscsi, target, acl, lun, tcmu, lu) with type and default\n"
 		"  -h, --help                 show this help\n"
 		"      --version              show the version\n"
 		"\n"
@@ -67,6 +70,7 @@ enum {
 	OPT_CHECK,
 	OPT_PRINT_DEFAULT,
 	OPT_PRINT_DOC,
+	OPT_LIST_KEYS,
 	OPT_VERSION,
 };
 
@@ -101,6 +105,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT },
 		{ "print-config-doc", no_argument, NULL, OPT_PRINT_DOC },
+		{ "list-keys", optional_argument, NULL, OPT_LIST_KEYS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -131,6 +136,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_PRINT_DOC:
 			cfg_print_doc(stdout);
 			return EXIT_SUCCESS;
+		case OPT_LIST_KEYS:
+			/* --list-keys or --list-keys=SECTION, or --list-keys SECTION as the last word. */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			if (cfg_print_keys(stdout, optarg) != 0) {
+				fprintf(stderr, "sbcemud: no section \"%s\" (daemon, iscsi, target, acl, lun, tcmu, lu)\n",
+					optarg);
+				return 2;
+			}
+			return EXIT_SUCCESS;
 		case 'h':
 			usage(stdout);
 			return EXIT_SUCCESS;
@@ -146,6 +161,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "sbcemud: unexpected argument \"%s\"\n", argv[optind]);
 		usage(stderr);
 		return 2;
+	}
+	/* A bad option value is a command-line mistake (exit status 2), not a configuration error (1). */
+	{
+		struct cfg_diag diag = { 0 };
+		int rc = sbce_config_check_overrides(&o->source, &diag);
+
+		if (rc != 0) {
+			fputs(diag.text ? diag.text : "sbcemud: out of memory\n", stderr);
+			fputs("Try 'sbcemud --help' for more information.\n", stderr);
+		}
+		cfg_diag_free(&diag);
+		if (rc != 0)
+			return 2;
 	}
 	return -1;
 }
@@ -165,6 +193,33 @@ static struct cfg *load_config(const struct options *o)
 	}
 	cfg_diag_free(&diag);
 	return cfg;
+}
+
+/*
+ * --check after the configuration loaded: what start-up would still refuse
+ * (a state directory or a backing file another daemon holds), then one line
+ * saying what would run.  The exit status.
+ */
+static int check_summary(const struct cfg *cfg)
+{
+	size_t luns = 0, conglomerates = 0;
+	char err[512];
+
+	if (sbce_state_dir_lock_probe(cfg->daemon.state_dir, err, sizeof(err)) != 0 ||
+	    sbce_probe_backing_locks(cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "sbcemud: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < cfg->target_count; i++) {
+		luns += cfg->targets[i]->lun_count;
+		for (size_t k = 0; k < cfg->targets[i]->lun_count; k++)
+			conglomerates += cfg->targets[i]->luns[k]->kind == CFG_LU_CONGLOMERATE;
+	}
+	printf("sbcemud: configuration OK: %zu target%s, %zu LU%s (%zu conglomerate%s), %zu template%s, state in %s\n",
+	       cfg->target_count, cfg->target_count == 1 ? "" : "s", luns, luns == 1 ? "" : "s", conglomerates,
+	       conglomerates == 1 ? "" : "s", cfg->template_count, cfg->template_count == 1 ? "" : "s",
+	       cfg->daemon.state_dir);
+	return EXIT_SUCCESS;
 }
 
 /* ---- shutdown ---- */
@@ -382,7 +437,7 @@ int main(int argc, char **argv)
 	d.source = &o.source;
 	d.cfg = load_config(&o);
 	if (!d.cfg || o.check) {
-		rc = d.cfg ? EXIT_SUCCESS : EXIT_FAILURE;
+		rc = d.cfg ? check_summary(d.cfg) : EXIT_FAILURE;
 		cfg_free(d.cfg);
 		free((char *)o.source.listen);
 		return rc;

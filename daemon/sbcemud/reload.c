@@ -198,6 +198,32 @@ static void apply(void *arg, const struct cfg_change *c)
 	}
 }
 
+/* The command line's overrides of [daemon] keys: 0, or -1 with "--listen: daemon.listen: reason" in diag. */
+static int apply_overrides(struct cfg *cfg, const struct sbce_config_source *src, struct cfg_diag *diag)
+{
+	int rc = 0;
+
+	if (src->listen)
+		rc |= cfg_set(cfg, "--listen", "daemon", "listen", src->listen, diag);
+	if (src->state_dir)
+		rc |= cfg_set(cfg, "--state-dir", "daemon", "state_dir", src->state_dir, diag);
+	if (src->log_level)
+		rc |= cfg_set(cfg, "--log-level", "daemon", "log_level", src->log_level, diag);
+	return rc;
+}
+
+int sbce_config_check_overrides(const struct sbce_config_source *src, struct cfg_diag *diag)
+{
+	struct cfg *cfg = cfg_create();
+	int rc;
+
+	if (!cfg)
+		return -1; /* nothing in diag: the caller says out of memory */
+	rc = apply_overrides(cfg, src, diag);
+	cfg_free(cfg);
+	return rc;
+}
+
 /* Copies a change (its values are freed after the call; names point into configurations that stay). */
 static void collect(void *arg, const struct cfg_change *c)
 {
@@ -226,12 +252,7 @@ struct cfg *sbce_config_read(const struct sbce_config_source *src, struct cfg_di
 		rc = cfg_parse_file(cfg, src->path, diag);
 	else
 		rc = cfg_parse_string(cfg, "default configuration", cfg_default_ini, diag);
-	if (src->listen)
-		rc |= cfg_set(cfg, "--listen", "daemon", "listen", src->listen, diag);
-	if (src->state_dir)
-		rc |= cfg_set(cfg, "--state-dir", "daemon", "state_dir", src->state_dir, diag);
-	if (src->log_level)
-		rc |= cfg_set(cfg, "--log-level", "daemon", "log_level", src->log_level, diag);
+	rc |= apply_overrides(cfg, src, diag);
 	if (rc == 0)
 		rc = cfg_finish(cfg, diag);
 	if (rc == 0)

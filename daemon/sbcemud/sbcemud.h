@@ -87,10 +87,17 @@ int sbce_frontends_target_added(struct sbce_daemon *d, const struct cfg_target *
 				char *err, size_t errlen);
 /* ... of target name removed; returns the connections dropped. */
 unsigned sbce_frontends_target_removed(struct sbce_daemon *d, const char *name, const char *why);
+/* Every front end takes target t's new CHAP credentials and ACL.  0, or -1 with the reason. */
+int sbce_frontends_target_access_changed(struct sbce_daemon *d, const struct cfg_target *t, char *err, size_t errlen);
+/* The front ends with portals listen on addr from now on (add) or no longer.  0, or -1 with the reason. */
+int sbce_frontends_portal_changed(struct sbce_daemon *d, const char *addr, bool add, char *err, size_t errlen);
 /* Drops every connection to target name (a power cut); returns how many. */
 unsigned sbce_frontends_drop_connections(struct sbce_daemon *d, const char *name, const char *why);
 /* Whether a running front end called name makes LUs of its own (foreach_lu). */
 bool sbce_frontend_has_lus(const struct sbce_daemon *d, const char *name);
+/* Calls fn for every front end built in, in name order, with whether it runs (status). */
+void sbce_frontends_describe(const struct sbce_daemon *d, void (*fn)(void *arg, const char *name, bool running),
+			     void *arg);
 
 /* One LU the daemon serves: a configured target's, or one a front end made itself. */
 struct sbce_lu_ref {
@@ -148,6 +155,8 @@ int sbce_probe_backing_locks(const struct cfg *cfg, char *err, size_t errlen);
  * Returns 0, or -1 with why in err (another daemon's pid when it holds it).
  */
 int sbce_state_dir_lock(const char *state_dir, int *lock_fd, char *err, size_t errlen);
+/* Whether another process holds that lock now, creating nothing (--check): 0, or -1 with why in err. */
+int sbce_state_dir_lock_probe(const char *state_dir, char *err, size_t errlen);
 
 /*
  * Finds, creating nothing, every path of cfg that start-up would refuse
@@ -250,6 +259,8 @@ int sbce_target_remove(struct sbce_daemon *d, size_t i, bool force, const char *
  * path as start-up would use it.  NULL with every error in diag.
  */
 struct cfg *sbce_config_read(const struct sbce_config_source *src, struct cfg_diag *diag);
+/* Whether the command line's overrides (--listen, --state-dir, --log-level) are values their keys take: 0, or -1 with diag. */
+int sbce_config_check_overrides(const struct sbce_config_source *src, struct cfg_diag *diag);
 
 /* What a reload did (reload.c). */
 struct sbce_reload_counts {

@@ -60,6 +60,28 @@ int sbce_probe_backing_locks(const struct cfg *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+int sbce_state_dir_lock_probe(const char *state_dir, char *err, size_t errlen)
+{
+	char path[CFG_PATH_MAX + sizeof(STATE_DIR_LOCK_FILE) + 1], pid[24] = "";
+	int fd, rc = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/" STATE_DIR_LOCK_FILE, state_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0; /* no lock file: nobody holds it (and --check creates nothing) */
+	/* A shared lock is refused while a running daemon holds its exclusive one. */
+	if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+		snprintf(err, errlen, "the state directory %s is in use by another sbcemud (pid %s, lock file %s)",
+			 state_dir, pid[0] ? pid : "unknown", path);
+		rc = -1;
+	}
+	close(fd);
+	return rc;
+}
+
 int sbce_state_dir_lock(const char *state_dir, int *lock_fd, char *err, size_t errlen)
 {
 	char path[CFG_PATH_MAX + sizeof(STATE_DIR_LOCK_FILE) + 1], pid[24] = "";

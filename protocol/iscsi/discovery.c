@@ -59,6 +59,8 @@ static void append_target(struct iscsi_conn *conn, const struct iscsi_target *t,
 {
 	iscsi_text_append(out, "TargetName", t->name);
 	for (const struct iscsi_portal *p = conn->srv->portals; p; p = p->next) {
+		if (p->fd < 0)
+			continue; /* removed (iscsi_server_remove_portal): no longer advertised */
 		char addr[INET6_ADDRSTRLEN + 16];
 		const struct sockaddr_storage *host = &p->addr;
 

@@ -312,17 +312,61 @@ int iscsi_server_add_portal(struct iscsi_server *srv, const char *addr, char *er
 	return 0;
 }
 
+/* Whether sockaddr a is the address and port of b. */
+static bool same_address(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a->sa_family != b->ss_family)
+		return false;
+	if (a->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin6_port == y->sin6_port && memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+	}
+	return false;
+}
+
+int iscsi_server_remove_portal(struct iscsi_server *srv, const char *addr, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST },
+			*res = NULL;
+	int rc;
+
+	if (split_addr(addr, host, sizeof(host), port, sizeof(port)) != 0 ||
+	    (rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res)) != 0) {
+		snprintf(err, errlen, "bad portal address '%s'", addr);
+		return -1;
+	}
+	for (struct iscsi_portal *p = srv->portals; p; p = p->next) {
+		if (p->fd < 0 || !same_address(res->ai_addr, &p->addr))
+			continue;
+		/* Inert from now on (its connections still count on it), freed with the server. */
+		ev_timer_stop(srv->loop, &p->resume);
+		ev_io_stop(srv->loop, &p->io);
+		close(p->fd);
+		p->fd = -1;
+		freeaddrinfo(res);
+		return 0;
+	}
+	freeaddrinfo(res);
+	snprintf(err, errlen, "no portal %s", addr);
+	return -1;
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
 }
 
-static void target_free(struct iscsi_target *t)
+/* The CHAP credentials and ACL of t (strings owned). */
+static void access_free(struct iscsi_target *t)
 {
-	if (!t)
-		return;
-	free(t->name);
-	free(t->alias);
 	free((char *)t->chap.user);
 	free((char *)t->chap.secret);
 	free((char *)t->mutual.user);
@@ -335,6 +379,46 @@ static void target_free(struct iscsi_target *t)
 		free((char *)t->acl[i].mutual.secret);
 	}
 	free(t->acl);
+	t->acl = NULL;
+	t->acl_len = 0;
+	t->chap = t->mutual = (struct iscsi_chap_credentials){ 0 };
+}
+
+/* p's CHAP credentials and ACL copied into t: 0, or -1 when out of memory (t then holds part of them). */
+static int access_copy(struct iscsi_target *t, const struct iscsi_target_params *p)
+{
+	bool nomem;
+
+	t->chap.user = dup_or_null(p->chap.user);
+	t->chap.secret = dup_or_null(p->chap.secret);
+	t->mutual.user = dup_or_null(p->mutual.user);
+	t->mutual.secret = dup_or_null(p->mutual.secret);
+	nomem = (p->chap.user && !t->chap.user) || (p->chap.secret && !t->chap.secret) ||
+		(p->mutual.user && !t->mutual.user) || (p->mutual.secret && !t->mutual.secret);
+	if (p->acl_len) {
+		t->acl = calloc(p->acl_len, sizeof(*t->acl));
+		if (!t->acl)
+			return -1;
+		t->acl_len = p->acl_len;
+		for (size_t i = 0; i < p->acl_len; i++) {
+			t->acl[i].initiator_name = dup_or_null(p->acl[i].initiator_name);
+			t->acl[i].chap.user = dup_or_null(p->acl[i].chap.user);
+			t->acl[i].chap.secret = dup_or_null(p->acl[i].chap.secret);
+			t->acl[i].mutual.user = dup_or_null(p->acl[i].mutual.user);
+			t->acl[i].mutual.secret = dup_or_null(p->acl[i].mutual.secret);
+			nomem |= !t->acl[i].initiator_name;
+		}
+	}
+	return nomem ? -1 : 0;
+}
+
+static void target_free(struct iscsi_target *t)
+{
+	if (!t)
+		return;
+	free(t->name);
+	free(t->alias);
+	access_free(t);
 	free(t);
 }
 
@@ -362,23 +446,8 @@ int iscsi_server_add_target(struct iscsi_server *srv, const struct iscsi_target_
 	t->alias = dup_or_null(p->alias);
 	t->tpgt = p->tpgt ? p->tpgt : 1;
 	t->device = p->device;
-	t->chap.user = dup_or_null(p->chap.user);
-	t->chap.secret = dup_or_null(p->chap.secret);
-	t->mutual.user = dup_or_null(p->mutual.user);
-	t->mutual.secret = dup_or_null(p->mutual.secret);
-	if (p->acl_len) {
-		t->acl = calloc(p->acl_len, sizeof(*t->acl));
-		if (!t->acl)
-			goto nomem;
-		t->acl_len = p->acl_len;
-		for (size_t i = 0; i < p->acl_len; i++) {
-			t->acl[i].initiator_name = dup_or_null(p->acl[i].initiator_name);
-			t->acl[i].chap.user = dup_or_null(p->acl[i].chap.user);
-			t->acl[i].chap.secret = dup_or_null(p->acl[i].chap.secret);
-			t->acl[i].mutual.user = dup_or_null(p->acl[i].mutual.user);
-			t->acl[i].mutual.secret = dup_or_null(p->acl[i].mutual.secret);
-		}
-	}
+	if (access_copy(t, p) != 0)
+		goto nomem;
 	if (!t->name || (p->alias && !t->alias))
 		goto nomem;
 	t->next = NULL;
@@ -392,6 +461,39 @@ nomem:
 	target_free(t);
 	snprintf(err, errlen, "out of memory");
 	return -1;
+}
+
+int iscsi_server_set_target_access(struct iscsi_server *srv, const struct iscsi_target_params *p, char *err,
+				   size_t errlen)
+{
+	struct iscsi_target *t = p->name ? iscsi_server_find_target(srv, p->name) : NULL, fresh = { 0 };
+
+	if (!t) {
+		snprintf(err, errlen, "no target '%s'", p->name ? p->name : "");
+		return -1;
+	}
+	if (access_copy(&fresh, p) != 0) {
+		access_free(&fresh);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/*
+	 * A login under way holds pointers into the old ACL (its entry, its
+	 * credentials): it is dropped and the initiator tries again under the
+	 * new rules.  Sessions already logged in stay (RFC 7143 has no way to
+	 * ask them to authenticate again).
+	 */
+	for (struct iscsi_conn *c = srv->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->state == ISCSI_CONN_STATE_LOGIN && c->login && c->login->target == t)
+			iscsi_conn_drop(c, "the target's access rules changed during the login");
+	}
+	access_free(t);
+	t->chap = fresh.chap;
+	t->mutual = fresh.mutual;
+	t->acl = fresh.acl;
+	t->acl_len = fresh.acl_len;
+	return 0;
 }
 
 static struct iscsi_target *find_in(struct iscsi_target *list, const char *name)

@@ -232,8 +232,10 @@ static void test_good(void)
 		 state_dir);
 	itest_daemon_write_config(&scratch, text);
 	status = run(true, out, sizeof(out));
-	itest_ok(status == 0 && out[0] == '\0', "a valid configuration passes --check silently",
-		 "status %d, output \"%s\"", status, out);
+	itest_ok(status == 0 && strncmp(out, "sbcemud: configuration OK: 1 target, 1 LU (0 conglomerates), 0 templates, "
+					 "state in ", 83) == 0 && strchr(out, '\n') == strrchr(out, '\n'),
+		 "a valid configuration passes --check with one summary line (issue 32)", "status %d, output \"%s\"", status,
+		 out);
 	itest_ok(nothing_created(state_dir, what, sizeof(what)),
 		 "--check of a valid configuration creates nothing (no state directory, no backing file)", "%s", what);
 }

@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -682,7 +684,7 @@ static void test_fault_sense(void)
 static void test_fault_medium_error(void)
 {
 	struct itest_result r;
-	long long id = -1, bad = -1;
+	long long id = -1, bad = -1, fired = -1;
 
 	if (!ctl_ok(run_ctl("--json fault add 0 medium-error --lba 300-303"), 0,
 		    "sbcemuctl fault add 0 medium-error --lba 300-303 -> exit 0"))
@@ -715,6 +717,10 @@ static void test_fault_medium_error(void)
 	itest_ok(json_num(ctl_out, "bad_blocks", &bad) && bad == 2,
 		 "fault list: the medium-error rule shows \"bad_blocks\": 2 after repairing 300-301",
 		 "bad_blocks %lld; stdout: %.500s", bad, ctl_out);
+	/* docs/control.md: a rule counts the commands it failed (three reads got 03/11/00 above). */
+	itest_ok(json_num(ctl_out, "fired", &fired) && fired == 3,
+		 "fault list: the medium-error rule shows \"fired\": 3, the reads it failed", "fired %lld; stdout: %.500s",
+		 fired, ctl_out);
 	if (id >= 0)
 		ctl_ok(run_ctl("fault remove %lld", id), 0, "sbcemuctl fault remove <medium-error rule id> -> exit 0");
 	else
@@ -1185,6 +1191,143 @@ static void test_shutdown_releases_held(void)
 		 st, (unsigned long long)(itest_now_ms() - t0));
 }
 
+/* ---- access on a running target (issue 32): acl add / remove, target auth; sessions logged in stay ---- */
+
+static bool can_login(const char *initiator, const char *chap_user, const char *chap_secret)
+{
+	struct itest_login o = { .initiator = initiator, .chap_user = chap_user, .chap_secret = chap_secret };
+	char err[256];
+	struct iscsi_context *c = itest_connect(&d, &o, 0, err, sizeof(err));
+
+	itest_close(c);
+	return c != NULL;
+}
+
+/* Whether a TCP connection to 127.0.0.2:port is accepted. */
+static bool listening(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
+	rc = fd >= 0 ? connect(fd, (struct sockaddr *)&a, sizeof(a)) : -1;
+	if (fd >= 0)
+		close(fd);
+	return rc == 0;
+}
+
+/* portal add / remove: where the iSCSI front end listens, live; the last one stays. */
+static void test_portals(void)
+{
+	int port = 20000 + (d.port + 7) % 10000;
+
+	ctl_ok(run_ctl("portal add 127.0.0.2:%d", port), 0, "sbcemuctl portal add 127.0.0.2:PORT -> exit 0");
+	itest_ok(listening(port), "after portal add: 127.0.0.2:PORT accepts connections", NULL);
+	run_ctl("save");
+	itest_ok(strstr(ctl_out, "127.0.0.2:") != NULL, "save writes the new portal in daemon.listen", "%.300s", ctl_out);
+	ctl_ok(run_ctl("portal remove 127.0.0.2:%d", port), 0, "sbcemuctl portal remove 127.0.0.2:PORT -> exit 0");
+	itest_ok(!listening(port), "after portal remove: 127.0.0.2:PORT refuses connections", NULL);
+	ctl_ok(run_ctl("portal remove 127.0.0.1:%d", d.port), 1, "sbcemuctl portal remove of the last portal -> exit 1");
+	itest_ok(strstr(ctl_err, "is the last portal") != NULL, "... saying it is the last portal", "stderr: %.300s",
+		 ctl_err);
+	ctl_ok(run_ctl("portal add localhost:3260"), 1, "sbcemuctl portal add localhost:3260 -> exit 1 (not numeric)");
+}
+
+static void test_access(void)
+{
+	uint8_t tur[6] = { 0 };
+
+	ctl_ok(run_ctl("acl add " ITEST_TARGET " " ITEST_INITIATOR_2), 0,
+	       "sbcemuctl acl add IQN <initiator 2> -> exit 0");
+	itest_ok(!can_login(ITEST_INITIATOR_1, NULL, NULL) && can_login(ITEST_INITIATOR_2, NULL, NULL),
+		 "after acl add: initiator 2 logs in, initiator 1 (not listed) is refused", NULL);
+	itest_expect_cmd(s, 0, "after acl add: initiator 1's session logged in before stays (TEST UNIT READY GOOD)", tur,
+			 6, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
+	ctl_ok(run_ctl("acl add " ITEST_TARGET " " ITEST_INITIATOR_1 " --chap-user i1 --chap-secret short"), 1,
+	       "sbcemuctl acl add with a CHAP secret of 5 characters -> exit 1 (RFC 7143 12.1.3: at least 12)");
+	itest_ok(strstr(ctl_err, "chap_secret: is shorter than 12 characters") != NULL, "... naming the key and why",
+		 "stderr: %.300s", ctl_err);
+	ctl_ok(run_ctl("acl remove " ITEST_TARGET " " ITEST_INITIATOR_2), 0, "sbcemuctl acl remove -> exit 0");
+	itest_ok(can_login(ITEST_INITIATOR_1, NULL, NULL), "after acl remove (no entry left): any initiator logs in",
+		 NULL);
+	ctl_ok(run_ctl("target auth " ITEST_TARGET " --chap-user tuser --chap-secret target-secret-1"), 0,
+	       "sbcemuctl target auth IQN --chap-user --chap-secret -> exit 0");
+	itest_ok(!can_login(ITEST_INITIATOR_1, NULL, NULL) && can_login(ITEST_INITIATOR_1, "tuser", "target-secret-1"),
+		 "after target auth: a login without CHAP is refused, one with the new credentials succeeds", NULL);
+	run_ctl("save");
+	itest_ok(strstr(ctl_out, "chap_user = tuser") != NULL, "save writes the new chap_user", "%.400s", ctl_out);
+	{
+		char *const argv[] = { "sbcemuctl", "-s", sock_path, "target", "auth", ITEST_TARGET, "--chap-user", "",
+				       "--chap-secret", "", NULL };
+
+		ctl_ok(run_ctl_argv(argv), 0, "sbcemuctl target auth IQN --chap-user '' --chap-secret '' -> exit 0");
+	}
+	itest_ok(can_login(ITEST_INITIATOR_1, NULL, NULL), "after clearing CHAP: a login without CHAP succeeds", NULL);
+	test_portals();
+}
+
+/* ---- sbcemuctl for people (issue 32): refusals in the command's terms, usage errors, help ---- */
+
+static void test_cli_messages(void)
+{
+	char *list, *word, *save = NULL;
+	bool all_listed = true;
+	char missing[256] = "";
+
+	ctl_ok(run_ctl("fault add 0 sense"), 1, "sbcemuctl fault add 0 sense (no --sense) -> exit 1");
+	itest_ok(strstr(ctl_err, "--sense KEY/ASC/ASCQ is required") != NULL,
+		 "... and says \"--sense KEY/ASC/ASCQ is required\", not the JSON member", "stderr: %.300s", ctl_err);
+	ctl_ok(run_ctl("fault add 0 medium-error"), 1, "sbcemuctl fault add 0 medium-error (no --lba) -> exit 1");
+	itest_ok(strstr(ctl_err, "needs --lba FIRST[-LAST]") != NULL, "... and names --lba FIRST[-LAST]",
+		 "stderr: %.300s", ctl_err);
+	ctl_ok(run_ctl("lu state 0 offlin"), 2, "sbcemuctl lu state 0 offlin -> usage error, exit 2");
+	itest_ok(strstr(ctl_err, "did you mean 'offline'?") != NULL, "... suggesting 'offline'", "stderr: %.300s",
+		 ctl_err);
+	ctl_ok(run_ctl("fault add 0 medium-eror --lba 1"), 2, "sbcemuctl fault add 0 medium-eror -> usage error, exit 2");
+	itest_ok(strstr(ctl_err, "did you mean 'medium-error'?") != NULL, "... suggesting 'medium-error'",
+		 "stderr: %.300s", ctl_err);
+	/* The help lists every action the daemon takes: the daemon's own list is in its refusal. */
+	list = strstr(ctl_err, "\"action\" must be ");
+	list = list ? strdup(list + strlen("\"action\" must be ")) : NULL;
+	run_ctl("--help");
+	for (word = list ? strtok_r(list, ", \n", &save) : NULL; word; word = strtok_r(NULL, ", \n", &save)) {
+		if (strcmp(word, "or") != 0 && !strstr(ctl_out, word)) {
+			all_listed = false;
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), " %s", word);
+		}
+	}
+	itest_ok(list && all_listed, "sbcemuctl --help lists every fault action the daemon takes", "missing:%s",
+		 list ? missing : " (no list in the refusal)");
+	free(list);
+	{
+		char *const argv[] = { "sbcemuctl", "-s", "/nonexistent/control.sock", "status", NULL };
+
+		ctl_ok(run_ctl_argv(argv), 1, "sbcemuctl -s /nonexistent/control.sock status (no daemon) -> exit 1");
+		itest_ok(strstr(ctl_err, "(chosen by -s)") && strstr(ctl_err, "is sbcemud running?"),
+			 "... saying where it looked, why, and how to point at another socket", "stderr: %.300s", ctl_err);
+	}
+	ctl_ok(run_ctl("status"), 0, "sbcemuctl status -> exit 0");
+	itest_ok(strstr(ctl_out, "\nuptime:") != NULL && !strstr(ctl_out, "uptime_seconds"),
+		 "sbcemuctl status prints the uptime rounded for people (\"uptime: 1.2 s\")", "stdout: %.300s", ctl_out);
+	itest_ok(strstr(ctl_out, "\nportals:        127.0.0.1:") && strstr(ctl_out, "\nfrontends:      iscsi running"),
+		 "sbcemuctl status lists the listening portals and the front ends' state", "stdout: %.400s", ctl_out);
+	/* One view of everything (tgtadm --op show, targetcli ls): targets, auth, ACLs, LUs with their faults. */
+	ctl_ok(run_ctl("fault add 1 medium-error --lba 7"), 0, "sbcemuctl fault add 1 medium-error --lba 7 -> exit 0");
+	ctl_ok(run_ctl("show"), 0, "sbcemuctl show -> exit 0");
+	itest_ok(strstr(ctl_out, "target " ITEST_TARGET) && strstr(ctl_out, "  auth: none\n") &&
+			 strstr(ctl_out, "  acls: any initiator\n") && strstr(ctl_out, "  lun 0 ") &&
+			 strstr(ctl_out, "  lun 2   zbc-hm ") && strstr(ctl_out, ", 8 zones") &&
+			 strstr(ctl_out, ", 1 fault rule") && strstr(ctl_out, "front ends: iscsi running"),
+		 "sbcemuctl show: the target, its auth and ACLs, each LU with kind, zones and fault rules, the front ends",
+		 "stdout: %.900s", ctl_out);
+	run_ctl("fault remove all");
+	ctl_ok(run_ctl("lus --target " ITEST_TARGET), 0, "sbcemuctl lus --target IQN -> exit 0");
+	ctl_ok(run_ctl("lus --target iqn.2026-12.org.example:nope"), 1, "sbcemuctl lus --target (unknown) -> exit 1");
+	ctl_ok(run_ctl("lu show 2"), 0, "sbcemuctl lu show 2 -> exit 0");
+	itest_ok(strstr(ctl_out, "\nkind: zbc-hm\n") && strstr(ctl_out, "\nzones: 8\n"),
+		 "sbcemuctl lu show 2: every field of LUN 2 (kind zbc-hm, zones 8)", "stdout: %.500s", ctl_out);
+}
+
 int main(int argc, char **argv)
 {
 	itest_init(argc, argv, "test_control: control socket, sbcemuctl, fault rules, LU state/WP/resize, counters");
@@ -1221,6 +1364,8 @@ int main(int argc, char **argv)
 	test_counters();
 	test_more_actions();
 	test_lu_add_remove();
+	test_cli_messages();
+	test_access();
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running after every check", NULL);
 	test_shutdown_releases_held();
 

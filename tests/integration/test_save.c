@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "itest.h"
 
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
 		 "the saved text has LUN 5, not LUN 1, LUN 0's new size and write protection, the fault keys", "%s",
 		 saved);
 
-	/* sbcemud --check accepts it. */
+	/* sbcemud --check accepts it once the daemon that holds the state directory is gone (issue 32). */
 	snprintf(cmd, sizeof(cmd), "%s/saved.ini", d.dir);
 	f = fopen(cmd, "w");
 	if (f) {
@@ -80,10 +81,13 @@ int main(int argc, char **argv)
 	}
 	snprintf(cmd, sizeof(cmd), "'%s' --check -c '%s/saved.ini' >>'%s' 2>&1", d.bin, d.dir, d.log);
 	st = system(cmd);
+	itest_ok(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+		 "sbcemud --check -c <saved> while the daemon holds its state directory -> exit 1", "status %d", st);
+	itest_daemon_stop(&d, 15);
+	st = system(cmd);
 	itest_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sbcemud --check -c <saved> -> exit 0", "status %d", st);
 
 	/* A restart on it serves the same device. */
-	itest_daemon_stop(&d, 15);
 	if (itest_daemon_write_config(&d, saved) != 0 || itest_daemon_start(&d) != 0) {
 		itest_ok(false, "sbcemud starts on the saved configuration", NULL);
 		return itest_finish();
@@ -107,6 +111,39 @@ int main(int argc, char **argv)
 			 strstr(out, "\"corrupt-pi\""),
 		 "after the restart: the fault keys are fault rules again (zone-offline, corrupt-pi)", "%.300s", out);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
+
+	/* daemon.autosave (issue 32): a change the control makes is in the -c file at once; the old file as .bak. */
+	itest_daemon_stop(&d, 15);
+	{
+		char *daemon_section = strstr(saved, "[daemon]\n");
+
+		if (daemon_section)
+			snprintf(out, sizeof(out), "%.*s[daemon]\nautosave = true\n%s", (int)(daemon_section - saved), saved,
+				 daemon_section + strlen("[daemon]\n"));
+	}
+	if (itest_daemon_write_config(&d, out) != 0 || itest_daemon_start(&d) != 0) {
+		itest_ok(false, "sbcemud starts with daemon.autosave = true", NULL);
+		return itest_finish();
+	}
+	ctl("lu add 6 'size=8M;path=added6.img'", "autosave: sbcemuctl lu add 6 -> exit 0");
+	f = fopen(d.conf, "r");
+	saved[0] = '\0';
+	if (f) {
+		saved[fread(saved, 1, sizeof(saved) - 1, f)] = '\0';
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "%s.bak", d.conf);
+	itest_ok(strstr(saved, "[lun \"" ITEST_TARGET "\" 6]") && strstr(saved, "autosave = true") &&
+			 access(cmd, F_OK) == 0,
+		 "autosave: the -c file now has LUN 6 (and autosave), the one before it is FILE.bak", "%.400s", saved);
+	itest_daemon_stop(&d, 15);
+	if (itest_daemon_start(&d) == 0 && (s = itest_session(&d, ITEST_INITIATOR_1, 6))) {
+		itest_ok(itest_capacity10(s, 6) == 16384, "autosave: after a restart LUN 6 is there (16384 blocks)", "%lld",
+			 itest_capacity10(s, 6));
+		itest_close(s);
+	} else {
+		itest_ok(false, "autosave: sbcemud restarts on the autosaved file", NULL);
+	}
 	itest_daemon_cleanup(&d);
 	return itest_finish();
 }

@@ -6,7 +6,8 @@
  *   fails at start with one line naming the holder's pid and the path
  *   (flock(2) on <state_dir>/sbcemud.lock and on each backing file).  The
  *   kernel drops the locks when a daemon dies, so a restart after kill -9
- *   works; --check takes no lock.
+ *   works; --check takes no lock, yet says what start-up would refuse: a
+ *   state directory another daemon holds (issue 32).
  * - The files the daemon makes under it are 0600, its directories 0700;
  *   no symbolic link is followed there (open(2) O_NOFOLLOW): one planted in
  *   place of a state file fails the LU's start, one in place of a
@@ -128,8 +129,12 @@ static void test_locks(struct itest_daemon *d)
 
 	snprintf(cmd, sizeof(cmd), "'%s' -c '%s' --state-dir '%s' --check >/dev/null 2>&1", d->bin, d->conf, d->state);
 	rc = system(cmd);
-	itest_ok(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "sbcemud --check takes no lock: it passes while the daemon runs",
+	itest_ok(WIFEXITED(rc) && WEXITSTATUS(rc) == 1,
+		 "sbcemud --check while the daemon runs on its state directory: exit 1, as the start would be refused",
 		 "status 0x%x", rc);
+	itest_ok(itest_daemon_alive(d) && (s = itest_session(d, ITEST_INITIATOR_1, 0)) != NULL,
+		 "... and --check took no lock: the daemon serves on", NULL);
+	itest_close(s);
 
 	/* kill -9: the kernel drops the locks with the process (flock(2)). */
 	itest_daemon_stop(d, SIGKILL);

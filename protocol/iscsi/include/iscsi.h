@@ -85,10 +85,24 @@ struct iscsi_server *iscsi_server_create(struct ev_loop *loop, const struct iscs
  * Returns 0, or -1 with a message in err.
  */
 int iscsi_server_add_portal(struct iscsi_server *srv, const char *addr, char *err, size_t errlen);
+/*
+ * Stops listening on portal addr (numeric, as added): no new connection
+ * there, no longer in SendTargets; connections made through it stay.  0,
+ * or -1 with the reason in err.
+ */
+int iscsi_server_remove_portal(struct iscsi_server *srv, const char *addr, char *err, size_t errlen);
 
 /* Adds a target; strings are copied.  Returns 0, or -1 with a message in err. */
 int iscsi_server_add_target(struct iscsi_server *srv, const struct iscsi_target_params *t, char *err,
 			    size_t errlen);
+/*
+ * Replaces the CHAP credentials and ACL of target t->name with t's (its
+ * other fields are ignored): logins from then on follow them; sessions
+ * logged in stay; a login under way is dropped (the initiator retries).
+ * 0, or -1 with the reason in err and nothing changed.
+ */
+int iscsi_server_set_target_access(struct iscsi_server *srv, const struct iscsi_target_params *t, char *err,
+				   size_t errlen);
 
 /*
  * Graceful shutdown: stops listening and accepting commands, lets commands in

@@ -394,12 +394,12 @@ static bool rule_fires(const struct scsi_device *dev, struct scsi_fault_rule *r)
 	return true;
 }
 
-/* The first block of the command still bad under a medium-error rule: true with *lba set. */
-static bool first_bad_block(const struct scsi_lu *lu, const struct scsi_cmd *cmd, uint64_t *lba)
+/* The first block of the command still bad under a medium-error rule: that rule, with *lba set; or NULL. */
+static struct scsi_fault_rule *first_bad_block(struct scsi_lu *lu, const struct scsi_cmd *cmd, uint64_t *lba)
 {
-	bool found = false;
+	struct scsi_fault_rule *found = NULL;
 
-	for (const struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
+	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
 		uint64_t from, to;
 
 		if (r->p.action != SCSI_FAULT_ACTION_MEDIUM_ERROR || !r->st.bad_blocks ||
@@ -410,7 +410,7 @@ static bool first_bad_block(const struct scsi_lu *lu, const struct scsi_cmd *cmd
 		for (uint64_t b = from; b <= to && (!found || b < *lba); b++) {
 			if (bad_test(r, b - r->p.lba_first)) {
 				*lba = b;
-				found = true;
+				found = r;
 				break;
 			}
 		}
@@ -472,6 +472,7 @@ static void hold(struct scsi_cmd *cmd, const struct scsi_fault_rule *r, bool tim
 enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
+	struct scsi_fault_rule *bad_rule;
 	uint64_t bad = 0;
 
 	if (!lu->fault_rules)
@@ -484,7 +485,10 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 			r->st.fired++;
 		}
 	}
-	if (reads_blocks(cmd) && first_bad_block(lu, cmd, &bad)) {
+	if (reads_blocks(cmd) && (bad_rule = first_bad_block(lu, cmd, &bad))) {
+		/* The rule that failed the read counts it (fault-list's matched and fired, docs/control.md). */
+		bad_rule->st.matched++;
+		bad_rule->st.fired++;
 		scsi_cmd_fail(cmd, sense_with_information(sense_make(SENSE_KEY_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR),
 							  bad));
 		return SCSI_FAULT_DONE;

@@ -76,18 +76,27 @@ expect_status 2 "$bin" --no-such-option
 expect_status 2 "$bin" extra-argument
 expect_status 0 "$bin" --print-default-config
 grep -q '^\[lun "iqn.2026-12.org.sbcemu:default" 0\]$' "$work/out" || fail "--print-default-config"
+# --list-keys [SECTION]: the keys from the command line (issue 32).
+expect_status 0 "$bin" --list-keys lun
+grep -q '^  subsidiary_template  *string, default (empty)$' "$work/out" || fail "--list-keys lun: $(head -3 "$work/out")"
+expect_status 2 "$bin" --list-keys nope
 expect_status 0 "$bin" --check --state-dir "$work/state"
 [ ! -e "$work/state" ] || fail "--check created the state directory"
+grep -q '^sbcemud: configuration OK: 1 target, 7 LUs (1 conglomerate), 2 templates, state in ' "$work/out" ||
+	fail "--check printed no summary line: $(cat "$work/out")"
 
 # Configuration errors: every one, as file:line: section.key: reason, then exit 1.
 printf '[daemon]\nworkers = 0\n[lun "iqn.2026-12.org.x:t" 0]\nsize = 1M\n' >"$work/bad.ini"
 expect_status 1 "$bin" -c "$work/bad.ini"
 grep -qx "$work/bad.ini:2: daemon.workers: 0 is out of range (1..64)" "$work/err" ||
 	fail "bad.ini: $(cat "$work/err")"
-expect_status 1 "$bin" --listen localhost:3260 --check
+# A bad option value is a command-line mistake: exit status 2 (README, "Command line").
+expect_status 2 "$bin" --listen localhost:3260 --check
 grep -qx -- '--listen: daemon.listen: "localhost" is not a numeric IPv4 address' "$work/err" ||
 	fail "--listen localhost: $(cat "$work/err")"
-expect_status 1 "$bin" --log-level loud --check
+expect_status 2 "$bin" --log-level loud --check
+grep -qx -- '--log-level: daemon.log_level: "loud" is not one of error, warn, info or debug' "$work/err" ||
+	fail "--log-level loud: $(cat "$work/err")"
 expect_status 1 "$bin" -c "$work/missing.ini"
 
 # Start-up on the embedded default, then SIGTERM.
@@ -96,6 +105,10 @@ if start_daemon term; then
 	[ "$(stat -c %s "$img")" = 1073741824 ] || fail "backing file size $(stat -c %s "$img")"
 	[ "$(stat -c %b "$img")" = 0 ] || fail "backing file is not sparse"
 	[ -d "$work/state/iqn.2026-12.org.sbcemu:default/lun0" ] || fail "no LU state directory"
+	# --check finds what start-up would refuse: the state directory this daemon holds.
+	expect_status 1 "$bin" --check --state-dir "$work/state"
+	grep -q "the state directory $work/state is in use by another sbcemud (pid $pid," "$work/err" ||
+		fail "--check on a held state directory: $(cat "$work/err")"
 	stop_daemon TERM term
 fi
 # Again on the existing file, then SIGINT.
