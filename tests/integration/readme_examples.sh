@@ -35,7 +35,7 @@ block_after() {
 	' "$readme"
 }
 
-port=$(sbce_pick_port) || exit 1
+port=$(sbce_pick_port 3300 3999) || exit 1
 if ! sbce_daemon_start "$sbcemud" "$work/state" "$port"; then
 	echo "not ok 1 - sbcemud starts on the embedded default"
 	exit 1
