@@ -18,7 +18,7 @@
 
 #include "config_internal.h"
 
-static const struct cfg_lun *find_template(const struct cfg *cfg, const char *name)
+const struct cfg_lun *cfg_find_template(const struct cfg *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->template_count; i++)
 		if (strcmp(cfg->templates[i]->template_name, name) == 0)
@@ -110,7 +110,7 @@ int cfg_lun_from_cfgstring(const struct cfg *cfg, const char *name, const char *
 		key = trim(pair);
 		value = trim(eq + 1);
 		if (strcmp(key, "lu") == 0) {
-			const struct cfg_lun *t = find_template(cfg, value);
+			const struct cfg_lun *t = cfg_find_template(cfg, value);
 
 			if (!first)
 				cfg_report(diag, source, 0, NULL, "lu", "must come first (the other keys override it)");

@@ -22,9 +22,9 @@ static int element_list_check(const char *list, char *why, size_t whylen)
 	int rc = cfg_zone_list_walk(list, element_in_range, NULL, why, whylen);
 
 	if (rc == 1)
-		snprintf(why, whylen, "\"%s\": subsidiary elements are 1..%u", list, CFG_MAX_ELEMENT);
+		snprintf(why, whylen, "\"%.60s\": subsidiary elements are 1..%u", list, CFG_MAX_ELEMENT);
 	else if (rc != 0)
-		snprintf(why, whylen, "\"%s\" is not a list of subsidiary elements and ranges (like \"1-8, 12\")",
+		snprintf(why, whylen, "\"%.60s\" is not a list of subsidiary elements and ranges (like \"1-8, 12\")",
 			 list);
 	return rc ? -1 : 0;
 }
@@ -58,7 +58,7 @@ int cfg_bindings_walk(const char *text, int (*fn)(void *arg, const char *initiat
 		while (nlen && (n0[nlen - 1] == ' ' || n0[nlen - 1] == '\t'))
 			nlen--;
 		if (!eq || nlen == 0 || nlen >= sizeof(name) || memchr(n0, ' ', nlen) || memchr(n0, ',', nlen)) {
-			snprintf(why, whylen, "\"%s\" is not INITIATOR=LIST (like \"*=1-4\" or \"iqn.2026-12.org.example:h1=5\")",
+			snprintf(why, whylen, "\"%.40s\" is not INITIATOR=LIST (like \"*=1-4\" or \"iqn.2026-12.org.example:h1=5\")",
 				 n0);
 			return -1;
 		}
@@ -104,17 +104,13 @@ int cfg_set_bindings(const struct cfg_key *key, void *object, const char *value,
 
 int cfg_check_subsidiary_template(const struct cfg *cfg, const char *name, char *why, size_t whylen)
 {
-	for (size_t i = 0; i < cfg->template_count; i++) {
-		if (strcmp(cfg->templates[i]->template_name, name) != 0)
-			continue;
-		if (cfg->templates[i]->kind == CFG_LU_CONGLOMERATE) {
-			snprintf(why, whylen, "[lu \"%s\"] is itself a conglomerate", name);
-			return -1;
-		}
-		return 0;
-	}
-	snprintf(why, whylen, "no [lu \"%s\"] section", name);
-	return -1;
+	const struct cfg_lun *t = cfg_find_template(cfg, name);
+
+	if (!t)
+		snprintf(why, whylen, "no [lu \"%s\"] section", name);
+	else if (t->kind == CFG_LU_CONGLOMERATE)
+		snprintf(why, whylen, "[lu \"%s\"] is itself a conglomerate", name);
+	return t && t->kind != CFG_LU_CONGLOMERATE ? 0 : -1;
 }
 
 /* Is element e (1..CFG_MAX_ELEMENT) in the subsidiaries list? */

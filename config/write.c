@@ -197,14 +197,6 @@ static const struct cfg_acl *find_acl(const struct cfg_target *t, const char *in
 	return NULL;
 }
 
-static const struct cfg_lun *find_template(const struct cfg *cfg, const char *name)
-{
-	for (size_t i = 0; i < cfg->template_count; i++)
-		if (strcmp(cfg->templates[i]->template_name, name) == 0)
-			return cfg->templates[i];
-	return NULL;
-}
-
 /* The sections of `from` missing in `to` (kind: what they are to the caller), then the keys of those in both. */
 static void diff_targets(const struct cfg *from, const struct cfg *to, enum cfg_change_kind missing, bool keys,
 			 void (*fn)(void *arg, const struct cfg_change *c), void *arg)
@@ -255,7 +247,7 @@ void cfg_diff(const struct cfg *a, const struct cfg *b, void (*fn)(void *arg, co
 	c.section = "tcmu";
 	diff_keys(CFG_SECTION_TCMU, &a->tcmu, &b->tcmu, &c, fn, arg);
 	for (size_t i = 0; i < a->template_count; i++) {
-		const struct cfg_lun *other = find_template(b, a->templates[i]->template_name);
+		const struct cfg_lun *other = cfg_find_template(b, a->templates[i]->template_name);
 		struct cfg_change ct = { .kind = other ? CFG_CHANGE_KEY : CFG_CHANGE_REMOVED, .section = "lu",
 					 .name = a->templates[i]->template_name };
 
@@ -267,7 +259,7 @@ void cfg_diff(const struct cfg *a, const struct cfg *b, void (*fn)(void *arg, co
 	for (size_t i = 0; i < b->template_count; i++) {
 		struct cfg_change ct = { .kind = CFG_CHANGE_ADDED, .section = "lu", .name = b->templates[i]->template_name };
 
-		if (!find_template(a, b->templates[i]->template_name))
+		if (!cfg_find_template(a, b->templates[i]->template_name))
 			fn(arg, &ct);
 	}
 	diff_targets(a, b, CFG_CHANGE_REMOVED, true, fn, arg);

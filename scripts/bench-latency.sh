@@ -1,6 +1,6 @@
 #!/bin/bash
 # Latency distributions of the rotating-disk media model and of a command
-# duration limit beside a saturating load (issue 25's benchmark; the results
+# duration limit beside a saturating load (the results
 # are in docs/latency.md, "Measured").  Starts sbcemud on a free loopback port
 # with one 4 GiB LU (sparse file, `latency = rotating rpm=7200`, defaults
 # otherwise, `command_duration_limits = t2`) and runs tests/bench_latency

@@ -404,6 +404,8 @@ void cfg_mode_defaults_format(const struct cfg_mode_defaults *md, char *buf, siz
  * reasons as for the file; returns 0, or -1 with every error in diag as
  * "cfgstring of NAME: key: reason" ("cfgstring: key: reason" for name "").
  */
+/* The [lu "NAME"] template called name, or NULL. */
+const struct cfg_lun *cfg_find_template(const struct cfg *cfg, const char *name);
 int cfg_lun_from_cfgstring(const struct cfg *cfg, const char *name, const char *cfgstring, uint64_t dev_size,
 			   struct cfg_lun *out, struct cfg_diag *diag);
 

@@ -1,5 +1,5 @@
 /*
- * sbcemuctl: the daemon's refusals in the command's own terms (issue 32).
+ * sbcemuctl: the daemon's refusals in the command's own terms.
  * The daemon names request members ("sense_key" is missing) and lists the
  * words a member takes ("state" must be ready, ... or no-medium); a person
  * typed options and words.  A missing member becomes the option that sets

@@ -29,14 +29,6 @@ const struct cfg_lun *sbce_config_lun(const struct cfg_target *t, uint32_t lun)
 	return NULL;
 }
 
-static const struct cfg_lun *find_template(const struct cfg *cfg, const char *name)
-{
-	for (size_t i = 0; i < cfg->template_count; i++)
-		if (strcmp(cfg->templates[i]->template_name, name) == 0)
-			return cfg->templates[i];
-	return NULL;
-}
-
 /*
  * The configuration of subsidiary element of the administrative LU admin of
  * target t: the template's keys, its backing file sub<E>.img and its state
@@ -47,7 +39,7 @@ int sbce_subsidiary_config(const struct cfg *cfg, const struct cfg_target *t, co
 			   uint16_t element, struct cfg_lun *out, char *state_dir, size_t state_len, char *err,
 			   size_t errlen)
 {
-	const struct cfg_lun *tpl = find_template(cfg, admin->subsidiary_template);
+	const struct cfg_lun *tpl = cfg_find_template(cfg, admin->subsidiary_template);
 	char admin_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX];
 	int n;
 

@@ -1,5 +1,5 @@
 /*
- * bench_load: the project's load generator for scripts/bench (issue 27), on
+ * bench_load: the project's load generator for scripts/bench, on
  * libiscsi's asynchronous API: S sessions to one LU, each keeping QD
  * READ(16) or WRITE(16) commands of BS bytes in flight for SECONDS, random
  * or sequential LBAs, reads and writes mixed in a given share.  It prints

@@ -1,7 +1,7 @@
 #!/bin/bash
 # docs/examples/*.ini: every example configuration passes `sbcemud --check`
 # (with a scratch state directory) and prints its one-line summary, so the
-# examples cannot drift from the schema (issue 32).
+# examples cannot drift from the schema.
 # Usage: config_examples.sh DOCS/EXAMPLES-DIR PATH/TO/sbcemud
 set -u
 dir=$1 sbcemud=$2

@@ -3,7 +3,7 @@
 # default configuration: every libiscsi tool line and every sbcemuctl line
 # must exit 0, and the sbcemuctl block must leave the device as it found it
 # (`sbcemuctl lus` and `subsidiaries 6` the same before and after).  The docs
-# cannot drift from the daemon without this failing (issue 32).  Loopback
+# cannot drift from the daemon without this failing.  Loopback
 # only; the portal and the state directory are the test's own.
 # Usage: readme_examples.sh README.md PATH/TO/sbcemud PATH/TO/sbcemuctl
 set -u

@@ -234,7 +234,7 @@ static void test_good(void)
 	status = run(true, out, sizeof(out));
 	itest_ok(status == 0 && strncmp(out, "sbcemud: configuration OK: 1 target, 1 LU (0 conglomerates), 0 templates, "
 					 "state in ", 83) == 0 && strchr(out, '\n') == strrchr(out, '\n'),
-		 "a valid configuration passes --check with one summary line (issue 32)", "status %d, output \"%s\"", status,
+		 "a valid configuration passes --check with one summary line", "status %d, output \"%s\"", status,
 		 out);
 	itest_ok(nothing_created(state_dir, what, sizeof(what)),
 		 "--check of a valid configuration creates nothing (no state directory, no backing file)", "%s", what);

@@ -1191,7 +1191,7 @@ static void test_shutdown_releases_held(void)
 		 st, (unsigned long long)(itest_now_ms() - t0));
 }
 
-/* ---- access on a running target (issue 32): acl add / remove, target auth; sessions logged in stay ---- */
+/* ---- access on a running target: acl add / remove, target auth; sessions logged in stay ---- */
 
 static bool can_login(const char *initiator, const char *chap_user, const char *chap_secret)
 {
@@ -1266,7 +1266,7 @@ static void test_access(void)
 	test_portals();
 }
 
-/* ---- sbcemuctl for people (issue 32): refusals in the command's terms, usage errors, help ---- */
+/* ---- sbcemuctl for people: refusals in the command's terms, usage errors, help ---- */
 
 static void test_cli_messages(void)
 {

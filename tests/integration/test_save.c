@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 		 "the saved text has LUN 5, not LUN 1, LUN 0's new size and write protection, the fault keys", "%s",
 		 saved);
 
-	/* sbcemud --check accepts it once the daemon that holds the state directory is gone (issue 32). */
+	/* sbcemud --check accepts it once the daemon that holds the state directory is gone. */
 	snprintf(cmd, sizeof(cmd), "%s/saved.ini", d.dir);
 	f = fopen(cmd, "w");
 	if (f) {
@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 		 "after the restart: the fault keys are fault rules again (zone-offline, corrupt-pi)", "%.300s", out);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
 
-	/* daemon.autosave (issue 32): a change the control makes is in the -c file at once; the old file as .bak. */
+	/* daemon.autosave: a change the control makes is in the -c file at once; the old file as .bak. */
 	itest_daemon_stop(&d, 15);
 	{
 		char *daemon_section = strstr(saved, "[daemon]\n");

@@ -335,7 +335,7 @@ static void test_unknown_opcodes(void)
 	/* SPC-4 leaves the field pointer optional for INVALID COMMAND OPERATION CODE: only report it. */
 	if (r.status == 2)
 		itest_note("operation code 02h: SKSV=%d", r.sense.sksv);
-	/* SEND DIAGNOSTIC and LOG SENSE are served since issue 33 (test_health.c, test_log_pages.c). */
+	/* SEND DIAGNOSTIC and LOG SENSE are served (test_health.c, test_log_pages.c). */
 	EXPECT(0, "REASSIGN BLOCKS (07h, not implemented) -> 05/20/00", EXPECT_SENSE(5, 0x20, 0), ITEST_NONE, NULL, 0, 0,
 	       NULL, 0x07, 0, 0, 0, 0, 0);
 	EXPECT(0, "READ BUFFER(10) (3Ch, not implemented) -> 05/20/00", EXPECT_SENSE(5, 0x20, 0), ITEST_IN, NULL, 0, 255,

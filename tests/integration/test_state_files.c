@@ -7,7 +7,7 @@
  *   (flock(2) on <state_dir>/sbcemud.lock and on each backing file).  The
  *   kernel drops the locks when a daemon dies, so a restart after kill -9
  *   works; --check takes no lock, yet says what start-up would refuse: a
- *   state directory another daemon holds (issue 32).
+ *   state directory another daemon holds.
  * - The files the daemon makes under it are 0600, its directories 0700;
  *   no symbolic link is followed there (open(2) O_NOFOLLOW): one planted in
  *   place of a state file fails the LU's start, one in place of a

@@ -1,6 +1,6 @@
 # shellcheck shell=sh
 # Guest check "health": log pages, self-tests and informational exceptions
-# as the stock tools read them (issue 33; docs/conformance.md "Log pages,
+# as the stock tools read them (docs/conformance.md "Log pages,
 # informational exceptions and self-tests"), on LUN SBCE_HEALTH_LUN:
 #  - sg_logs -a decodes every page without an error;
 #  - sg_senddiag --test (the default self-test) and a background short self-test;

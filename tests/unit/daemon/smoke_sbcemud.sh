@@ -76,7 +76,7 @@ expect_status 2 "$bin" --no-such-option
 expect_status 2 "$bin" extra-argument
 expect_status 0 "$bin" --print-default-config
 grep -q '^\[lun "iqn.2026-12.org.sbcemu:default" 0\]$' "$work/out" || fail "--print-default-config"
-# --list-keys [SECTION]: the keys from the command line (issue 32).
+# --list-keys [SECTION]: the keys from the command line.
 expect_status 0 "$bin" --list-keys lun
 grep -q '^  subsidiary_template  *string, default (empty)$' "$work/out" || fail "--list-keys lun: $(head -3 "$work/out")"
 expect_status 2 "$bin" --list-keys nope
