@@ -59,6 +59,7 @@ struct be_file {
 	/* Learned at run time; read and written by several workers, hence atomics. */
 	bool no_rwf_dsync;
 	bool no_zero_range;
+	bool no_nowait_write; /* the file system does not take buffered writes with RWF_NOWAIT */
 	/* write_atomic: untorn writes where the kernel offers them (NULL: not offered) */
 	struct untorn *untorn;
 	/* write_atomic: the intent log "<side>.journal", one record at a time. */
@@ -391,42 +392,80 @@ static void be_file_close(struct backend *be)
 	free(f);
 }
 
-static int be_file_read(struct backend *be, void *buf, size_t len, uint64_t offset)
-{
-	struct be_file *f = be_file_from(be);
-	int rc = range_check(be, offset, len);
-	ssize_t n;
-
-	if (rc)
-		return rc;
-	n = be_pread_all(f->fd, buf, len, offset);
-	if (n < 0)
-		return (int)n;
-	return (size_t)n < len ? -EIO : 0; /* end of file inside the backend's size: the file was truncated */
-}
-
 static int be_file_flush(struct backend *be)
 {
 	return be_fdatasync(be_file_from(be)->fd);
 }
 
-static int be_file_write(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags)
+/* One call whatever the transport's pieces (backend.h); read and write are its one-piece case. */
+static uint64_t iov_bytes(const struct iovec *iov, unsigned iovcnt)
+{
+	uint64_t len = 0;
+
+	for (unsigned i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+static int be_file_readv(struct backend *be, const struct iovec *iov, unsigned iovcnt, uint64_t offset,
+			 unsigned flags)
 {
 	struct be_file *f = be_file_from(be);
-	int rc = write_check(be, offset, len);
+	uint64_t len = iov_bytes(iov, iovcnt);
+	int rc = range_check(be, offset, len);
+	ssize_t n;
 
 	if (rc)
 		return rc;
+	n = be_preadv_all(f->fd, iov, iovcnt, offset, flags & BE_IO_NOWAIT ? RWF_NOWAIT : 0);
+	if (n < 0)
+		return n == -EOPNOTSUPP && (flags & BE_IO_NOWAIT) ? -EAGAIN : (int)n;
+	return (uint64_t)n < len ? -EIO : 0; /* end of file inside the backend's size: the file was truncated */
+}
+
+static int be_file_writev(struct backend *be, const struct iovec *iov, unsigned iovcnt, uint64_t offset,
+			  unsigned flags)
+{
+	struct be_file *f = be_file_from(be);
+	int rc = write_check(be, offset, iov_bytes(iov, iovcnt));
+
+	if (rc)
+		return rc;
+	if (flags & BE_IO_NOWAIT) {
+		/* A durable write waits for the medium by definition. */
+		if ((flags & BE_WRITE_FUA) || flag_get(&f->no_nowait_write))
+			return -EAGAIN;
+		rc = be_pwritev_all(f->fd, iov, iovcnt, offset, RWF_NOWAIT);
+		if (rc == -EOPNOTSUPP) {
+			flag_set(&f->no_nowait_write); /* pwritev2(2): "not supported for this file" */
+			return -EAGAIN;
+		}
+		return rc;
+	}
 	if (!(flags & BE_WRITE_FUA))
-		return be_pwrite_all(f->fd, buf, len, offset, 0);
+		return be_pwritev_all(f->fd, iov, iovcnt, offset, 0);
 	if (!flag_get(&f->no_rwf_dsync)) {
-		rc = be_pwrite_all(f->fd, buf, len, offset, RWF_DSYNC);
+		rc = be_pwritev_all(f->fd, iov, iovcnt, offset, RWF_DSYNC);
 		if (rc != -EOPNOTSUPP && rc != -EINVAL)
 			return rc;
 		flag_set(&f->no_rwf_dsync); /* kernel or file system without RWF_DSYNC */
 	}
-	rc = be_pwrite_all(f->fd, buf, len, offset, 0);
+	rc = be_pwritev_all(f->fd, iov, iovcnt, offset, 0);
 	return rc ? rc : be_file_flush(be);
+}
+
+static int be_file_read(struct backend *be, void *buf, size_t len, uint64_t offset)
+{
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+
+	return be_file_readv(be, &v, 1, offset, 0);
+}
+
+static int be_file_write(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags)
+{
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+
+	return be_file_writev(be, &v, 1, offset, flags);
 }
 
 /* Writes zeros over [offset, offset + len) with ordinary writes: the fallback for everything. */
@@ -705,6 +744,8 @@ static const struct backend_ops be_file_ops = {
 	.close = be_file_close,
 	.read = be_file_read,
 	.write = be_file_write,
+	.readv = be_file_readv,
+	.writev = be_file_writev,
 	.flush = be_file_flush,
 	.discard = be_file_discard,
 	.write_zeroes = be_file_write_zeroes,

@@ -63,6 +63,66 @@ ssize_t be_pread_all(int fd, void *buf, size_t len, uint64_t offset)
 	return (ssize_t)done;
 }
 
+/*
+ * The vectored forms: one preadv2 / pwritev2 for the whole list while the
+ * kernel takes it whole (the usual case).  After a short transfer the piece
+ * it stopped in goes on alone, then the rest of the list.
+ */
+static ssize_t vec_all(bool write, int fd, const struct iovec *iov, unsigned iovcnt, uint64_t offset, int rwf)
+{
+	size_t done = 0, skip = 0; /* skip: the bytes of iov[i] done */
+	unsigned i = 0;
+
+	for (;;) {
+		const struct iovec *v;
+		struct iovec head;
+		int cnt;
+		ssize_t n;
+
+		while (i < iovcnt && skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			i++;
+		}
+		if (i == iovcnt)
+			break;
+		/* RWF_NOWAIT (preadv2(2)): a short transfer means the rest would wait. */
+		if (done && (rwf & RWF_NOWAIT))
+			return -EAGAIN;
+		v = iov + i;
+		cnt = (int)(iovcnt - i);
+		if (skip) {
+			head = (struct iovec){ .iov_base = (uint8_t *)iov[i].iov_base + skip,
+					       .iov_len = iov[i].iov_len - skip };
+			v = &head;
+			cnt = 1;
+		}
+		n = write ? pwritev2(fd, v, cnt, (off_t)(offset + done), rwf)
+			  : preadv2(fd, v, cnt, (off_t)(offset + done), rwf);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) /* a read: the end of the file; a write: retrying would loop for ever */
+			return write ? -EIO : (ssize_t)done;
+		done += (size_t)n;
+		skip += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+int be_pwritev_all(int fd, const struct iovec *iov, unsigned iovcnt, uint64_t offset, int rwf)
+{
+	ssize_t n = vec_all(true, fd, iov, iovcnt, offset, rwf);
+
+	return n < 0 ? (int)n : 0;
+}
+
+ssize_t be_preadv_all(int fd, const struct iovec *iov, unsigned iovcnt, uint64_t offset, int rwf)
+{
+	return vec_all(false, fd, iov, iovcnt, offset, rwf);
+}
+
 int be_fdatasync(int fd)
 {
 	while (fdatasync(fd) != 0)

@@ -25,8 +25,9 @@ PACKAGES=(
 	# iscsi-inq, iscsi-ls), sg3_utils, Debian's tgt as a reference target,
 	# ss (iproute2) and the usual process tools
 	libiscsi-bin sg3-utils tgt iproute2 procps
-	# scripts/bench: the loopback ceiling beside sbcemu and tgt
-	iperf3
+	# scripts/bench: the loopback ceiling beside sbcemu and tgt; scripts/bench-plot
+	# draws its queue-depth sweep (PNG, without X11)
+	iperf3 gnuplot-nox
 	# kernel tests (tests/kernel/run.sh): QEMU and what goes into the guest's
 	# initramfs (the kernels and open-iscsi are fetched with apt-get download
 	# into a cache, not installed); keep in step with KVM_HOST_PACKAGES in

@@ -13,9 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define BE_WRITE_FUA 0x1          /* data is durable when write() returns */
 #define BE_ZERO_MAY_DISCARD 0x1   /* write_zeroes may deallocate the range */
+#define BE_IO_NOWAIT 0x2          /* readv / writev: -EAGAIN rather than wait (below) */
 
 /* Allocation status of a byte range (for GET LBA STATUS). */
 enum be_extent_kind {
@@ -36,6 +38,18 @@ struct backend_ops {
 	void (*close)(struct backend *be);
 	int (*read)(struct backend *be, void *buf, size_t len, uint64_t offset);
 	int (*write)(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags);
+	/*
+	 * read and write for the bytes of iov[0..iovcnt) one after the other
+	 * from offset, in one call (a file: preadv2(2) / pwritev2(2)); iovcnt is
+	 * at most IOV_MAX.  flags: BE_WRITE_FUA (writev), and BE_IO_NOWAIT:
+	 * only what needs no waiting for the medium is done (the bytes are in
+	 * the page cache: RWF_NOWAIT, preadv2(2)), else -EAGAIN, after which a
+	 * write may be partly done and must be made again without the flag.
+	 * BE_IO_NOWAIT calls may come from the event loop's thread.  NULL: the
+	 * caller uses read / write piece by piece, and never waits less.
+	 */
+	int (*readv)(struct backend *be, const struct iovec *iov, unsigned iovcnt, uint64_t offset, unsigned flags);
+	int (*writev)(struct backend *be, const struct iovec *iov, unsigned iovcnt, uint64_t offset, unsigned flags);
 	/* Makes every completed write durable (fdatasync). */
 	int (*flush)(struct backend *be);
 	/* Deallocates a range; later reads of it return zeros. */
@@ -164,6 +178,15 @@ const char *be_state_strerror(int errnum);
  */
 int be_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset, int rwf);
 ssize_t be_pread_all(int fd, void *buf, size_t len, uint64_t offset);
+/*
+ * be_pwrite_all and be_pread_all for the bytes of iov[0..iovcnt) one after
+ * the other, with pwritev2(2) / preadv2(2) and their flags rwf (RWF_DSYNC,
+ * RWF_NOWAIT).  A short transfer goes on where it stopped, except with
+ * RWF_NOWAIT, where it is -EAGAIN (the rest would wait).
+ * be_preadv_all returns the bytes read (fewer only at the end of the file).
+ */
+int be_pwritev_all(int fd, const struct iovec *iov, unsigned iovcnt, uint64_t offset, int rwf);
+ssize_t be_preadv_all(int fd, const struct iovec *iov, unsigned iovcnt, uint64_t offset, int rwf);
 int be_fdatasync(int fd);
 /*
  * be_file only: how many write_atomic calls took the untorn fast path

@@ -10,8 +10,15 @@
  * ev_async_send().  The loop's ev_async callback takes the whole list and
  * calls each job->done() on the loop thread, in completion order.
  *
- * So backend calls never run on the loop thread, and done() never runs on a
- * worker: the SCSI core needs no locks for its own state.  Jobs carry their
+ * A job that can be done without waiting (scsi_io_job.work_nowait: a read
+ * of bytes in the page cache) is done in submit() on the loop thread
+ * instead, which saves the two wake-ups; its done() is fed to the same
+ * ev_async watcher (ev_feed_event, libev(3) "GENERIC EVENT WATCHERS"), so it
+ * runs after the callback that submitted returns, in the same loop
+ * iteration, before the transport's ev_prepare flush sends the response.
+ *
+ * So backend calls that may wait never run on the loop thread, and done()
+ * never runs on a worker: the SCSI core needs no locks for its own state.  Jobs carry their
  * own link (scsi_io_job.next), so the pool allocates nothing per job.
  */
 #include <errno.h>
@@ -40,6 +47,7 @@ struct sbce_workers {
 
 	pthread_mutex_t done_lock;
 	struct job_list done;        /* work() finished, done() not yet called */
+	struct job_list done_now;    /* loop thread only: work_nowait() did it, done() not yet called */
 
 	unsigned long in_flight;     /* loop thread only */
 	pthread_t *threads;
@@ -69,6 +77,11 @@ static void workers_submit(struct scsi_executor *ex, struct scsi_io_job *job)
 	struct sbce_workers *w = from_executor(ex);
 
 	w->in_flight++;
+	if (job->work_nowait && job->work_nowait(job)) {
+		list_append(&w->done_now, job);
+		ev_feed_event(w->loop, &w->wakeup, EV_ASYNC);
+		return;
+	}
 	pthread_mutex_lock(&w->queue_lock);
 	list_append(&w->queue, job);
 	pthread_cond_signal(&w->queue_cond);
@@ -104,15 +117,9 @@ static void *worker_main(void *arg)
 	}
 }
 
-/* Loop thread: calls done() for every finished job. */
-static void run_completions(struct sbce_workers *w)
+/* Loop thread: calls done() for the jobs of list, taken whole. */
+static void run_list(struct sbce_workers *w, struct scsi_io_job *job)
 {
-	struct scsi_io_job *job;
-
-	pthread_mutex_lock(&w->done_lock);
-	job = w->done.head;
-	list_init(&w->done);
-	pthread_mutex_unlock(&w->done_lock);
 	while (job) {
 		struct scsi_io_job *next = job->next;
 
@@ -121,6 +128,23 @@ static void run_completions(struct sbce_workers *w)
 		job->done(job); /* may submit new jobs */
 		job = next;
 	}
+}
+
+/* Loop thread: calls done() for every finished job. */
+static void run_completions(struct sbce_workers *w)
+{
+	struct scsi_io_job *job;
+
+	/* Those done at once first: they are the first whose done() was made possible. */
+	while ((job = w->done_now.head) != NULL) {
+		list_init(&w->done_now);
+		run_list(w, job);
+	}
+	pthread_mutex_lock(&w->done_lock);
+	job = w->done.head;
+	list_init(&w->done);
+	pthread_mutex_unlock(&w->done_lock);
+	run_list(w, job);
 }
 
 static void wakeup_cb(struct ev_loop *loop, ev_async *watcher, int revents)
@@ -150,6 +174,7 @@ struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, c
 	w->loop = loop;
 	list_init(&w->queue);
 	list_init(&w->done);
+	list_init(&w->done_now);
 	pthread_mutex_init(&w->queue_lock, NULL);
 	pthread_cond_init(&w->queue_cond, NULL);
 	pthread_mutex_init(&w->done_lock, NULL);
@@ -195,7 +220,7 @@ void sbce_workers_destroy(struct sbce_workers *w)
 	for (unsigned i = 0; i < w->count; i++)
 		pthread_join(w->threads[i], NULL);
 	/* Jobs a done() submits now run on this thread: nothing else is left to run them. */
-	while (w->done.head || w->queue.head) {
+	while (w->done.head || w->done_now.head || w->queue.head) {
 		run_completions(w);
 		while (w->queue.head) {
 			struct scsi_io_job *job = w->queue.head;

@@ -271,6 +271,12 @@ static void io_job_work(struct scsi_io_job *job)
 	cmd->io_work(cmd);
 }
 
+static bool io_job_work_nowait(struct scsi_io_job *job)
+{
+	struct scsi_cmd *cmd = (struct scsi_cmd *)((char *)job - offsetof(struct scsi_cmd, io_job));
+	return cmd->io_work_nowait(cmd);
+}
+
 static void io_job_done(struct scsi_io_job *job)
 {
 	struct scsi_cmd *cmd = (struct scsi_cmd *)((char *)job - offsetof(struct scsi_cmd, io_job));
@@ -286,22 +292,32 @@ static void io_job_done(struct scsi_io_job *job)
 	scsi_cmd_complete(cmd);
 }
 
-enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
-				 enum scsi_result (*after)(struct scsi_cmd *cmd))
+enum scsi_result scsi_cmd_run_io_nowait(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+					bool (*nowait)(struct scsi_cmd *cmd),
+					enum scsi_result (*after)(struct scsi_cmd *cmd))
 {
 	cmd->io_work = work;
+	cmd->io_work_nowait = nowait;
 	cmd->io_after = after;
 	cmd->io_job.work = io_job_work;
+	cmd->io_job.work_nowait = nowait ? io_job_work_nowait : NULL;
 	cmd->io_job.done = io_job_done;
 	cmd->io_job.next = NULL;
 	scsi_dispatch_submit(cmd);
 	return SCSI_PENDING;
 }
 
+enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+				 enum scsi_result (*after)(struct scsi_cmd *cmd))
+{
+	return scsi_cmd_run_io_nowait(cmd, work, NULL, after);
+}
+
 static void inline_submit(struct scsi_executor *ex, struct scsi_io_job *job)
 {
 	(void)ex;
-	job->work(job);
+	if (!job->work_nowait || !job->work_nowait(job))
+		job->work(job);
 	job->done(job);
 }
 

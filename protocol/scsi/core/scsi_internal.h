@@ -406,6 +406,15 @@ void scsi_cmd_limit_data_in(struct scsi_cmd *cmd, uint32_t allocation_length);
 enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
 				 enum scsi_result (*after)(struct scsi_cmd *cmd));
 /*
+ * scsi_cmd_run_io with nowait (scsi_io_job.work_nowait): the same work done
+ * at once on the loop thread when it need not wait (BE_IO_NOWAIT); true if
+ * it did it all, false (nothing reported, nothing the retry depends on
+ * changed) if work must run on a worker.
+ */
+enum scsi_result scsi_cmd_run_io_nowait(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+					bool (*nowait)(struct scsi_cmd *cmd),
+					enum scsi_result (*after)(struct scsi_cmd *cmd));
+/*
  * Streamed Data-Out (a handler whose parse set cmd->data_out_window): the
  * bytes in data_out are done with; asks the transport for the next piece
  * and runs next(cmd) on the loop thread once it is in data_out (next returns

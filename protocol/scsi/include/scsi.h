@@ -245,10 +245,18 @@ enum scsi_residual_kind {
  * A job that runs backend I/O on a worker thread.  work() runs on a worker and
  * may touch only the backend and the buffers of its command; done() runs on
  * the loop thread afterwards.
+ *
+ * work_nowait (NULL: none) is work() done at once on the thread that
+ * submits, when that needs no waiting (the data in the page cache, the
+ * backend's BE_IO_NOWAIT): it returns true when it did the whole of work(),
+ * false when it would have waited, leaving what work() reads as it was
+ * (work() then runs as usual).  The executor decides whether to try it and
+ * calls done() after the call that submitted returns, never inside it.
  */
 struct scsi_io_job {
 	struct scsi_io_job *next; /* for the executor's queues */
 	void (*work)(struct scsi_io_job *job);
+	bool (*work_nowait)(struct scsi_io_job *job);
 	void (*done)(struct scsi_io_job *job);
 };
 
@@ -469,6 +477,7 @@ struct scsi_cmd {
 	struct scsi_cmd *fault_held_next;
 	struct scsi_io_job io_job;
 	void (*io_work)(struct scsi_cmd *cmd);
+	bool (*io_work_nowait)(struct scsi_cmd *cmd);
 	enum scsi_result (*io_after)(struct scsi_cmd *cmd);
 	struct scsi_tmf_wait *tmf_wait;          /* the TMF waiting for this command to end */
 	void *handler_state;               /* private to the executing handler */

@@ -241,15 +241,26 @@ static void corrupt_pi(void *arg, enum scsi_pi_field field, uint64_t first_lba, 
 	}
 }
 
-int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint64_t lba, uint32_t nblocks)
+/* One read, as sbc_medium_read_pi's flags say. */
+static int medium_read(struct backend *be, void *buf, size_t len, uint64_t offset, unsigned flags)
+{
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+
+	if (!flags)
+		return be->ops->read(be, buf, len, offset);
+	return be->ops->readv ? be->ops->readv(be, &v, 1, offset, flags) : -EAGAIN;
+}
+
+int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint64_t lba, uint32_t nblocks,
+		       unsigned flags)
 {
 	struct backend *be = lu->backend;
 	uint64_t len = sbc_pi_bytes(lu, nblocks);
-	int rc = be->ops->read(be, data, (size_t)nblocks * lu->block_size, scsi_lu_offset(lu, lba));
+	int rc = medium_read(be, data, (size_t)nblocks * lu->block_size, scsi_lu_offset(lu, lba), flags);
 
 	if (rc < 0 || !tuples || nblocks == 0)
 		return rc < 0 ? rc : 0;
-	rc = be->ops->read(be, tuples, (size_t)len, sbc_pi_offset(lu, lba));
+	rc = medium_read(be, tuples, (size_t)len, sbc_pi_offset(lu, lba), flags);
 	if (rc < 0)
 		return rc;
 	sbc_pi_medium_form(tuples, len);
@@ -258,9 +269,9 @@ int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint6
 }
 
 int sbc_medium_read_checked(struct scsi_lu *lu, const struct sbc_pi_checks *c, uint64_t lba, uint32_t nblocks,
-			    uint64_t k0, uint8_t *data, uint8_t *tuples, struct scsi_sense_info *s)
+			    uint64_t k0, uint8_t *data, uint8_t *tuples, struct scsi_sense_info *s, unsigned flags)
 {
-	int rc = sbc_medium_read_pi(lu, data, tuples, lba, nblocks);
+	int rc = sbc_medium_read_pi(lu, data, tuples, lba, nblocks, flags);
 
 	/*
 	 * No write of these blocks runs meanwhile (the command holds their LBA

@@ -149,19 +149,22 @@ void sbc_write_data_free(struct sbc_write_data *w);
  * Worker-side medium access with PI (the command holds the blocks' LBA
  * lock, lba_lock.c, so data and tuples move together).  Writes data
  * then tuples (tuples may be NULL: no PI; they are left in stored form).
- * Reads data and tuples (tuples may be NULL) and applies the LU's corrupt-pi fault rules.
- * 0 or a negative errno.
+ * Reads data and tuples (tuples may be NULL) and applies the LU's corrupt-pi fault rules;
+ * flags 0, or BE_IO_NOWAIT: -EAGAIN rather than wait for the medium (the
+ * loop thread, backend.h).  0 or a negative errno.
  */
 int sbc_medium_write_pi(struct scsi_lu *lu, const uint8_t *data, uint8_t *tuples, uint64_t lba, uint32_t nblocks,
 			unsigned flags);
-int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint64_t lba, uint32_t nblocks);
+int sbc_medium_read_pi(struct scsi_lu *lu, uint8_t *data, uint8_t *tuples, uint64_t lba, uint32_t nblocks,
+		       unsigned flags);
 
 /*
  * Reads nblocks at lba into data and (if not NULL) tuples and checks them
- * with c.  Returns 0, a negative errno, or 1 with *s set.
+ * with c; flags as sbc_medium_read_pi's.  Returns 0, a negative errno, or 1
+ * with *s set.
  */
 int sbc_medium_read_checked(struct scsi_lu *lu, const struct sbc_pi_checks *c, uint64_t lba, uint32_t nblocks,
-			    uint64_t k0, uint8_t *data, uint8_t *tuples, struct scsi_sense_info *s);
+			    uint64_t k0, uint8_t *data, uint8_t *tuples, struct scsi_sense_info *s, unsigned flags);
 
 /*
  * Writes the tuples of nblocks at lba (turned into their stored form in

@@ -110,7 +110,7 @@ static void verify_work(struct scsi_cmd *cmd)
 		uint64_t lba = cmd->lba + pos / lu->block_size;
 		uint32_t n = (uint32_t)(len / lu->block_size);
 		int rc = pi ? sbc_medium_read_checked(lu, &c, lba, n, (pos / lu->block_size) << lu->p_i_exponent, medium,
-						      tuples, &s)
+						      tuples, &s, 0)
 			    : sbc_medium_read(lu, medium, lba, len);
 
 		if (rc < 0) {

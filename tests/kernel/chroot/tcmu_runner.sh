@@ -7,7 +7,9 @@
 # tcmu-runner.  Then the same checks on tcmu-runner's file_zbc handler and
 # on an sbcemu zbc-hm LU (write pointer rules, their sense), and 4 KiB
 # random I/O through tcm_loop for both, printed as a ratio (not a timed
-# assertion).  docs/tcmu.md, "Beside tcmu-runner".
+# assertion); last, direct 4 KiB random reads at queue depth 1 and 16 on an
+# sbcemu conventional LU and on tcmu-runner's qcow handler serving a raw
+# image: IOPS and mean completion latency.  docs/tcmu.md, "Beside tcmu-runner".
 . "$SBCE_REPO/tests/kernel/chroot/lib.sh"
 
 RLOG=/var/log/tcmu-runner.log
@@ -119,4 +121,68 @@ value iops_sbcemu "$a"
 value iops_tcmu_runner "$b"
 info "4 KiB random read/write IOPS through tcm_loop: sbcemu $a, tcmu-runner file_zbc $b (ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b ? a / b : 0 }'))"
 [ "$a" -gt 0 ] || fail "no I/O completed on sbcemu's disk"
+
+# Direct 4 KiB random reads at queue depth 1 and 16, sbcemu against tcmu-runner in this guest and
+# boot (the performance goal: queue depth 1 latency at or below tcmu-runner's file handler, depth 16
+# at least level).  Debian's tcmu-runner has no plain file handler; handler_qcow is the closest
+# peer: a file that is neither QCOW nor QCOW2 and whose size is the device's it serves as a raw
+# image, preadv/pwritev on the file (qcow.c bdev_open, raw_probe, raw_ops; one I/O thread,
+# nr_threads = 1).  Against it an sbcemu conventional LU (kind default).  Both files are in the
+# chroot's tmpfs overlay, both disks filled first (no holes read), each fio run a few seconds
+# (TCG), the order alternating per depth.  Printed, not asserted on timing; the host side
+# (tests/kernel/host/tcmu.sh) checks that every value is there and nonzero.
+PEER="qcow raw"
+step "targetcli: user:qcow rq0 (raw image), user:sbcemu sc2 (conventional)"
+rm -f /var/tmp/rq0.raw
+truncate -s 64M /var/tmp/rq0.raw
+targetcli <<EOT || fail "targetcli (rq0, sc2) failed"
+set global auto_save_on_exit=false
+/backstores/user:qcow create name=rq0 size=64M cfgstring=/var/tmp/rq0.raw
+/backstores/user:sbcemu create name=sc2 size=64M cfgstring=path=sc2.img;product=tcmu-conv-rd
+/loopback create ${LOOP_WWN}7
+/loopback/${LOOP_WWN}7/luns create /backstores/user:qcow/rq0 lun=0
+/loopback create ${LOOP_WWN}8
+/loopback/${LOOP_WWN}8/luns create /backstores/user:sbcemu/sc2 lun=0
+EOT
+peer=$(disk_of "TCMU device") ||
+	fail "no sd disk for tcmu-runner's rq0: $(grep -i 'qcow\|rq0' "$RLOG" | tail -n 3 | tr '\n' ' ')"
+conv=$(disk_of tcmu-conv-rd) || fail "no sd disk for sbcemu's sc2"
+settle "$peer"
+settle "$conv"
+head -c 16M /dev/urandom >/tmp/rr.fill
+for d in "$conv" "$peer"; do
+	dd if=/tmp/rr.fill of="$d" bs=1M oflag=direct status=none || fail "filling $d failed"
+done
+rm -f /tmp/rr.fill
+# rread DISK DEPTH: "IOPS CLAT-MEAN-US LAT-MEAN-US" of direct 4 KiB random reads in the disk's
+# first 16 MiB (fio terse v3: field 8 read IOPS, 16 completion and 40 total latency means in us;
+# where io_submit ends and completion begins depends on the path, so the total is printed too).
+rread() {
+	fio --name=rr --filename="$1" --offset=0 --size=16M --rw=randread --bs=4k --direct=1 --ioengine=libaio \
+		--iodepth="$2" --ramp_time=1 --runtime=3 --time_based --output-format=terse --terse-version=3 2>/dev/null |
+		awk -F';' '{ printf "%d %.1f %.1f", $8, $16, $40 }'
+}
+for qd in 1 16; do
+	step "fio randread 4k iodepth=$qd: $conv (sbcemu), $peer (tcmu-runner)"
+	if [ "$qd" = 1 ]; then
+		s=$(rread "$conv" "$qd")
+		r=$(rread "$peer" "$qd")
+	else
+		r=$(rread "$peer" "$qd")
+		s=$(rread "$conv" "$qd")
+	fi
+	read -r s_iops s_clat s_lat <<<"$s"
+	read -r r_iops r_clat r_lat <<<"$r"
+	value "rread_qd${qd}_iops_sbcemu" "${s_iops:-}"
+	value "rread_qd${qd}_clat_us_sbcemu" "${s_clat:-}"
+	value "rread_qd${qd}_lat_us_sbcemu" "${s_lat:-}"
+	value "rread_qd${qd}_iops_tcmu_runner" "${r_iops:-}"
+	value "rread_qd${qd}_clat_us_tcmu_runner" "${r_clat:-}"
+	value "rread_qd${qd}_lat_us_tcmu_runner" "${r_lat:-}"
+	info "TCMU 4 KiB random read QD$qd: sbcemu ${s_iops:-?} IOPS clat ${s_clat:-?} us (lat ${s_lat:-?})," \
+		"tcmu-runner($PEER) ${r_iops:-?} IOPS clat ${r_clat:-?} us (lat ${r_lat:-?})," \
+		"ratio $(awk -v a="${s_iops:-0}" -v b="${r_iops:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" \
+		"(IOPS sbcemu/tcmu-runner; clat $(awk -v a="${s_clat:-0}" -v b="${r_clat:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }'))"
+done
+value rread_peer "$PEER"
 exit 0

@@ -111,6 +111,39 @@ START_TEST(holes_read_zero_and_data_round_trips)
 }
 END_TEST
 
+/*
+ * readv / writev (backend.h): the pieces one after the other in one call,
+ * FUA too; BE_IO_NOWAIT reads what is cached, or says -EAGAIN, and a
+ * BE_IO_NOWAIT write never waits for durability (FUA: -EAGAIN at once); the
+ * range checks as for read and write.
+ */
+START_TEST(vectored_and_nowait)
+{
+	struct backend *be = open_ok(MIB, false);
+	uint8_t a[4096], b[512], back[4608];
+	struct iovec out[2] = { { a, sizeof(a) }, { b, sizeof(b) } }, in = { back, sizeof(back) };
+	int rc;
+
+	memset(a, 0x61, sizeof(a));
+	memset(b, 0x62, sizeof(b));
+	ck_assert_int_eq(be->ops->writev(be, out, 2, 8192, 0), 0);
+	ck_assert_int_eq(be->ops->writev(be, out, 2, 65536, BE_WRITE_FUA), 0);
+	ck_assert_int_eq(be->ops->writev(be, out, 2, 65536, BE_WRITE_FUA | BE_IO_NOWAIT), -EAGAIN);
+	rc = be->ops->writev(be, out, 2, 16384, BE_IO_NOWAIT);
+	ck_assert_msg(rc == 0 || rc == -EAGAIN, "a nowait write: %d", rc);
+	ck_assert_int_eq(be->ops->readv(be, &in, 1, 8192, 0), 0);
+	ck_assert(all_bytes(back, 4096, 0x61) && all_bytes(back + 4096, 512, 0x62));
+	memset(back, 0, sizeof(back));
+	rc = be->ops->readv(be, &in, 1, 65536, BE_IO_NOWAIT);
+	ck_assert_msg(rc == 0 || rc == -EAGAIN, "a nowait read: %d", rc);
+	if (rc == 0)
+		ck_assert(all_bytes(back, 4096, 0x61) && all_bytes(back + 4096, 512, 0x62));
+	ck_assert_int_eq(be->ops->readv(be, &in, 1, MIB - 512, 0), -EINVAL);
+	ck_assert_int_eq(be->ops->writev(be, out, 2, MIB - 4096, 0), -EINVAL);
+	be_close(be);
+}
+END_TEST
+
 /* discard = PUNCH_HOLE | KEEP_SIZE: st_blocks drops, the size stays, the range reads as zeros. */
 START_TEST(discard_releases_blocks)
 {
@@ -372,6 +405,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, create_missing_file_sparse);
 	tcase_add_test(tc, holes_read_zero_and_data_round_trips);
+	tcase_add_test(tc, vectored_and_nowait);
 	tcase_add_test(tc, discard_releases_blocks);
 	tcase_add_test(tc, write_zeroes_with_and_without_discard);
 	tcase_add_test(tc, extent_reporting);

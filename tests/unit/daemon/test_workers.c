@@ -1,7 +1,9 @@
 /*
  * workers.c: the executor contract of protocol/scsi/include/scsi.h: work() runs on a
  * worker thread, never the loop thread; done() runs on the loop thread, once
- * per job; jobs submitted from done() run too; destroy finishes what is queued.
+ * per job; jobs submitted from done() run too; destroy finishes what is queued;
+ * a job whose work_nowait() does it is done on the loop thread, and its
+ * done() comes after submit() returns, never inside it.
  */
 #include <check.h>
 #include <pthread.h>
@@ -18,7 +20,11 @@ struct test_job {
 	int done_calls;
 	int chain; /* submit this many follow-ups from done() */
 	unsigned seed;
+	bool can_nowait;    /* work_nowait() does it */
+	bool nowait_did_it;
 };
+
+static bool in_submit; /* the test is inside ex->submit() */
 
 static pthread_t loop_thread;
 static struct ev_loop *loop;
@@ -40,7 +46,8 @@ static void done(struct scsi_io_job *job)
 	struct test_job *t = (struct test_job *)job;
 
 	ck_assert(pthread_equal(pthread_self(), loop_thread));
-	ck_assert(!pthread_equal(t->worked_on, loop_thread));
+	ck_assert(!in_submit);
+	ck_assert(t->nowait_did_it == pthread_equal(t->worked_on, loop_thread));
 	t->done_calls++;
 	done_total++;
 	if (t->chain > 0) {
@@ -64,6 +71,53 @@ static struct test_job *make_jobs(int n, int chain)
 	}
 	return jobs;
 }
+
+/* Even jobs can be done at once, odd ones would wait. */
+static bool work_nowait(struct scsi_io_job *job)
+{
+	struct test_job *t = (struct test_job *)job;
+
+	ck_assert(pthread_equal(pthread_self(), loop_thread));
+	if (!t->can_nowait)
+		return false;
+	t->worked_on = pthread_self();
+	t->nowait_did_it = true;
+	return true;
+}
+
+START_TEST(nowait_jobs_done_on_loop_after_submit)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct test_job *jobs = make_jobs(200, 2);
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 2, err, sizeof(err));
+	ck_assert_ptr_nonnull(w);
+	ex = sbce_workers_executor(w);
+	done_total = 0;
+	expected_total = 200 * 3;
+	for (int i = 0; i < 200; i++) {
+		jobs[i].job.work_nowait = work_nowait;
+		jobs[i].can_nowait = i % 2 == 0;
+		in_submit = true;
+		ex->submit(ex, &jobs[i].job);
+		in_submit = false;
+	}
+	ck_assert_uint_eq(sbce_workers_in_flight(w), 200);
+	ev_run(loop, 0);
+	ck_assert_int_eq(done_total, 600);
+	ck_assert_uint_eq(sbce_workers_in_flight(w), 0);
+	for (int i = 0; i < 200; i++) {
+		ck_assert_int_eq(jobs[i].done_calls, 3);
+		ck_assert(jobs[i].nowait_did_it == (i % 2 == 0));
+	}
+	sbce_workers_destroy(w);
+	ev_loop_destroy(loop);
+	free(jobs);
+}
+END_TEST
 
 START_TEST(work_on_workers_done_on_loop)
 {
@@ -149,6 +203,7 @@ int main(void)
 	tcase_add_test(tc, work_on_workers_done_on_loop);
 	tcase_add_test(tc, resubmit_from_done);
 	tcase_add_test(tc, destroy_finishes_queued_jobs);
+	tcase_add_test(tc, nowait_jobs_done_on_loop_after_submit);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
