@@ -574,6 +574,7 @@ static bool conn_process_rx(struct iscsi_conn *conn)
 static void conn_read(struct iscsi_conn *conn)
 {
 	for (int rounds = 0; rounds < 16; rounds++) {
+		size_t room;
 		ssize_t n;
 
 		/* A peer that sends without reading what comes back: not read until it does (ISCSI_TX_HELD_MAX). */
@@ -587,7 +588,8 @@ static void conn_read(struct iscsi_conn *conn)
 			/* A PDU longer than the buffer: conn_process_rx grew it already. */
 			break;
 		}
-		n = read(conn->fd, conn->rx_buf + conn->rx_len, conn->rx_cap - conn->rx_len);
+		room = conn->rx_cap - conn->rx_len;
+		n = read(conn->fd, conn->rx_buf + conn->rx_len, room);
 		if (n == 0) {
 			iscsi_conn_drop(conn, "peer closed the connection");
 			return;
@@ -603,6 +605,14 @@ static void conn_read(struct iscsi_conn *conn)
 		if (!conn_process_rx(conn))
 			return;
 		if (conn->state == ISCSI_CONN_STATE_CLOSING)
+			return;
+		/*
+		 * Less than there was room for: the socket had no more.  The watcher
+		 * is level-triggered (libev's ev_io), so bytes that arrive meanwhile
+		 * call again; a read now would only return EAGAIN (one system call
+		 * per command saved).
+		 */
+		if ((size_t)n < room)
 			return;
 	}
 }

@@ -93,27 +93,50 @@ START_TEST(a_read_past_the_end_returns_what_there_is)
 }
 END_TEST
 
-/* The write that crosses RLIMIT_FSIZE is short; the helper goes on and reports the next one's EFBIG. */
-START_TEST(a_short_write_goes_on_and_its_failure_is_reported)
+/*
+ * Runs write(iov, iovcnt) with RLIMIT_FSIZE at 100 bytes and SIGXFSZ
+ * ignored, then puts both back before anything is asserted (without
+ * CK_FORK the next tests run in this process).  Returns write's result.
+ */
+static int write_under_fsize_limit(int (*write)(const struct iovec *, unsigned), const struct iovec *iov,
+				   unsigned iovcnt)
 {
-	uint8_t data[200], back[200];
 	struct rlimit before, limit;
 	void (*old_handler)(int);
 	int rc;
 
-	for (size_t i = 0; i < sizeof(data); i++)
-		data[i] = (uint8_t)i;
 	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &before), 0);
 	limit = before;
 	limit.rlim_cur = 100;
 	old_handler = signal(SIGXFSZ, SIG_IGN);
 	ck_assert_ptr_ne(old_handler, SIG_ERR);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
-	rc = be_pwrite_all(fd, data, sizeof(data), 0, 0);
-	/* Put back before asserting: without CK_FORK the next tests run in this process. */
+	rc = write(iov, iovcnt);
 	setrlimit(RLIMIT_FSIZE, &before);
 	signal(SIGXFSZ, old_handler);
-	ck_assert_int_eq(rc, -EFBIG);
+	return rc;
+}
+
+static int write_plain(const struct iovec *iov, unsigned iovcnt)
+{
+	ck_assert_uint_eq(iovcnt, 1);
+	return be_pwrite_all(fd, iov->iov_base, iov->iov_len, 0, 0);
+}
+
+static int write_vectored(const struct iovec *iov, unsigned iovcnt)
+{
+	return be_pwritev_all(fd, iov, iovcnt, 0, 0);
+}
+
+/* The write that crosses RLIMIT_FSIZE is short; the helper goes on and reports the next one's EFBIG. */
+START_TEST(a_short_write_goes_on_and_its_failure_is_reported)
+{
+	uint8_t data[200], back[200];
+	struct iovec iov = { data, sizeof(data) };
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	ck_assert_int_eq(write_under_fsize_limit(write_plain, &iov, 1), -EFBIG);
 	ck_assert_int_eq(file_size(), 100);
 	ck_assert_int_eq(be_pread_all(fd, back, sizeof(back), 0), 100);
 	ck_assert_mem_eq(back, data, 100);
@@ -169,22 +192,10 @@ START_TEST(a_short_vectored_write_goes_on_and_fails)
 {
 	uint8_t a[60], b[140], back[200];
 	struct iovec out[2] = { { a, sizeof(a) }, { b, sizeof(b) } };
-	struct rlimit before, limit;
-	void (*old_handler)(int);
-	int rc;
 
 	memset(a, 0x11, sizeof(a));
 	memset(b, 0x22, sizeof(b));
-	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &before), 0);
-	limit = before;
-	limit.rlim_cur = 100;
-	old_handler = signal(SIGXFSZ, SIG_IGN);
-	ck_assert_ptr_ne(old_handler, SIG_ERR);
-	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
-	rc = be_pwritev_all(fd, out, 2, 0, 0);
-	setrlimit(RLIMIT_FSIZE, &before);
-	signal(SIGXFSZ, old_handler);
-	ck_assert_int_eq(rc, -EFBIG);
+	ck_assert_int_eq(write_under_fsize_limit(write_vectored, out, 2), -EFBIG);
 	ck_assert_int_eq(file_size(), 100);
 	ck_assert_int_eq(be_pread_all(fd, back, sizeof(back), 0), 100);
 	ck_assert_mem_eq(back, a, sizeof(a));
