@@ -45,7 +45,12 @@
 #define ISCSI_MD5_LEN 16
 #define ISCSI_PROTOCOL_IDENTIFIER 0x5 /* SPC-4 7.6.1, table 362 */
 
-#define ISCSI_DEBUG(srv, ...) iscsi_log((srv), ISCSI_LOG_TRACE, __VA_ARGS__)
+/* A trace line; its arguments (opcode names, sense fields) are not even computed unless tracing is on. */
+#define ISCSI_DEBUG(srv, ...)                                                   \
+	do {                                                                    \
+		if (iscsi_server_tracing(srv))                                  \
+			iscsi_log((srv), ISCSI_LOG_TRACE, __VA_ARGS__);         \
+	} while (0)
 #define ISCSI_PEER_ERROR(srv, ...) iscsi_log((srv), ISCSI_LOG_PEER_ERROR, __VA_ARGS__)
 
 struct iscsi_conn;
@@ -424,6 +429,11 @@ static inline bool iscsi_sn_le(uint32_t a, uint32_t b)
 /* ---- server.c ---- */
 void iscsi_log(const struct iscsi_server *srv, enum iscsi_log_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Whether ISCSI_LOG_TRACE lines are made (a log set, iscsi_server_set_trace on). */
+static inline bool iscsi_server_tracing(const struct iscsi_server *srv)
+{
+	return srv && srv->log && srv->trace;
+}
 struct iscsi_target *iscsi_server_find_target(struct iscsi_server *srv, const char *name);
 /* A target removed at run time with that name (login: Target removed), or NULL. */
 struct iscsi_target *iscsi_server_find_removed_target(struct iscsi_server *srv, const char *name);
