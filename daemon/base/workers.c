@@ -18,8 +18,9 @@
  * iteration, before the transport's ev_prepare flush sends the response.
  *
  * So backend calls that may wait never run on the loop thread, and done()
- * never runs on a worker: the SCSI core needs no locks for its own state.  Jobs carry their
- * own link (scsi_io_job.next), so the pool allocates nothing per job.
+ * never runs on a worker: the SCSI core needs no locks for its own state.
+ * Jobs carry their own link (scsi_io_job.next), so the pool allocates
+ * nothing per job.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -8,12 +8,12 @@
  * LENGTH, LBA range) before any Data-Out is solicited; exec runs the backend
  * I/O on a worker, the command holding its blocks' LBA lock (shared for
  * reads, alone for writes; lba_lock.c), or at once on the loop thread when
- * the page cache serves it without waiting (scsi_io_job.work_nowait).  On an LU formatted with protection
- * information every block's tuple is checked on read (RDPROTECT table) and
- * generated or checked on write (WRPROTECT table), and with a nonzero
- * PROTECT field it travels interleaved with the data (sbc_pi.h).  Not here:
- * zoned write-pointer rules (zbc_rw.c), ORWRITE(32)'s BMOP / generation
- * processing.
+ * the page cache serves it without waiting (scsi_io_job.work_nowait).  On
+ * an LU formatted with protection information every block's tuple is
+ * checked on read (RDPROTECT table) and generated or checked on write
+ * (WRPROTECT table), and with a nonzero PROTECT field it travels
+ * interleaved with the data (sbc_pi.h).  Not here: zoned write-pointer
+ * rules (zbc_rw.c), ORWRITE(32)'s BMOP / generation processing.
  */
 #include <errno.h>
 #include <stdlib.h>
