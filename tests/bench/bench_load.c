@@ -32,6 +32,7 @@
  *               written before reads of it check anything (docs/pi.md)
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +356,14 @@ int main(int argc, char **argv)
 	double t_start, elapsed;
 	int rc = 1;
 
+	/*
+	 * libiscsi allocates each command's Data-In buffer: keep freed ones in
+	 * the heap rather than mmap and munmap 1 MiB per command (mallopt(3);
+	 * the daemon does the same, daemon/sbcemud/main.c), so that the client
+	 * does not cap the large transfers it measures.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	if (argc < 4) {
 		fprintf(stderr, "usage: bench_load PORTAL TARGET LUN [--qd N] [--bs BYTES] [--read-pct P] [--seq] "
 				"[--seconds N] [--sessions N] [--seed N] [--opcode write16|writeatomic16] "

@@ -3,7 +3,8 @@
  * worker thread, never the loop thread; done() runs on the loop thread, once
  * per job; jobs submitted from done() run too; destroy finishes what is queued;
  * a job whose work_nowait() does it is done on the loop thread, and its
- * done() comes after submit() returns, never inside it.
+ * done() comes after submit() returns, never inside it; a job queued
+ * behind a job that blocks is run by another worker all the same.
  */
 #include <check.h>
 #include <pthread.h>
@@ -193,6 +194,84 @@ START_TEST(destroy_finishes_queued_jobs)
 }
 END_TEST
 
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+
+static void blocked_work(struct scsi_io_job *job)
+{
+	(void)job;
+	pthread_mutex_lock(&gate_lock);
+	while (!gate_open)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+static void quick_work(struct scsi_io_job *job)
+{
+	(void)job;
+}
+
+static int quick_done_calls;
+
+static void quick_done(struct scsi_io_job *job)
+{
+	(void)job;
+	quick_done_calls++;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void blocked_done(struct scsi_io_job *job)
+{
+	(void)job;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void give_up(struct ev_loop *l, ev_timer *t, int revents)
+{
+	(void)t;
+	(void)revents;
+	ev_break(l, EVBREAK_ALL);
+}
+
+/*
+ * Workers wake lazily (a job may wait for an awake worker), but never
+ * behind a job that does not end: the second job is done while the
+ * first still blocks its worker.
+ */
+START_TEST(queued_job_not_held_behind_blocked_one)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct scsi_io_job blocked = { .work = blocked_work, .done = blocked_done };
+	struct scsi_io_job quick = { .work = quick_work, .done = quick_done };
+	ev_timer timeout;
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 2, err, sizeof(err));
+	ck_assert_ptr_nonnull(w);
+	ex = sbce_workers_executor(w);
+	gate_open = false;
+	quick_done_calls = 0;
+	ex->submit(ex, &blocked);
+	usleep(20000); /* a worker has taken it and is blocked in it */
+	ex->submit(ex, &quick);
+	ev_timer_init(&timeout, give_up, 5., 0.);
+	ev_timer_start(loop, &timeout);
+	ev_run(loop, 0);
+	ck_assert_int_eq(quick_done_calls, 1);
+	pthread_mutex_lock(&gate_lock);
+	gate_open = true;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+	ev_run(loop, 0); /* the blocked job's done() */
+	ev_timer_stop(loop, &timeout);
+	sbce_workers_destroy(w);
+	ev_loop_destroy(loop);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workers");
@@ -204,6 +283,7 @@ int main(void)
 	tcase_add_test(tc, resubmit_from_done);
 	tcase_add_test(tc, destroy_finishes_queued_jobs);
 	tcase_add_test(tc, nowait_jobs_done_on_loop_after_submit);
+	tcase_add_test(tc, queued_job_not_held_behind_blocked_one);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
