@@ -177,6 +177,8 @@ struct iscsi_server {
 	bool shutting_down;
 	void (*shutdown_done)(void *arg);
 	void *shutdown_arg;
+	struct iscsi_task *task_cache;    /* freed tasks, linked by hnext, for the next commands (scsi_cmd.c) */
+	unsigned task_cache_len;
 };
 
 /* ---- connections ---- */
@@ -406,6 +408,7 @@ struct iscsi_task {
 
 	/* Data-In (data.c): the buffer the core fills (alloc_data_in) and the Data-In PDUs point into */
 	uint8_t *data_in_buf;
+	uint32_t data_in_cap;            /* bytes data_in_buf holds (kept with the task in the task cache) */
 	struct iovec data_in_iov;
 	uint32_t data_in_pdus;           /* DataSN of the next Data-In, and ExpDataSN in the response */
 };
@@ -569,6 +572,8 @@ void iscsi_task_submit(struct iscsi_task *task);
 /* login.c: failed logins per peer address (login_failures_per_minute). */
 bool iscsi_login_throttled(struct iscsi_conn *conn);
 void iscsi_login_failures_free(struct iscsi_server *srv);
+/* Frees the tasks the task cache keeps (scsi_cmd.c), at server destroy. */
+void iscsi_task_cache_free(struct iscsi_server *srv);
 /* The IP address of a socket address, as bytes to compare (port left out): its length, 0 if not IP. */
 size_t iscsi_addr_key(const struct sockaddr_storage *ss, uint8_t key[17]);
 

@@ -18,6 +18,63 @@ void iscsi_task_get(struct iscsi_task *task)
 	task->refs++;
 }
 
+/*
+ * The task cache: a freed task (and its Data-In buffer, up to
+ * TASK_CACHE_BUF_MAX) is kept for the next command, up to TASK_CACHE_MAX
+ * of them, instead of a calloc, a malloc and their frees per command (about
+ * a sixth of the daemon's instructions per 4 KiB read in callgrind).
+ */
+#define TASK_CACHE_MAX 128
+#define TASK_CACHE_BUF_MAX (64u << 10)
+
+static struct iscsi_task *task_alloc(struct iscsi_server *srv)
+{
+	struct iscsi_task *task = srv->task_cache;
+	uint8_t *buf;
+	uint32_t cap;
+
+	if (!task)
+		return calloc(1, sizeof(*task));
+	srv->task_cache = task->hnext;
+	srv->task_cache_len--;
+	buf = task->data_in_buf;
+	cap = task->data_in_cap;
+	memset(task, 0, sizeof(*task));
+	task->data_in_buf = buf;
+	task->data_in_cap = cap;
+	return task;
+}
+
+static void task_free(struct iscsi_server *srv, struct iscsi_task *task)
+{
+	free(task->buf);
+	if (srv->shutting_down || srv->task_cache_len >= TASK_CACHE_MAX) {
+		free(task->data_in_buf);
+		free(task);
+		return;
+	}
+	if (task->data_in_cap > TASK_CACHE_BUF_MAX) {
+		free(task->data_in_buf);
+		task->data_in_buf = NULL;
+		task->data_in_cap = 0;
+	}
+	task->hnext = srv->task_cache;
+	srv->task_cache = task;
+	srv->task_cache_len++;
+}
+
+void iscsi_task_cache_free(struct iscsi_server *srv)
+{
+	while (srv->task_cache) {
+		struct iscsi_task *task = srv->task_cache;
+
+		srv->task_cache = task->hnext;
+		free(task->data_in_buf);
+		free(task);
+	}
+	srv->task_cache_len = 0;
+}
+
 /* Drops n references at once; the last one frees the task. */
 static void task_put_n(struct iscsi_task *task, unsigned n)
 {
@@ -29,9 +86,7 @@ static void task_put_n(struct iscsi_task *task, unsigned n)
 	conn = task->conn;
 	if (task->submitted)
 		scsi_cmd_release(&task->cmd);
-	free(task->buf);
-	free(task->data_in_buf);
-	free(task);
+	task_free(conn->srv, task);
 	iscsi_conn_put(conn);
 }
 
@@ -196,11 +251,15 @@ static void transport_drop_connection(struct scsi_cmd *cmd)
 static int transport_alloc_data_in(struct scsi_cmd *cmd, uint32_t len, struct scsi_sgl *sgl)
 {
 	struct iscsi_task *task = iscsi_task_of(cmd);
-	uint8_t *buf = realloc(task->data_in_buf, len ? len : 1);
+	uint8_t *buf = task->data_in_buf;
 
-	if (!buf)
-		return -ENOMEM;
-	task->data_in_buf = buf;
+	if (!buf || len > task->data_in_cap) {
+		buf = realloc(task->data_in_buf, len ? len : 1);
+		if (!buf)
+			return -ENOMEM;
+		task->data_in_buf = buf;
+		task->data_in_cap = len;
+	}
 	task->data_in_iov = (struct iovec){ .iov_base = buf, .iov_len = len };
 	*sgl = (struct scsi_sgl){ .iov = &task->data_in_iov, .iovcnt = 1 };
 	return 0;
@@ -359,7 +418,7 @@ static enum scsi_data_dir data_dir_of(bool read, bool write)
  */
 static struct iscsi_task *task_create(struct iscsi_conn *conn, const uint8_t *bhs)
 {
-	struct iscsi_task *task = calloc(1, sizeof(*task));
+	struct iscsi_task *task = task_alloc(conn->srv);
 	uint8_t flags = bhs[1];
 
 	if (!task)

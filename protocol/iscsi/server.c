@@ -599,6 +599,7 @@ void iscsi_server_destroy(struct iscsi_server *srv)
 	}
 	ev_prepare_stop(srv->loop, &srv->prepare);
 	iscsi_login_failures_free(srv);
+	iscsi_task_cache_free(srv);
 	credentials_free(&srv->discovery_chap);
 	credentials_free(&srv->discovery_mutual);
 	free(srv);

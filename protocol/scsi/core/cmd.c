@@ -491,9 +491,11 @@ static bool check_reserved_bits(struct scsi_cmd *cmd)
 	const struct scsi_op *op = cmd->op;
 
 	for (unsigned i = 1; i < op->cdb_len; i++) {
-		uint8_t allowed = scsi_op_usage(op, cmd->lu, i);
-		uint8_t bad;
+		uint8_t allowed, bad;
 
+		if (!cmd->cdb[i])
+			continue; /* no bit set, none reserved */
+		allowed = scsi_op_usage(op, cmd->lu, i);
 		if (op->sa_location == SCSI_SA_BYTE1 && i == 1)
 			allowed = (uint8_t)((allowed & 0xe0) | 0x1f);
 		if (op->sa_location == SCSI_SA_BYTES8_9 && (i == 7 || i == 8 || i == 9))

@@ -383,12 +383,22 @@ const struct scsi_op *scsi_op_lookup(const struct scsi_lu *lu, const uint8_t *cd
 				     struct scsi_sense_info *sense)
 {
 	const struct scsi_op *first = NULL;
+	size_t lo = 0, hi = scsi_op_table_len;
 
-	for (size_t i = 0; i < scsi_op_table_len; i++) {
+	/* The rows are sorted by opcode: the first row of cdb[0] by bisection, its service actions after it. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scsi_op_table[mid].opcode < cdb[0])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < scsi_op_table_len && scsi_op_table[i].opcode == cdb[0]; i++) {
 		const struct scsi_op *op = &scsi_op_table[i];
 		uint16_t sa;
 
-		if (op->opcode != cdb[0] || !scsi_op_supported(op, lu))
+		if (!scsi_op_supported(op, lu))
 			continue;
 		if (!first)
 			first = op;
@@ -443,7 +453,7 @@ uint8_t scsi_op_usage(const struct scsi_op *op, const struct scsi_lu *lu, unsign
 {
 	uint8_t usage = op->usage[byte];
 
-	if (!lu || lu->params.cdl_pages == SCSI_CDL_NONE)
+	if ((op->flags & OP_DLD) && (!lu || lu->params.cdl_pages == SCSI_CDL_NONE))
 		usage &= (uint8_t)~dld_bits(op, byte);
 	return usage;
 }
