@@ -45,6 +45,7 @@
 
 #include "backend.h"
 #include "journal.h"
+#include "resident.h"
 #include "untorn.h"
 
 #define BE_FILE_ZERO_CHUNK (1024 * 1024)
@@ -60,6 +61,8 @@ struct be_file {
 	bool no_rwf_dsync;
 	bool no_zero_range;
 	bool no_nowait_write; /* the file system does not take buffered writes with RWF_NOWAIT */
+	bool no_nowait_read;  /* nor reads (tmpfs, overlayfs): resident.h tells instead (loop thread only) */
+	struct resident resident;
 	/* write_atomic: untorn writes where the kernel offers them (NULL: not offered) */
 	struct untorn *untorn;
 	/* write_atomic: the intent log "<side>.journal", one record at a time. */
@@ -384,6 +387,7 @@ static void be_file_close(struct backend *be)
 	struct be_file *f = be_file_from(be);
 
 	untorn_close(f->untorn);
+	resident_close(&f->resident);
 	journal_close(f->journal);
 	journal_close(f->sjournal);
 	pthread_mutex_destroy(&f->journal_lock);
@@ -417,9 +421,18 @@ static int be_file_readv(struct backend *be, const struct iovec *iov, unsigned i
 
 	if (rc)
 		return rc;
+	if ((flags & BE_IO_NOWAIT) && f->no_nowait_read) {
+		if (!resident_range(&f->resident, f->fd, be->size, offset, len))
+			return -EAGAIN;
+		flags &= ~BE_IO_NOWAIT;
+	}
 	n = be_preadv_all(f->fd, iov, iovcnt, offset, flags & BE_IO_NOWAIT ? RWF_NOWAIT : 0);
+	if (n == -EOPNOTSUPP && (flags & BE_IO_NOWAIT)) {
+		f->no_nowait_read = true; /* preadv2(2): "not supported for this file" */
+		return be_file_readv(be, iov, iovcnt, offset, flags);
+	}
 	if (n < 0)
-		return n == -EOPNOTSUPP && (flags & BE_IO_NOWAIT) ? -EAGAIN : (int)n;
+		return (int)n;
 	return (uint64_t)n < len ? -EIO : 0; /* end of file inside the backend's size: the file was truncated */
 }
 
@@ -433,14 +446,16 @@ static int be_file_writev(struct backend *be, const struct iovec *iov, unsigned 
 		return rc;
 	if (flags & BE_IO_NOWAIT) {
 		/* A durable write waits for the medium by definition. */
-		if ((flags & BE_WRITE_FUA) || flag_get(&f->no_nowait_write))
+		if (flags & BE_WRITE_FUA)
 			return -EAGAIN;
-		rc = be_pwritev_all(f->fd, iov, iovcnt, offset, RWF_NOWAIT);
-		if (rc == -EOPNOTSUPP) {
+		if (!flag_get(&f->no_nowait_write)) {
+			rc = be_pwritev_all(f->fd, iov, iovcnt, offset, RWF_NOWAIT);
+			if (rc != -EOPNOTSUPP)
+				return rc;
 			flag_set(&f->no_nowait_write); /* pwritev2(2): "not supported for this file" */
-			return -EAGAIN;
 		}
-		return rc;
+		/* tmpfs and ramfs take no RWF_NOWAIT, and their buffered writes wait for no device. */
+		return f->resident.kind == RESIDENT_MEMORY ? be_pwritev_all(f->fd, iov, iovcnt, offset, 0) : -EAGAIN;
 	}
 	if (!(flags & BE_WRITE_FUA))
 		return be_pwritev_all(f->fd, iov, iovcnt, offset, 0);
@@ -914,6 +929,7 @@ struct backend *be_file_open(const char *path, uint64_t size, bool read_only, co
 		return NULL;
 	}
 	pthread_mutex_init(&f->journal_lock, NULL);
+	resident_init(&f->resident, f->fd, !read_only);
 	if (open_checked(f, size, err, errlen) != 0 || open_side(f, side_base, err, errlen) != 0) {
 		be_file_close(&f->be); /* closes what is open, drops the lock if taken */
 		return NULL;

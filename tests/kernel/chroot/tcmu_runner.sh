@@ -16,6 +16,7 @@ RLOG=/var/log/tcmu-runner.log
 sbcemud_stop TERM
 step "tcmu-runner"
 setsid tcmu-runner >>"$RLOG" 2>&1 </dev/null &
+rpid=$! # setsid execs tcmu-runner in place: a background job is no process group leader
 for t in $(seq 1 100); do
 	dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
 		org.freedesktop.DBus.NameHasOwner string:org.kernel.TCMUService1 2>/dev/null | grep -q 'boolean true' && break
@@ -162,17 +163,34 @@ rread() {
 		--iodepth="$2" --ramp_time=1 --runtime=3 --time_based --output-format=terse --terse-version=3 2>/dev/null |
 		awk -F';' '{ printf "%d %.1f %.1f", $8, $16, $40 }'
 }
+# switches PID: context switches of all the process's threads so far (voluntary + involuntary).
+switches() {
+	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+# rread_counted DISK DEPTH PID: rread, then the context switches of PID's threads per command
+# (fio's ramp and run: IOPS x 4 s), to tell where a target's time goes between the system calls.
+rread_counted() {
+	local before after out
+	before=$(switches "$3")
+	out=$(rread "$1" "$2")
+	after=$(switches "$3")
+	echo "$out $(awk -v d=$((after - before)) -v i="${out%% *}" 'BEGIN { printf "%.2f", i ? d / (i * 4) : 0 }')"
+}
+spid=$(cat /run/sbcemud.pid)
+info "threads: sbcemud $(ls /proc/"$spid"/task | wc -l), tcmu-runner $(ls /proc/"$rpid"/task 2>/dev/null | wc -l);" \
+	"sched_autogroup_enabled $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo -)"
 for qd in 1 16; do
 	step "fio randread 4k iodepth=$qd: $conv (sbcemu), $peer (tcmu-runner)"
 	if [ "$qd" = 1 ]; then
-		s=$(rread "$conv" "$qd")
-		r=$(rread "$peer" "$qd")
+		s=$(rread_counted "$conv" "$qd" "$spid")
+		r=$(rread_counted "$peer" "$qd" "$rpid")
 	else
-		r=$(rread "$peer" "$qd")
-		s=$(rread "$conv" "$qd")
+		r=$(rread_counted "$peer" "$qd" "$rpid")
+		s=$(rread_counted "$conv" "$qd" "$spid")
 	fi
-	read -r s_iops s_clat s_lat <<<"$s"
-	read -r r_iops r_clat r_lat <<<"$r"
+	read -r s_iops s_clat s_lat s_cs <<<"$s"
+	read -r r_iops r_clat r_lat r_cs <<<"$r"
+	info "TCMU QD$qd context switches per command: sbcemud ${s_cs:-?}, tcmu-runner ${r_cs:-?}"
 	value "rread_qd${qd}_iops_sbcemu" "${s_iops:-}"
 	value "rread_qd${qd}_clat_us_sbcemu" "${s_clat:-}"
 	value "rread_qd${qd}_lat_us_sbcemu" "${s_lat:-}"
