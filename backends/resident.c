@@ -1,5 +1,6 @@
 /* Whether a read of the backing file can wait (resident.h). */
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -16,9 +17,11 @@
 void resident_init(struct resident *r, int fd, bool writable)
 {
 	struct statfs s;
+	struct stat st;
 
 	*r = (struct resident){ .kind = RESIDENT_NEVER };
-	if (fstatfs(fd, &s) != 0)
+	/* Regular files only: a block device node lives on devtmpfs, whose f_type is tmpfs's. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatfs(fd, &s) != 0)
 		return;
 	if (s.f_type == TMPFS_MAGIC_ || s.f_type == RAMFS_MAGIC_)
 		r->kind = RESIDENT_MEMORY;

@@ -2,13 +2,15 @@
  * Whether reading a range of the backing file can wait, where the file
  * system does not answer RWF_NOWAIT (preadv2(2): EOPNOTSUPP): tmpfs and
  * ramfs (their reads and buffered writes never wait for a device: the
- * pages are memory), and overlayfs (docs/kernel harness: a tmpfs upper
- * layer) whose reads are asked of the page cache with mincore(2) on a
- * read-only mapping of the file.  Other file systems without RWF_NOWAIT
- * (NFS, 9p, FUSE, ...) may wait on the network even for cached pages
- * (attribute revalidation): for them nothing is ever done at once.
+ * pages are memory), and overlayfs (tests/kernel keeps its guests' images
+ * on one, over tmpfs), whose reads are asked of the page cache with
+ * mincore(2) on a read-only mapping of the file.  Other file systems
+ * without RWF_NOWAIT (NFS, 9p, FUSE, ...) may wait on the network even
+ * for cached pages (attribute revalidation): for them nothing is ever done
+ * at once.  Regular files only: a block device node lives on devtmpfs,
+ * whose f_type is tmpfs's.
  *
- * Loop thread only (the BE_IO_NOWAIT path of be_file.c).
+ * resident_range: loop thread only (the BE_IO_NOWAIT path of be_file.c).
  */
 #ifndef SBCEMU_RESIDENT_H
 #define SBCEMU_RESIDENT_H

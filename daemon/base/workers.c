@@ -1,7 +1,8 @@
 /*
  * The worker pool: the daemon's struct scsi_executor.
  *
- * submit() (loop thread) appends a job to the run queue and wakes one worker.
+ * submit() (loop thread) appends a job to the run queue and wakes a worker
+ * when the workers awake are too few for the queue (wake_needed).
  * The core hands over at most executor.capacity command jobs at a time and
  * keeps the rest ranked by priority (sched/dispatch.c), so this queue stays
  * short and in the core's order.

@@ -19,7 +19,7 @@
  * (without untorn writes, MIN-MAX is 0-0 and both writes use the journal,
  * 4096 and 8192 bytes).  Exit status 0 when it ran, 2 on set-up errors.
  *
- * guest-build: -D_GNU_SOURCE -DSBCE_BUILDING_BACKENDS -I@REPO@/backends -I@REPO@/backends/include @REPO@/backends/be_file.c @REPO@/backends/be_io.c @REPO@/backends/journal.c @REPO@/backends/untorn.c -lz -pthread
+ * guest-build: -D_GNU_SOURCE -DSBCE_BUILDING_BACKENDS -I@REPO@/backends -I@REPO@/backends/include @REPO@/backends/be_file.c @REPO@/backends/be_io.c @REPO@/backends/journal.c @REPO@/backends/resident.c @REPO@/backends/untorn.c -lz -pthread
  */
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,9 @@
  * still be done at once.  tmpfs: every one (and be_file then reads and
  * writes with BE_IO_NOWAIT at once, never -EAGAIN); the mincore(2)
  * question: true for pages in the page cache, false once they are dropped
- * (POSIX_FADV_DONTNEED after fdatasync) and for a range past the mapping.
+ * (POSIX_FADV_DONTNEED after fdatasync) and for a range past the mapping;
+ * a device node (on devtmpfs, whose f_type is tmpfs's) is never taken for
+ * memory.
  */
 #include <check.h>
 #include <errno.h>
@@ -103,6 +105,12 @@ START_TEST(kinds_by_file_system)
 	ck_assert(!resident_range(&r, fd, 4096, 0, 4096));
 	close(fd);
 	unlink(path);
+	/* A device node on devtmpfs (tmpfs's f_type): not a regular file, never done at once. */
+	fd = open("/dev/null", O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	resident_init(&r, fd, true);
+	ck_assert_int_eq(r.kind, RESIDENT_NEVER);
+	close(fd);
 }
 END_TEST
 
