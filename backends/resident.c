@@ -33,7 +33,7 @@ bool resident_range(struct resident *r, int fd, uint64_t size, uint64_t offset, 
 {
 	unsigned char vec[RESIDENT_MAX_PAGES];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t first, end;
+	uint64_t first, end, pages;
 
 	if (r->kind == RESIDENT_MEMORY)
 		return true;
@@ -54,11 +54,10 @@ bool resident_range(struct resident *r, int fd, uint64_t size, uint64_t offset, 
 		return false;
 	first = offset / page * page;
 	end = offset + len;
-	if ((end - first + page - 1) / page > RESIDENT_MAX_PAGES)
+	pages = (end - first + page - 1) / page;
+	if (pages > RESIDENT_MAX_PAGES || mincore((char *)r->map + first, (size_t)(end - first), vec) != 0)
 		return false;
-	if (mincore((char *)r->map + first, (size_t)(end - first), vec) != 0)
-		return false;
-	for (uint64_t i = 0; i < (end - first + page - 1) / page; i++)
+	for (uint64_t i = 0; i < pages; i++)
 		if (!(vec[i] & 1))
 			return false;
 	return true;
