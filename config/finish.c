@@ -346,6 +346,37 @@ static void finish_pi_lun(const struct cfg_lun_check *chk, const struct cfg_lun 
 			     (unsigned long long)c.num_blocks - 1);
 }
 
+static bool lun_key_set(const struct cfg_lun *l, const char *name)
+{
+	unsigned index;
+
+	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && (l->lines.set_mask >> index & 1);
+}
+
+/* backend rbd (docs/rbd.md): an image instead of a path; conglomerates and templates keep files. */
+static void finish_rbd_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
+{
+	if (l->backend != CFG_BACKEND_RBD)
+		return;
+	if (c->template || l->kind == CFG_LU_CONGLOMERATE)
+		cfg_lun_fail(c, l, "backend", "rbd is for LUs with a medium of their own (not %s)",
+			     c->template ? "subsidiary templates" : "a conglomerate's administrative LU");
+	if (lun_key_set(l, "path"))
+		cfg_lun_fail(c, l, "path", "backend rbd keeps the blocks in rbd_image; remove path");
+	if (!l->rbd_image[0])
+		cfg_lun_fail(c, l, "rbd_image", "required key is missing (backend rbd)");
+	if (!l->rbd_pool[0])
+		cfg_lun_fail(c, l, "rbd_pool", "must not be empty (backend rbd)");
+	if (!l->ceph_id[0])
+		cfg_lun_fail(c, l, "ceph_id", "must not be empty (backend rbd)");
+	/* The cache writes back through write_atomic_ranges (backend.h: be_cache_wrap), which rbd does not offer. */
+	if (l->volatile_write_cache)
+		cfg_lun_fail(c, l, "volatile_write_cache", "not with backend rbd (it has no atomic writes to write "
+			     "the cache back with)");
+	if (resolve_path(c->state_dir, l->ceph_conf, sizeof(l->ceph_conf)))
+		cfg_lun_fail(c, l, "ceph_conf", "too long once joined to state_dir");
+}
+
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 {
 	for (size_t i = 0; i < cfg_schema_len; i++) {
@@ -353,9 +384,11 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 
 		if (key->section == CFG_SECTION_LUN && !key->default_value &&
 		    !(l->lines.set_mask >> cfg_schema_index(key) & 1) &&
-		    !((c->template || l->kind == CFG_LU_CONGLOMERATE) && strcmp(key->name, "path") == 0))
+		    !((c->template || l->kind == CFG_LU_CONGLOMERATE || l->backend == CFG_BACKEND_RBD) &&
+		      strcmp(key->name, "path") == 0))
 			cfg_lun_fail(c, l, key->name, "required key is missing"); /* unset: blames the header */
 	}
+	finish_rbd_lun(c, l);
 	cfg_finish_profile(c, l);
 	if (l->size % l->logical_block_size)
 		cfg_lun_fail(c, l, "size", "%llu is not a multiple of logical_block_size (%u)",
@@ -417,13 +450,23 @@ static void check_shared_paths(struct finish *f)
 					struct cfg_lun *o = cfg->targets[k]->luns[m];
 					char section[CFG_NAME_MAX + 32];
 
-					if (!l->path[0] || strcmp(l->path, o->path) != 0)
+					bool same_image = l->backend == CFG_BACKEND_RBD && o->backend == CFG_BACKEND_RBD &&
+							  !strcmp(l->rbd_pool, o->rbd_pool) &&
+							  !strcmp(l->rbd_image, o->rbd_image) &&
+							  !strcmp(l->ceph_conf, o->ceph_conf);
+
+					if (!same_image && (!l->path[0] || strcmp(l->path, o->path) != 0))
 						continue;
 					snprintf(section, sizeof(section), "lun \"%s\" %u", cfg->targets[i]->name,
 						 l->lun);
-					fail(f, cfg_key_line(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
-					     "%s is already the backing file of lun \"%s\" %u", l->path,
-					     cfg->targets[k]->name, o->lun);
+					if (same_image)
+						fail(f, cfg_key_line(&l->lines, CFG_SECTION_LUN, "rbd_image"), section,
+						     "rbd_image", "%s/%s is already the image of lun \"%s\" %u", l->rbd_pool,
+						     l->rbd_image, cfg->targets[k]->name, o->lun);
+					else
+						fail(f, cfg_key_line(&l->lines, CFG_SECTION_LUN, "path"), section, "path",
+						     "%s is already the backing file of lun \"%s\" %u", l->path,
+						     cfg->targets[k]->name, o->lun);
 					reported = true;
 				}
 			}

@@ -44,6 +44,7 @@ _Static_assert(sizeof(enum cfg_lba_locks) == sizeof(uint32_t), "enum setters sto
 _Static_assert(sizeof(enum cfg_tcmu_enabled) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_profile) == sizeof(uint32_t), "enum setters store 32 bits");
 _Static_assert(sizeof(enum cfg_cdl_pages) == sizeof(uint32_t), "enum setters store 32 bits");
+_Static_assert(sizeof(enum cfg_backend) == sizeof(uint32_t), "enum setters store 32 bits");
 
 static const struct cfg_enum_value tcmu_enabled[] = {
 	{ "auto", CFG_TCMU_AUTO },
@@ -66,6 +67,12 @@ static const struct cfg_enum_value lu_kinds[] = {
 	{ "zbc-ha", CFG_LU_ZBC_HA },
 	{ "zbc-zd", CFG_LU_ZBC_ZD },
 	{ "conglomerate", CFG_LU_CONGLOMERATE },
+	{ NULL, 0 },
+};
+
+static const struct cfg_enum_value backends[] = {
+	{ "file", CFG_BACKEND_FILE },
+	{ "rbd", CFG_BACKEND_RBD },
 	{ NULL, 0 },
 };
 
@@ -232,8 +239,21 @@ const struct cfg_key cfg_schema[] = {
 	    "Mutual CHAP name for this initiator; empty: the target's."),
 	ACL(mutual_secret, CFG_TYPE_STRING, "", 12, 255, cfg_set_string, "Mutual CHAP secret for this initiator."),
 
+	LUN(backend, CFG_TYPE_ENUM, "file", 0, 0, backends, cfg_set_enum,
+	    "Where the blocks live: file (`path`) or rbd (a Ceph RBD image, `rbd_pool` and `rbd_image`, "
+	    "through librbd; docs/rbd.md)."),
 	LUN(path, CFG_TYPE_PATH, NULL, 1, CFG_PATH_MAX - 1, NULL, cfg_set_path,
-	    "Backing regular file or block device; a relative path is taken from state_dir."),
+	    "Backing regular file or block device; a relative path is taken from state_dir. Required with "
+	    "backend file, refused with backend rbd."),
+	LUN_STRING(rbd_pool, "rbd", CFG_RBD_NAME_MAX - 1, "Backend rbd: the RADOS pool that holds the image."),
+	LUN_STRING(rbd_image, "", CFG_RBD_NAME_MAX - 1,
+		   "Backend rbd (required there): the image, created at `size` when missing."),
+	LUN(ceph_conf, CFG_TYPE_PATH, "/etc/ceph/ceph.conf", 1, CFG_PATH_MAX - 1, NULL, cfg_set_path,
+	    "Backend rbd: the Ceph configuration file (monitors, keyring); a relative path is taken from "
+	    "state_dir."),
+	LUN_STRING(ceph_id, "admin", CFG_RBD_NAME_MAX - 1,
+		   "Backend rbd: the Ceph client name without `client.` (its key comes from the keyring "
+		   "ceph_conf names)."),
 	LUN(size, CFG_TYPE_U64, "0", 0, INT64_MAX, NULL, cfg_set_u64,
 	    "Capacity in bytes (K, M, G, T, P: powers of 1024); a missing file is created sparse; "
 	    "0: the existing file's size."),

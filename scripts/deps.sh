@@ -16,6 +16,9 @@ PACKAGES=(
 	# org.kernel.TCMUService1); targetcli, rtslib, tcmu-runner and dbus run in the
 	# kernel test guests (they see the host's root over 9p)
 	libnl-genl-3-dev libsystemd-dev targetcli-fb python3-rtslib-fb tcmu-runner dbus
+	# backend rbd (backends/be_rbd.c) and its tests: librbd and librados, and a
+	# throwaway cluster's monitor and OSD (scripts/ceph-cluster)
+	librbd-dev librados-dev ceph-mon ceph-osd
 	# unit tests (Check needs subunit through pkg-config)
 	check libsubunit-dev
 	# fuzzing (scripts/fuzz, tests/fuzz/): clang 14 and its libFuzzer and

@@ -126,6 +126,21 @@ struct backend {
  */
 struct backend *be_file_open(const char *path, uint64_t size, bool read_only, const char *side_base, char *err,
 			     size_t errlen);
+/* Where an RBD image is (be_rbd_open). */
+struct be_rbd_params {
+	const char *conf;  /* the Ceph configuration file */
+	const char *id;    /* the client name without "client." */
+	const char *pool;
+	const char *image;
+};
+
+/*
+ * Opens a Ceph RBD image as a backend (be_rbd.c): connects as client.id
+ * with conf, opens the image in pool, creating it at size when it is
+ * missing and growing it when it is smaller (size 0: the image's size; a
+ * larger image is refused).  NULL with the reason in err.
+ */
+struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err, size_t errlen);
 /*
  * Whether be_file_open(path, size, read_only, ...) would accept path, found
  * without creating or changing anything: an existing path must be a regular

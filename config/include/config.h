@@ -35,6 +35,7 @@
 #define CFG_NAME_MAX 224     /* iSCSI names are at most 223 bytes (RFC 7143 4.2.7) */
 #define CFG_SECRET_MAX 256   /* CHAP names and secrets: at most 255 bytes */
 #define CFG_PATH_MAX 4096
+#define CFG_RBD_NAME_MAX 128   /* rbd_pool, rbd_image, ceph_id (with the NUL) */
 /* The largest configuration file read (cfg_parse_file): a larger one is refused, not read. */
 #define CFG_FILE_MAX (16u << 20)
 #define CFG_ADDRESS_MAX 64   /* "[ipv6]:port" */
@@ -73,6 +74,12 @@ enum cfg_lu_kind {
 	CFG_LU_ZBC_HA,
 	CFG_LU_CONGLOMERATE, /* the administrative LU of a conglomerate */
 	CFG_LU_ZBC_ZD, /* host managed with ZBC-2 zone domains and realms */
+};
+
+/* Where an LU's blocks live (lun.backend; docs/rbd.md). */
+enum cfg_backend {
+	CFG_BACKEND_FILE, /* lun.path: a regular file or a block device */
+	CFG_BACKEND_RBD,  /* lun.rbd_pool / rbd_image: a Ceph RBD image through librbd */
 };
 
 /* lun.profile: device profiles (config/profiles.c, docs/profiles.md). */
@@ -191,7 +198,12 @@ struct cfg_acl {
 struct cfg_lun {
 	uint32_t lun;
 	char template_name[CFG_TEMPLATE_NAME_MAX]; /* [lu "NAME"] templates only */
-	char path[CFG_PATH_MAX];   /* absolute after cfg_finish() */
+	enum cfg_backend backend;
+	char path[CFG_PATH_MAX];   /* backend file: absolute after cfg_finish() */
+	char rbd_pool[CFG_RBD_NAME_MAX];   /* backend rbd */
+	char rbd_image[CFG_RBD_NAME_MAX];
+	char ceph_conf[CFG_PATH_MAX];
+	char ceph_id[CFG_RBD_NAME_MAX];
 	uint64_t size;             /* bytes; 0 = the existing file's size */
 	uint32_t logical_block_size;
 	uint32_t lbppbe;

@@ -20,10 +20,34 @@ const char *sbce_path_user(const struct sbce_daemon *d, const char *path)
 	return NULL;
 }
 
+const char *sbce_image_user(const struct sbce_daemon *d, const struct cfg_lun *l)
+{
+	if (l->backend != CFG_BACKEND_RBD)
+		return NULL;
+	for (size_t i = 0; i < d->cfg->target_count; i++)
+		for (size_t k = 0; k < d->cfg->targets[i]->lun_count; k++) {
+			const struct cfg_lun *o = d->cfg->targets[i]->luns[k];
+
+			if (o->backend == CFG_BACKEND_RBD && !strcmp(o->rbd_pool, l->rbd_pool) &&
+			    !strcmp(o->rbd_image, l->rbd_image) && !strcmp(o->ceph_conf, l->ceph_conf))
+				return d->cfg->targets[i]->name;
+		}
+	return NULL;
+}
+
+const char *sbce_lu_backing(const struct cfg_lun *l, char *buf, size_t len)
+{
+	if (l->backend != CFG_BACKEND_RBD)
+		return l->path;
+	snprintf(buf, len, "rbd:%s/%s", l->rbd_pool, l->rbd_image);
+	return buf;
+}
+
 int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const char *why, char *err, size_t errlen)
 {
 	struct cfg_target *t = d->cfg->targets[i];
 	char state_dir[CFG_PATH_MAX + 2 * CFG_NAME_MAX], who[CFG_NAME_MAX + 32];
+	char backing[2 * CFG_RBD_NAME_MAX + 8];
 	const char *user;
 
 	if (scsi_device_find_lu(d->devices[i], scsi_lun_encode(l->lun))) {
@@ -32,6 +56,11 @@ int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const 
 	}
 	if ((user = sbce_path_user(d, l->path))) {
 		snprintf(err, errlen, "%s is already the backing file of an LU of %s", l->path, user);
+		return -1;
+	}
+	if ((user = sbce_image_user(d, l))) {
+		snprintf(err, errlen, "rbd image %s/%s is already the image of an LU of %s", l->rbd_pool, l->rbd_image,
+			 user);
 		return -1;
 	}
 	sbce_lu_state_dir(d->cfg, t, l, state_dir, sizeof(state_dir));
@@ -45,7 +74,8 @@ int sbce_lu_add(struct sbce_daemon *d, size_t i, const struct cfg_lun *l, const 
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	sbce_info("%s: %s added (%s, %s)", why, who, cfg_lu_kind_name(l->kind), l->path);
+	sbce_info("%s: %s added (%s, %s)", why, who, cfg_lu_kind_name(l->kind),
+		  sbce_lu_backing(l, backing, sizeof(backing)));
 	return 0;
 }
 

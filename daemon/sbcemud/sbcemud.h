@@ -238,6 +238,10 @@ int sbce_conglomerates_saveable(const struct sbce_daemon *d, char *err, size_t e
 
 /* The running target whose LU has path as its backing file, or NULL (lus.c). */
 const char *sbce_path_user(const struct sbce_daemon *d, const char *path);
+/* The target whose LU already uses l's RBD image (backend rbd), or NULL. */
+const char *sbce_image_user(const struct sbce_daemon *d, const struct cfg_lun *l);
+/* What holds l's blocks, for the log: its path, or "rbd:POOL/IMAGE" in buf. */
+const char *sbce_lu_backing(const struct cfg_lun *l, char *buf, size_t len);
 /* The index of the running target called name (in d->devices and d->cfg->targets), or -1 (targets.c). */
 int sbce_target_index(const struct sbce_daemon *d, const char *name);
 /*

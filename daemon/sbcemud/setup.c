@@ -202,7 +202,7 @@ int sbce_check_luns(const struct cfg *cfg, struct cfg_diag *diag)
 			sbce_lu_state_dir(cfg, t, l, lu_dir, sizeof(lu_dir));
 			struct scsi_latency_params latency;
 
-			if (l->kind != CFG_LU_CONGLOMERATE &&
+			if (l->kind != CFG_LU_CONGLOMERATE && l->backend == CFG_BACKEND_FILE &&
 			    be_file_check(l->path, backing_bytes(l), l->write_protect, path_below(l->path, sd), err,
 					  sizeof(err)) != 0)
 				cfg_report_key(diag, cfg, t, l, "path", "%s", err);
@@ -331,7 +331,7 @@ static void warn_if_link(const char *who, const char *path)
 static struct backend *open_backend(const struct cfg_lun *l, const char *who, const char *state_dir, char *err,
 				    size_t errlen)
 {
-	char side_base[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 8];
+	char side_base[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 8], where[2 * CFG_RBD_NAME_MAX + 8];
 	uint32_t unit_min, unit_max;
 	struct backend *be, *cached;
 
@@ -340,25 +340,40 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 	 * (protocol/scsi/sbc/sbc_pi.h).  A block device keeps its intent logs in the
 	 * state directory (a file keeps them next to itself).
 	 */
-	snprintf(side_base, sizeof(side_base), "%s/backing", state_dir);
-	warn_if_link(who, l->path);
-	be = be_file_open(l->path, backing_bytes(l), l->write_protect, side_base, err, errlen);
+	if (l->backend == CFG_BACKEND_RBD) {
+		struct be_rbd_params rbd = {
+			.conf = l->ceph_conf, .id = l->ceph_id, .pool = l->rbd_pool, .image = l->rbd_image,
+		};
+
+		be = be_rbd_open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
+	} else {
+		snprintf(side_base, sizeof(side_base), "%s/backing", state_dir);
+		warn_if_link(who, l->path);
+		be = be_file_open(l->path, backing_bytes(l), l->write_protect, side_base, err, errlen);
+	}
 	if (!be)
 		return NULL;
 	if (be->note[0])
 		sbce_warn("%s: %s: %s", who, l->path, be->note);
-	be_file_untorn_writes(be, &unit_min, &unit_max);
+	if (l->backend == CFG_BACKEND_FILE)
+		be_file_untorn_writes(be, &unit_min, &unit_max);
+	else
+		unit_max = 0;
+	if (!be->can_write_atomic && (l->max_atomic_transfer_length || l->max_atomic_transfer_length_with_boundary ||
+				      l->write_scattered_atomic))
+		sbce_warn("%s: %s cannot write atomically: WRITE ATOMIC is not offered (docs/rbd.md)", who,
+			  sbce_lu_backing(l, where, sizeof(where)));
 	if (unit_max)
 		sbce_info("%s: %s: the kernel offers untorn writes of %u to %u bytes; atomic writes that fit "
 			  "skip the intent log", who, l->path, unit_min, unit_max);
 	if (!l->protection_type && be->size % l->logical_block_size)
-		sbce_warn("%s: %s: the last %llu bytes are not a whole logical block and are unused", who, l->path,
-			  (unsigned long long)(be->size % l->logical_block_size));
+		sbce_warn("%s: %s: the last %llu bytes are not a whole logical block and are unused", who,
+			  sbce_lu_backing(l, where, sizeof(where)), (unsigned long long)(be->size % l->logical_block_size));
 	if (!l->volatile_write_cache)
 		return be;
 	cached = be_cache_wrap(be);
 	if (!cached || be_cache_set_reporter(cached, cache_report, who) != 0) {
-		snprintf(err, errlen, "%s: no volatile write cache on this backend", l->path);
+		snprintf(err, errlen, "%s: no volatile write cache on this backend", sbce_lu_backing(l, where, sizeof(where)));
 		be_close(cached ? cached : be);
 		return NULL;
 	}
@@ -432,9 +447,12 @@ static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *s
 /* What the operator learns of a new LU. */
 static void log_lu(const char *who, const struct cfg_lun *l, const struct scsi_lu *lu, const struct scsi_lu_params *p)
 {
+	char where[2 * CFG_RBD_NAME_MAX + 8];
+
 	if (l->profile != CFG_PROFILE_NONE || l->quirks)
 		sbce_info("%s: profile %s, quirks 0x%02x", who, cfg_profile_name(l->profile), l->quirks);
-	sbce_info("%s: %s, %llu blocks of %u bytes%s%s", who, l->path, (unsigned long long)p->num_blocks,
+	sbce_info("%s: %s, %llu blocks of %u bytes%s%s", who, sbce_lu_backing(l, where, sizeof(where)),
+		  (unsigned long long)p->num_blocks,
 		  l->logical_block_size, l->thin_provisioning ? ", thin" : "", l->write_protect ? ", write-protected" : "");
 	if (l->protection_type)
 		sbce_info("%s: protection information type %u, %u interval(s) per block%s%s", who, l->protection_type,

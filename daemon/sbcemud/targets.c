@@ -43,6 +43,11 @@ int sbce_target_add(struct sbce_daemon *d, const struct cfg_target *t, const cha
 			snprintf(err, errlen, "%s is already the backing file of an LU of %s", t->luns[k]->path, user);
 			return -1;
 		}
+		if ((user = sbce_image_user(d, t->luns[k]))) {
+			snprintf(err, errlen, "rbd image %s/%s is already the image of an LU of %s",
+				 t->luns[k]->rbd_pool, t->luns[k]->rbd_image, user);
+			return -1;
+		}
 	}
 	devices = realloc(d->devices, (d->device_count + 1) * sizeof(*devices));
 	if (devices)

@@ -1,0 +1,398 @@
+/*
+ * Backend rbd (docs/rbd.md): LUs whose blocks live in Ceph RBD images,
+ * served by sbcemud through librbd, against a throwaway one-node cluster
+ * (scripts/ceph-cluster).
+ *
+ * Each LU kind is configured twice, once on a file and once on an image,
+ * and the same commands go to both: status, sense and Data-In must be the
+ * same byte for byte (conventional: WRITE, READ, UNMAP, WRITE SAME,
+ * COMPARE AND WRITE; type 1 PI: READ(16) with RDPROTECT 1 returns the
+ * tuples the target made; zbc-hm: write pointer rules, REPORT ZONES, RESET
+ * WRITE POINTER).  Then what an image must keep: the images are created at
+ * the configured size, and acknowledged writes, PI tuples and write pointers
+ * survive a restart and a kill -9.  Configuration errors name the key.
+ *
+ * Environment: SBCE_CEPH_CLUSTER (scripts/ceph-cluster; CMake sets it).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define BS 512u
+#define ZONE_BLOCKS 2048u /* 1 MiB zones */
+
+static char conf_path[600];
+
+/* file LU, rbd LU of the same kind */
+static const struct pair {
+	const char *kind;
+	int file_lun, rbd_lun;
+} pairs[] = { { "conventional", 0, 1 }, { "PI type 1", 2, 3 }, { "zbc-hm", 4, 5 } };
+
+static void write_config(struct itest_daemon *d)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text),
+		 "[target \"" ITEST_TARGET "\"]\n"
+		 "[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/conv.img\nsize = 16M\n"
+		 "[lun \"" ITEST_TARGET "\" 1]\nbackend = rbd\nrbd_image = conv\nceph_conf = %s\nsize = 16M\n"
+		 "max_atomic_transfer_length = 8\n"
+		 "[lun \"" ITEST_TARGET "\" 2]\npath = @DIR@/pi.img\nsize = 16M\nprotection_type = 1\n"
+		 "[lun \"" ITEST_TARGET "\" 3]\nbackend = rbd\nrbd_image = pi\nceph_conf = %s\nsize = 16M\n"
+		 "protection_type = 1\n"
+		 "[lun \"" ITEST_TARGET "\" 4]\npath = @DIR@/zbc.img\nsize = 16M\nkind = zbc-hm\nzone_size = 1M\n"
+		 "[lun \"" ITEST_TARGET "\" 5]\nbackend = rbd\nrbd_image = zbc\nrbd_pool = rbd\nceph_id = admin\n"
+		 "ceph_conf = %s\nsize = 16M\nkind = zbc-hm\nzone_size = 1M\n",
+		 conf_path, conf_path, conf_path);
+	if (itest_daemon_write_config(d, text) != 0) {
+		printf("Bail out! cannot write %s\n", d->conf);
+		exit(1);
+	}
+}
+
+/* ---- the same commands to both LUs of a pair ---- */
+
+struct step {
+	const char *name;
+	uint8_t cdb[16];
+	int cdb_len;
+	enum itest_dir dir;
+	size_t out_len; /* ITEST_OUT: bytes of the pattern (or of out) */
+	const uint8_t *out;
+	size_t in_len;
+};
+
+static void cdb16(uint8_t *c, uint8_t op, uint8_t b1, uint64_t lba, uint32_t n)
+{
+	memset(c, 0, 16);
+	c[0] = op;
+	c[1] = b1;
+	itest_put_be64(c + 2, lba);
+	itest_put_be32(c + 10, n);
+}
+
+static bool same_result(const struct itest_result *a, const struct itest_result *b)
+{
+	return a->transport_ok && b->transport_ok && a->status == b->status && a->sense.key == b->sense.key &&
+	       a->sense.asc == b->sense.asc && a->sense.ascq == b->sense.ascq && a->data_len == b->data_len &&
+	       (a->data_len == 0 || memcmp(a->data, b->data, (size_t)a->data_len) == 0);
+}
+
+static void run_steps(struct iscsi_context *s, const struct pair *p, const struct step *steps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct step *st = &steps[i];
+		struct itest_result a, b;
+		uint8_t *out = NULL;
+
+		if (st->dir == ITEST_OUT && !st->out) {
+			out = malloc(st->out_len);
+			itest_pattern(out, st->out_len, (uint32_t)i + 7);
+		}
+		itest_cmd(s, p->file_lun, st->cdb, st->cdb_len, st->dir, st->out ? st->out : out, st->out_len,
+			  st->in_len, &a);
+		itest_cmd(s, p->rbd_lun, st->cdb, st->cdb_len, st->dir, st->out ? st->out : out, st->out_len,
+			  st->in_len, &b);
+		itest_ok(same_result(&a, &b), st->name, "%s: file LU %s (%d bytes), rbd LU %s (%d bytes)", p->kind,
+			 itest_result_str(&a), a.data_len, itest_result_str(&b), b.data_len);
+		itest_result_free(&a);
+		itest_result_free(&b);
+		free(out);
+	}
+}
+
+static void conventional_steps(struct iscsi_context *s)
+{
+	static uint8_t unmap_list[24], caw[2 * BS];
+	struct step st[9] = {
+		{ .name = "rbd = file: WRITE(16) 8 blocks at LBA 10 -> GOOD", .cdb_len = 16, .dir = ITEST_OUT,
+		  .out_len = 8 * BS },
+		{ .name = "rbd = file: READ(16) of them returns the data written", .cdb_len = 16, .dir = ITEST_IN,
+		  .in_len = 8 * BS },
+		{ .name = "rbd = file: UNMAP of LBA 11-12 (SBC-4 5.30) -> GOOD", .cdb_len = 10, .dir = ITEST_OUT,
+		  .out = unmap_list, .out_len = sizeof(unmap_list) },
+		{ .name = "rbd = file: READ(16) after UNMAP returns zeros there (LBPRZ)", .cdb_len = 16,
+		  .dir = ITEST_IN, .in_len = 8 * BS },
+		{ .name = "rbd = file: WRITE SAME(16) UNMAP of 3 blocks -> GOOD", .cdb_len = 16, .dir = ITEST_OUT,
+		  .out_len = BS },
+		{ .name = "rbd = file: READ(16) across the WRITE SAME range", .cdb_len = 16, .dir = ITEST_IN,
+		  .in_len = 8 * BS },
+		{ .name = "rbd = file: COMPARE AND WRITE with a mismatch -> 0E/1D/00", .cdb_len = 16, .dir = ITEST_OUT,
+		  .out = caw, .out_len = sizeof(caw) },
+		{ .name = "rbd = file: READ CAPACITY(16): the image was created at the configured size", .cdb_len = 16,
+		  .dir = ITEST_IN, .in_len = 32 },
+		{ .name = "rbd = file: WRITE(16) past the capacity -> 05/21/00", .cdb_len = 16, .dir = ITEST_OUT,
+		  .out_len = 2 * BS },
+	};
+
+	cdb16(st[0].cdb, 0x8a, 0, 10, 8);
+	cdb16(st[1].cdb, 0x88, 0, 10, 8);
+	memset(st[2].cdb, 0, 16);
+	st[2].cdb[0] = 0x42;
+	itest_put_be16(st[2].cdb + 7, sizeof(unmap_list));
+	itest_put_be16(unmap_list, 22);
+	itest_put_be16(unmap_list + 2, 16);
+	itest_put_be64(unmap_list + 8, 11);
+	itest_put_be32(unmap_list + 16, 2);
+	cdb16(st[3].cdb, 0x88, 0, 10, 8);
+	cdb16(st[4].cdb, 0x93, 0x08, 13, 3); /* UNMAP bit; the block of zeros below */
+	cdb16(st[5].cdb, 0x88, 0, 10, 8);
+	memset(caw, 0xa5, sizeof(caw)); /* the compare half does not match what is there */
+	cdb16(st[6].cdb, 0x89, 0, 10, 0);
+	st[6].cdb[13] = 1;
+	memset(st[7].cdb, 0, 16);
+	st[7].cdb[0] = 0x9e;
+	st[7].cdb[1] = 0x10;
+	itest_put_be32(st[7].cdb + 10, 32);
+	cdb16(st[8].cdb, 0x8a, 0, 16 * 2048 - 1, 2);
+	{
+		static const uint8_t zeros[BS];
+
+		st[4].out = zeros;
+	}
+	run_steps(s, &pairs[0], st, sizeof(st) / sizeof(st[0]));
+}
+
+static void pi_steps(struct iscsi_context *s)
+{
+	struct step st[3] = {
+		{ .name = "rbd = file: PI type 1 WRITE(16) WRPROTECT 0 (the target makes the tuples) -> GOOD",
+		  .cdb_len = 16, .dir = ITEST_OUT, .out_len = 4 * BS },
+		{ .name = "rbd = file: PI type 1 READ(16) RDPROTECT 1 returns data and the same tuples", .cdb_len = 16,
+		  .dir = ITEST_IN, .in_len = 4 * (BS + 8) },
+		{ .name = "rbd = file: PI type 1 READ(16) RDPROTECT 1 of never-written blocks", .cdb_len = 16,
+		  .dir = ITEST_IN, .in_len = 2 * (BS + 8) },
+	};
+
+	cdb16(st[0].cdb, 0x8a, 0, 40, 4);
+	cdb16(st[1].cdb, 0x88, 0x20, 40, 4);
+	cdb16(st[2].cdb, 0x88, 0x20, 1000, 2);
+	run_steps(s, &pairs[1], st, sizeof(st) / sizeof(st[0]));
+}
+
+static void zbc_steps(struct iscsi_context *s)
+{
+	struct step st[6] = {
+		{ .name = "rbd = file: zbc-hm WRITE(16) at the write pointer of zone 1 -> GOOD", .cdb_len = 16,
+		  .dir = ITEST_OUT, .out_len = 8 * BS },
+		{ .name = "rbd = file: zbc-hm WRITE(16) not at the write pointer -> 05/21/04 (ZBC-2 4.4.3.2)",
+		  .cdb_len = 16, .dir = ITEST_OUT, .out_len = 8 * BS },
+		{ .name = "rbd = file: zbc-hm REPORT ZONES: the same zones and write pointers", .cdb_len = 16,
+		  .dir = ITEST_IN, .in_len = 64 + 4 * 64 },
+		{ .name = "rbd = file: zbc-hm READ(16) of the written blocks", .cdb_len = 16, .dir = ITEST_IN,
+		  .in_len = 8 * BS },
+		{ .name = "rbd = file: zbc-hm RESET WRITE POINTER of zone 1 -> GOOD", .cdb_len = 16, .dir = ITEST_NONE },
+		{ .name = "rbd = file: zbc-hm REPORT ZONES after the reset", .cdb_len = 16, .dir = ITEST_IN,
+		  .in_len = 64 + 4 * 64 },
+	};
+
+	cdb16(st[0].cdb, 0x8a, 0, ZONE_BLOCKS, 8);
+	cdb16(st[1].cdb, 0x8a, 0, ZONE_BLOCKS, 8);
+	memset(st[2].cdb, 0, 16);
+	st[2].cdb[0] = 0x95;
+	itest_put_be32(st[2].cdb + 10, 64 + 4 * 64);
+	cdb16(st[3].cdb, 0x88, 0, ZONE_BLOCKS, 8);
+	memset(st[4].cdb, 0, 16);
+	st[4].cdb[0] = 0x94;
+	st[4].cdb[1] = 0x04;
+	itest_put_be64(st[4].cdb + 2, ZONE_BLOCKS);
+	memcpy(st[5].cdb, st[2].cdb, 16);
+	run_steps(s, &pairs[2], st, sizeof(st) / sizeof(st[0]));
+}
+
+/* WRITE ATOMIC(16) is not offered where the backend cannot keep it (docs/rbd.md). */
+static void no_atomic(struct iscsi_context *s, struct itest_daemon *d)
+{
+	uint8_t cdb[16], buf[BS];
+
+	memset(buf, 0x5a, sizeof(buf));
+	cdb16(cdb, 0x9c, 0, 20, 1);
+	itest_expect_cmd(s, 1, "rbd LU with max_atomic_transfer_length: WRITE ATOMIC(16) -> 05/20/00 (not offered)",
+			 cdb, 16, ITEST_OUT, buf, sizeof(buf), 0, EXPECT_SENSE(0x05, 0x20, 0x00), NULL);
+	itest_ok(itest_daemon_log_has(d, "cannot write atomically: WRITE ATOMIC is not offered"),
+		 "rbd LU with max_atomic_transfer_length: the log says WRITE ATOMIC is not offered", "no such line");
+}
+
+/* ---- what an image keeps ---- */
+
+static struct iscsi_context *session(struct itest_daemon *d)
+{
+	struct iscsi_context *s = itest_session(d, ITEST_INITIATOR_1, 0);
+
+	if (s)
+		for (int lun = 0; lun <= 5; lun++)
+			itest_clear_ua(s, lun);
+	return s;
+}
+
+static bool reads_back(struct iscsi_context *s, uint64_t lba, uint32_t seed)
+{
+	uint8_t want[16 * BS], got[16 * BS];
+
+	itest_pattern(want, sizeof(want), seed);
+	return itest_read16(s, 1, lba, got, 16, BS, "READ(16) of the rbd LU") && memcmp(want, got, sizeof(got)) == 0;
+}
+
+static void write_pattern(struct iscsi_context *s, uint64_t lba, uint32_t seed)
+{
+	uint8_t buf[16 * BS];
+
+	itest_pattern(buf, sizeof(buf), seed);
+	itest_write16(s, 1, lba, buf, 16, BS, false, "WRITE(16) to the rbd LU");
+}
+
+/* WRITE(16) at LBA of the zbc-hm rbd LU: its status. */
+static int zoned_write(struct iscsi_context *s, uint64_t lba)
+{
+	uint8_t cdb[16], buf[8 * BS];
+	struct itest_result r;
+	int status;
+
+	memset(buf, 0x3c, sizeof(buf));
+	cdb16(cdb, 0x8a, 0, lba, 8);
+	itest_cmd(s, 5, cdb, 16, ITEST_OUT, buf, sizeof(buf), 0, &r);
+	status = r.transport_ok ? r.status : -1;
+	itest_result_free(&r);
+	return status;
+}
+
+static void survives(struct itest_daemon *d)
+{
+	struct iscsi_context *s = session(d);
+
+	if (!itest_ok(s != NULL, "login before the restarts", "no session"))
+		return;
+	write_pattern(s, 300, 11);
+	itest_ok(zoned_write(s, 2 * ZONE_BLOCKS) == 0, "zbc-hm rbd LU: WRITE(16) at zone 2's write pointer -> GOOD",
+		 "not GOOD");
+	itest_close(s);
+
+	itest_daemon_stop(d, SIGTERM);
+	itest_ok(itest_daemon_start(d) == 0, "sbcemud starts again on the same images", "see the log");
+	s = session(d);
+	itest_ok(s && reads_back(s, 300, 11), "rbd LU: a write acknowledged before a restart reads back after it",
+		 "different data");
+	itest_ok(s && zoned_write(s, 2 * ZONE_BLOCKS + 8) == 0,
+		 "zbc-hm rbd LU: the write pointer survives a restart (WRITE at the old pointer + 8 -> GOOD)",
+		 "not GOOD");
+	if (s)
+		write_pattern(s, 400, 12);
+	if (s)
+		itest_close(s);
+
+	itest_daemon_stop(d, SIGKILL);
+	itest_ok(itest_daemon_start(d) == 0, "sbcemud starts again after kill -9", "see the log");
+	s = session(d);
+	itest_ok(s && reads_back(s, 400, 12), "rbd LU: a write acknowledged before kill -9 reads back after it",
+		 "different data");
+	itest_ok(s && reads_back(s, 300, 11), "rbd LU: the earlier write too", "different data");
+	if (s)
+		itest_close(s);
+}
+
+/* ---- configuration errors ---- */
+
+static void config_refused(struct itest_daemon *d, const char *name, const char *lun_keys, const char *want)
+{
+	char path[700], cmd[3000], out[4096] = "";
+	size_t n = 0;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/bad.ini", d->dir);
+	f = fopen(path, "w");
+	if (!f) {
+		itest_ok(false, name, "cannot write %s", path);
+		return;
+	}
+	fprintf(f, "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\n%s", lun_keys);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "'%s' --check -c '%s' --state-dir '%s/badstate' 2>&1", d->bin, path, d->dir);
+	f = popen(cmd, "r");
+	if (f) {
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = '\0';
+		rc = pclose(f);
+	} else {
+		rc = 0;
+	}
+	itest_ok(rc != 0 && strstr(out, want) != NULL, name, "exit %d, output: %s", rc, out);
+}
+
+/* ---- the cluster ---- */
+
+static char cluster_dir[600];
+
+static bool cluster_up(void)
+{
+	const char *script = getenv("SBCE_CEPH_CLUSTER");
+	char cmd[1400];
+	FILE *f;
+	size_t n;
+
+	if (!script) {
+		itest_note("SBCE_CEPH_CLUSTER is not set (CMake sets it to scripts/ceph-cluster)");
+		return false;
+	}
+	snprintf(cluster_dir, sizeof(cluster_dir), "/tmp/sbcemu-ceph.%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "'%s' up '%s' | tail -n 1", script, cluster_dir);
+	f = popen(cmd, "r");
+	if (!f)
+		return false;
+	n = fread(conf_path, 1, sizeof(conf_path) - 1, f);
+	conf_path[n] = '\0';
+	conf_path[strcspn(conf_path, "\n")] = '\0';
+	return pclose(f) == 0 && conf_path[0] == '/';
+}
+
+static void cluster_down(void)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd), "'%s' down '%s' >/dev/null 2>&1", getenv("SBCE_CEPH_CLUSTER"), cluster_dir);
+	if (system(cmd) != 0)
+		itest_note("stopping the cluster in %s failed", cluster_dir);
+}
+
+int main(int argc, char **argv)
+{
+	struct itest_daemon d;
+	struct iscsi_context *s;
+
+	itest_init(argc, argv, "test_rbd");
+	if (!itest_ok(cluster_up(), "a throwaway Ceph cluster starts (scripts/ceph-cluster up)", "it did not"))
+		return itest_finish();
+	itest_daemon_init(&d, "rbd");
+	write_config(&d);
+	if (!itest_ok(itest_daemon_start(&d) == 0, "sbcemud starts with LUs on RBD images", "see %s", d.log)) {
+		cluster_down();
+		return itest_finish();
+	}
+	s = session(&d);
+	if (itest_ok(s != NULL, "login", "no session")) {
+		conventional_steps(s);
+		pi_steps(s);
+		zbc_steps(s);
+		no_atomic(s, &d);
+		itest_close(s);
+	}
+	survives(&d);
+	itest_daemon_stop(&d, SIGTERM);
+
+	config_refused(&d, "config: backend rbd without rbd_image -> error naming rbd_image",
+		       "backend = rbd\nsize = 1M\n", "rbd_image: required key is missing");
+	config_refused(&d, "config: backend rbd with a path -> error naming path",
+		       "backend = rbd\nrbd_image = x\npath = /tmp/x.img\n", "path: backend rbd keeps");
+	config_refused(&d, "config: backend rbd with volatile_write_cache -> error naming it",
+		       "backend = rbd\nrbd_image = x\nvolatile_write_cache = true\n", "volatile_write_cache: not with");
+	config_refused(&d, "config: backend nfs -> error naming backend", "backend = nfs\npath = x.img\nsize = 1M\n",
+		       "backend");
+	itest_daemon_cleanup(&d);
+	cluster_down();
+	return itest_finish();
+}
