@@ -1,9 +1,11 @@
 /*
  * A backend on a Ceph RBD image, through librbd (librbd.h, Ceph 16.2).
  *
- * Every call is librbd's synchronous form, made on a worker thread as the
- * file backend's calls are; the vectored ones go through rbd_aio_readv /
- * rbd_aio_writev and wait for their completion.  The connection is opened
+ * READ and WRITE without PI go through submit_rw: rbd_aio_readv /
+ * rbd_aio_writev started on the event loop's thread, completed on librbd's,
+ * so a command waiting for the cluster holds no worker.  The other calls
+ * are librbd's synchronous ones, made on a worker thread as the file
+ * backend's are (readv / writev: the aio call, waited for).  The connection is opened
  * with the librbd cache off (rbd_cache = false), so a write librbd
  * acknowledges has been acknowledged by the OSDs, which do so once the
  * write is on every replica's journal or store ("RBD cache config
@@ -17,16 +19,31 @@
  * so later reads return zeros whatever the range's alignment (rbd_discard
  * skips partial objects by default: rbd_skip_partial_discard).
  *
+ * One writer per image: a writable image is opened with its exclusive lock
+ * held (rbd_lock_acquire, RBD_LOCK_MODE_EXCLUSIVE), so another client's
+ * writes and lock attempts fail with -EROFS while this one serves it.  The
+ * lock owner's address is recorded in p->owner_record; a lock held by the
+ * address recorded there is this LU's own from before a crash (the caller
+ * guarantees that only one process uses the record) and is broken, which
+ * blocklists that dead client.  A lock held by anyone else is not: opening
+ * fails.  When another client breaks this one's lock, Ceph blocklists this
+ * client and every later call fails with -ESHUTDOWN: a node that lost its
+ * image never writes to it again ("Exclusive locking",
+ * https://docs.ceph.com/en/pacific/rbd/rbd-exclusive-locks/).
+ *
  * Not offered: atomic writes (a write that spans RADOS objects is not all
- * or nothing), extents and allocation counts (-EOPNOTSUPP), the power cut.
+ * or nothing), allocation counts (-EOPNOTSUPP), the power cut.
  * BE_IO_NOWAIT calls answer -EAGAIN at once: whether an image's bytes can
  * be had without waiting is never known here.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rados/librados.h>
 #include <rbd/librbd.h>
@@ -155,6 +172,55 @@ static int be_rbd_writev(struct backend *be, const struct iovec *iov, unsigned i
 	return vectored(be_rbd_from(be), iov, iovcnt, offset, true);
 }
 
+/* An asynchronous call in flight (be_rbd_submit_rw). */
+struct rbd_aio {
+	void (*done)(void *arg, int rc);
+	void *arg;
+	size_t len;
+	bool write;
+};
+
+/* librbd's completion thread. */
+static void aio_finished(rbd_completion_t c, void *p)
+{
+	struct rbd_aio *a = p;
+	ssize_t n = rbd_aio_get_return_value(c);
+	void (*done)(void *, int) = a->done;
+	void *arg = a->arg;
+	int rc = a->write && n == 0 ? 0 : whole(n, a->len);
+
+	rbd_aio_release(c);
+	free(a);
+	done(arg, rc);
+}
+
+static int be_rbd_submit_rw(struct backend *be, bool write, const struct iovec *iov, unsigned iovcnt, uint64_t offset,
+			    unsigned flags, void (*done)(void *arg, int rc), void *arg)
+{
+	struct be_rbd *r = be_rbd_from(be);
+	size_t len = iov_bytes(iov, iovcnt);
+	struct rbd_aio *a;
+	rbd_completion_t c;
+	int rc = write ? write_check(be, offset, len) : range_check(be, offset, len);
+
+	(void)flags; /* FUA: every acknowledged write is durable (above) */
+	if (rc)
+		return rc;
+	if (len == 0 || iovcnt > INT_MAX || !(a = malloc(sizeof(*a))))
+		return len == 0 ? -EINVAL : -ENOMEM;
+	*a = (struct rbd_aio){ .done = done, .arg = arg, .len = len, .write = write };
+	rc = rbd_aio_create_completion(a, aio_finished, &c);
+	if (rc == 0) {
+		rc = write ? rbd_aio_writev(r->image, iov, (int)iovcnt, offset, c)
+			   : rbd_aio_readv(r->image, iov, (int)iovcnt, offset, c);
+		if (rc < 0)
+			rbd_aio_release(c);
+	}
+	if (rc < 0)
+		free(a);
+	return rc;
+}
+
 static int be_rbd_flush(struct backend *be)
 {
 	return rbd_flush(be_rbd_from(be)->image);
@@ -194,11 +260,62 @@ static int be_rbd_write_zeroes(struct backend *be, uint64_t offset, uint64_t len
 			  (flags & BE_ZERO_MAY_DISCARD) ? 0 : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION);
 }
 
+/* The first extent from start (extent_cb). */
+struct extent_walk {
+	uint64_t start, end;   /* the range looked at */
+	uint64_t data_end;     /* allocated from start up to here (0: not known yet) */
+	uint64_t hole_end;     /* a hole from start up to here (0: not known yet) */
+};
+
+/* rbd_diff_iterate2's callback: the image's allocated extents in order; -ECANCELED once the first extent is known. */
+static int extent_cb(uint64_t off, size_t len, int exists, void *arg)
+{
+	struct extent_walk *w = arg;
+
+	if (!exists)
+		return 0;
+	if (w->data_end == 0 && off > w->start) {
+		w->hole_end = off;
+		return -ECANCELED;
+	}
+	if (w->data_end && off > w->data_end)
+		return -ECANCELED;
+	w->data_end = off + len;
+	return 0;
+}
+
+/*
+ * From the image's allocation (rbd_diff_iterate2 since its creation, byte
+ * for byte, through the object map where the image has one).  At most
+ * EXTENT_SCAN bytes are looked at per call: the caller asks again for the
+ * rest, and a scan of a large image never holds a worker for long.
+ */
+#define EXTENT_SCAN (1ull << 30)
+
 static int be_rbd_extent(struct backend *be, uint64_t offset, uint64_t max_len, enum be_extent_kind *kind,
 			 uint64_t *len)
 {
-	(void)be, (void)offset, (void)max_len, (void)kind, (void)len;
-	return -EOPNOTSUPP;
+	struct extent_walk w = { .start = offset };
+	int rc;
+
+	if (offset >= be->size)
+		return -EINVAL;
+	if (max_len > be->size - offset)
+		max_len = be->size - offset;
+	if (max_len > EXTENT_SCAN)
+		max_len = EXTENT_SCAN;
+	w.end = offset + max_len;
+	rc = rbd_diff_iterate2(be_rbd_from(be)->image, NULL, offset, max_len, 1, 0, extent_cb, &w);
+	if (rc < 0 && rc != -ECANCELED)
+		return rc;
+	if (w.data_end) {
+		*kind = BE_EXTENT_ALLOCATED;
+		*len = (w.data_end < w.end ? w.data_end : w.end) - offset;
+	} else {
+		*kind = BE_EXTENT_HOLE;
+		*len = (w.hole_end ? w.hole_end : w.end) - offset;
+	}
+	return 0;
 }
 
 static int be_rbd_resize(struct backend *be, uint64_t size)
@@ -220,6 +337,7 @@ static const struct backend_ops be_rbd_ops = {
 	.write = be_rbd_write,
 	.readv = be_rbd_readv,
 	.writev = be_rbd_writev,
+	.submit_rw = be_rbd_submit_rw,
 	.flush = be_rbd_flush,
 	.discard = be_rbd_discard,
 	.write_zeroes = be_rbd_write_zeroes,
@@ -242,8 +360,18 @@ static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *e
 		return rc;
 	}
 	rc = rados_conf_set(r->cluster, "rbd_cache", "false");
-	if (rc == 0) /* a client that cannot reach the monitors must fail, not wait forever */
+	/*
+	 * A cluster that stops answering must fail commands, not hold them
+	 * (and the daemon's shutdown) forever: the connection gives up after
+	 * 30 s, a monitor or OSD request after 60 s (-ETIMEDOUT; librados
+	 * rados_osd_op_timeout and rados_mon_op_timeout, 0 = wait forever).
+	 */
+	if (rc == 0)
 		rc = rados_conf_set(r->cluster, "client_mount_timeout", "30");
+	if (rc == 0)
+		rc = rados_conf_set(r->cluster, "rados_osd_op_timeout", "60");
+	if (rc == 0)
+		rc = rados_conf_set(r->cluster, "rados_mon_op_timeout", "30");
 	if (rc < 0) {
 		snprintf(err, errlen, "rados_conf_set: %s", strerror(-rc));
 		return rc;
@@ -257,6 +385,91 @@ static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *e
 	rc = rados_ioctx_create(r->cluster, p->pool, &r->ioctx);
 	if (rc < 0)
 		snprintf(err, errlen, "pool %s: %s", p->pool, strerror(-rc));
+	return rc;
+}
+
+/* The one lock owner of the image (rbd_lock_get_owners) into buf; 0, or a negative errno (-ENOENT: none). */
+static int lock_owner(struct be_rbd *r, rbd_lock_mode_t *mode, char *buf, size_t len)
+{
+	char *owners[4];
+	size_t n = 4;
+	int rc = rbd_lock_get_owners(r->image, mode, owners, &n);
+
+	if (rc < 0)
+		return rc;
+	if (n == 0)
+		rc = -ENOENT;
+	else
+		snprintf(buf, len, "%s", owners[0]);
+	rbd_lock_get_owners_cleanup(owners, n);
+	return rc;
+}
+
+static bool recorded_owner(const char *path, const char *owner)
+{
+	char line[256] = "";
+	FILE *f = path ? fopen(path, "r") : NULL;
+
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	return line[0] && strcmp(line, owner) == 0;
+}
+
+/* Writes owner to path durably (a new file, mode 0600, renamed over the old one).  0, or a negative errno. */
+static int record_owner(const char *path, const char *owner)
+{
+	char tmp[4200], line[300];
+	int fd, n, rc = 0;
+
+	n = snprintf(line, sizeof(line), "%s\n", owner);
+	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp) || n >= (int)sizeof(line))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, (size_t)n) != n || be_fdatasync(fd) != 0)
+		rc = -EIO;
+	if (close(fd) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	return rc;
+}
+
+/*
+ * Takes the image's exclusive lock (above).  The owner is looked at first:
+ * rbd_lock_acquire asks a live owner, which refuses at once, but waits for
+ * a dead one until the OSDs drop its watch (osd_client_watch_timeout, 30 s).
+ * 0, or a negative errno with the reason in err.
+ */
+static int take_lock(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen)
+{
+	rbd_lock_mode_t mode;
+	char owner[256];
+	int rc = lock_owner(r, &mode, owner, sizeof(owner));
+
+	if (rc == 0 && !recorded_owner(p->owner_record, owner)) {
+		snprintf(err, errlen, "image %s/%s: its exclusive lock is held by %s, another client (a second node "
+			 "serving the same image is not supported yet, docs/rbd.md)", p->pool, p->image, owner);
+		return -EROFS;
+	}
+	if (rc == 0)
+		rc = rbd_lock_break(r->image, mode, owner);
+	else if (rc == -ENOENT)
+		rc = 0;
+	if (rc == 0)
+		rc = rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
+	if (rc == 0)
+		rc = lock_owner(r, &mode, owner, sizeof(owner));
+	if (rc == 0 && p->owner_record)
+		rc = record_owner(p->owner_record, owner);
+	if (rc < 0)
+		snprintf(err, errlen, "image %s/%s: cannot take its exclusive lock: %s", p->pool, p->image,
+			 strerror(-rc));
 	return rc;
 }
 
@@ -311,7 +524,8 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 	r->be.ops = &be_rbd_ops;
 	r->be.read_only = read_only;
 	r->be.can_discard = true;
-	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0) {
+	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
+	    (!read_only && take_lock(r, p, err, errlen) < 0)) {
 		be_rbd_close(&r->be);
 		return NULL;
 	}

@@ -7,7 +7,8 @@
 #      (tests/conformance/: known failures with their reasons, the 512e config);
 #   3. benchmarks whose numbers go to the log (scripts/bench-lba-locks.sh:
 #      read IOPS beside atomic writes, LBA-range locks against one LU-wide lock;
-#      scripts/bench --quick: sbcemu beside tgt, so that the full one cannot rot);
+#      scripts/bench --quick: sbcemu beside tgt, and a short scripts/bench-rbd:
+#      sbcemu on RBD beside librbd, so that the full ones cannot rot);
 #   4. fuzzing: every libFuzzer harness (tests/fuzz/README.md) replays its
 #      regression inputs and runs for 20 s, two at a time (scripts/fuzz, clang
 #      build in build-fuzz/); a finding fails;
@@ -107,6 +108,8 @@ elif [ "$quick" = no ]; then
 	BENCH_ROUNDS=2 "$repo/scripts/bench-lba-locks.sh" --build "$build" --no-build --seconds 3 || status=1
 	echo "=== test.sh: benchmark: sbcemu beside tgt, a smoke run of scripts/bench (--quick)"
 	"$repo/scripts/bench" --build "$build" --no-build --quick || status=1
+	echo "=== test.sh: benchmark: sbcemu on Ceph RBD beside librbd, a smoke run of scripts/bench-rbd"
+	"$repo/scripts/bench-rbd" --build "$build" --no-build --rounds 1 --seconds 1 || status=1
 
 	# Bounded: 5 harnesses x 20 s, two at a time, plus the clang build of the libraries.
 	echo "=== test.sh: fuzz: regression inputs, then each libFuzzer harness for 20 s, logs in ${SBCEMU_FUZZ_BUILD_DIR:-$repo/build-fuzz}/logs"

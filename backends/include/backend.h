@@ -50,6 +50,15 @@ struct backend_ops {
 	 */
 	int (*readv)(struct backend *be, const struct iovec *iov, unsigned iovcnt, uint64_t offset, unsigned flags);
 	int (*writev)(struct backend *be, const struct iovec *iov, unsigned iovcnt, uint64_t offset, unsigned flags);
+	/*
+	 * readv (write false) or writev started and finished later (NULL: not
+	 * offered): 0 once started, after which done(arg, rc) is called exactly
+	 * once, from another thread, with 0 or a negative errno; or a negative
+	 * errno, with nothing started and no call of done.  Called from the
+	 * event loop's thread, so it never waits for the medium.
+	 */
+	int (*submit_rw)(struct backend *be, bool write, const struct iovec *iov, unsigned iovcnt, uint64_t offset,
+			 unsigned flags, void (*done)(void *arg, int rc), void *arg);
 	/* Makes every completed write durable (fdatasync). */
 	int (*flush)(struct backend *be);
 	/* Deallocates a range; later reads of it return zeros. */
@@ -132,13 +141,16 @@ struct be_rbd_params {
 	const char *id;    /* the client name without "client." */
 	const char *pool;
 	const char *image;
+	const char *owner_record; /* a file only this process uses: the lock owner (be_rbd.c); NULL: none */
 };
 
 /*
  * Opens a Ceph RBD image as a backend (be_rbd.c): connects as client.id
  * with conf, opens the image in pool, creating it at size when it is
  * missing and growing it when it is smaller (size 0: the image's size; a
- * larger image is refused).  NULL with the reason in err.
+ * larger image is refused).  A writable image is held with its exclusive
+ * lock; calls fail with -ESHUTDOWN once another client has broken it.  NULL
+ * with the reason in err.
  */
 struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err, size_t errlen);
 /*

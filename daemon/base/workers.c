@@ -18,6 +18,11 @@
  * runs after the callback that submitted returns, in the same loop
  * iteration, before the transport's ev_prepare flush sends the response.
  *
+ * A job the backend can start asynchronously (scsi_io_job.work_async: a
+ * librbd aio call, backends/be_rbd.c) is started in submit_async() on the
+ * loop thread; the backend's completion thread hands it to complete(),
+ * which feeds the same completion list the workers do.
+ *
  * So backend calls that may wait never run on the loop thread, and done()
  * never runs on a worker: the SCSI core needs no locks for its own state.
  * Jobs carry their own link (scsi_io_job.next), so the pool allocates
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon.h"
 
@@ -130,6 +136,30 @@ static void workers_submit(struct scsi_executor *ex, struct scsi_io_job *job)
 		ev_timer_start(w->loop, &w->late_wake);
 }
 
+/* Loop thread: a job started asynchronously holds no worker; complete() brings it back. */
+static bool workers_submit_async(struct scsi_executor *ex, struct scsi_io_job *job)
+{
+	struct sbce_workers *w = from_executor(ex);
+
+	job->executor = ex;
+	w->in_flight++;
+	if (job->work_async(job))
+		return true;
+	w->in_flight--;
+	return false;
+}
+
+/* Any thread: as a worker ends a job. */
+static void workers_complete(struct scsi_executor *ex, struct scsi_io_job *job)
+{
+	struct sbce_workers *w = from_executor(ex);
+
+	pthread_mutex_lock(&w->done_lock);
+	list_append(&w->done, job);
+	pthread_mutex_unlock(&w->done_lock);
+	ev_async_send(w->loop, &w->wakeup);
+}
+
 /*
  * Loop thread, LATE_WAKE_S after a submit that woke nobody: if jobs are
  * still queued and no worker has taken one since, the awake workers are
@@ -188,11 +218,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->queue_lock);
 
 		job->work(job);
-
-		pthread_mutex_lock(&w->done_lock);
-		list_append(&w->done, job);
-		pthread_mutex_unlock(&w->done_lock);
-		ev_async_send(w->loop, &w->wakeup);
+		workers_complete(&w->executor, job);
 	}
 }
 
@@ -244,6 +270,8 @@ struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, c
 		return NULL;
 	}
 	w->executor.submit = workers_submit;
+	w->executor.submit_async = workers_submit_async;
+	w->executor.complete = workers_complete;
 	/*
 	 * Two command jobs per thread at most: enough to keep every thread busy
 	 * while the loop hands out the next, few enough that a job the core
@@ -300,8 +328,12 @@ void sbce_workers_destroy(struct sbce_workers *w)
 	pthread_mutex_unlock(&w->queue_lock);
 	for (unsigned i = 0; i < w->count; i++)
 		pthread_join(w->threads[i], NULL);
-	/* Jobs a done() submits now run on this thread: nothing else is left to run them. */
-	while (w->done.head || w->done_now.head || w->queue.head) {
+	/*
+	 * Jobs a done() submits now run on this thread: nothing else is left to
+	 * run them.  Jobs started asynchronously come back from the backend's
+	 * thread (complete()): wait for them.
+	 */
+	while (w->in_flight) {
 		run_completions(w);
 		while (w->queue.head) {
 			struct scsi_io_job *job = w->queue.head;
@@ -312,6 +344,11 @@ void sbce_workers_destroy(struct sbce_workers *w)
 			job->work(job);
 			list_append(&w->done, job);
 		}
+		pthread_mutex_lock(&w->done_lock);
+		bool idle = !w->done.head;
+		pthread_mutex_unlock(&w->done_lock);
+		if (idle && !w->done_now.head && w->in_flight)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 	}
 	ev_async_stop(w->loop, &w->wakeup);
 	ev_timer_stop(w->loop, &w->late_wake);

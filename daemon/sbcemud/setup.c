@@ -341,9 +341,14 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 	 * state directory (a file keeps them next to itself).
 	 */
 	if (l->backend == CFG_BACKEND_RBD) {
+		/* The state directory's lock (sbce_state_dir_lock) makes this process the record's only user. */
+		char owner_record[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 16];
 		struct be_rbd_params rbd = {
 			.conf = l->ceph_conf, .id = l->ceph_id, .pool = l->rbd_pool, .image = l->rbd_image,
+			.owner_record = owner_record,
 		};
+
+		snprintf(owner_record, sizeof(owner_record), "%s/rbd-lock-owner", state_dir);
 
 		be = be_rbd_open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
 	} else {

@@ -10,7 +10,10 @@
  * tuples the target made; zbc-hm: write pointer rules, REPORT ZONES, RESET
  * WRITE POINTER).  Then what an image must keep: the images are created at
  * the configured size, and acknowledged writes, PI tuples and write pointers
- * survive a restart and a kill -9.  Configuration errors name the key.
+ * survive a restart and a kill -9.  One node per image: a second daemon on
+ * an image that one serves does not start, and a daemon whose lock another
+ * client breaks (and so blocklists) never writes again.  Configuration
+ * errors name the key.
  *
  * Environment: SBCE_CEPH_CLUSTER (scripts/ceph-cluster; CMake sets it).
  */
@@ -205,6 +208,48 @@ static void zbc_steps(struct iscsi_context *s)
 	run_steps(s, &pairs[2], st, sizeof(st) / sizeof(st[0]));
 }
 
+/* GET LBA STATUS(16) at lba of the rbd conventional LU: the first descriptor's PROVISIONING STATUS, or -1. */
+static int lba_status(struct iscsi_context *s, uint64_t lba)
+{
+	uint8_t cdb[16];
+	struct itest_result r;
+	int status = -1;
+
+	cdb16(cdb, 0x9e, 0x12, lba, 64);
+	itest_cmd(s, 1, cdb, 16, ITEST_IN, NULL, 0, 64, &r);
+	if (r.transport_ok && r.status == 0 && r.data_len >= 24 && itest_get_be64(r.data + 8) == lba)
+		status = r.data[8 + 12] & 0x0f;
+	itest_result_free(&r);
+	return status;
+}
+
+/*
+ * GET LBA STATUS (SBC-4 5.9) from the image's allocation: written blocks are
+ * mapped (0), an UNMAP of a whole RADOS object (4 MiB) deallocates it (1).
+ */
+static void provisioning(struct iscsi_context *s)
+{
+	const uint64_t object = 4u << 20, lba = 2 * object / BS;
+	uint8_t cdb[16], buf[8 * BS], list[24];
+
+	itest_pattern(buf, sizeof(buf), 21);
+	itest_write16(s, 1, lba, buf, 8, BS, false, "WRITE(16) into the image's third object");
+	itest_ok(lba_status(s, lba) == 0, "rbd LU: GET LBA STATUS of written blocks -> mapped (0)", "got %d",
+		 lba_status(s, lba));
+	memset(cdb, 0, 10);
+	cdb[0] = 0x42;
+	itest_put_be16(cdb + 7, sizeof(list));
+	memset(list, 0, sizeof(list));
+	itest_put_be16(list, 22);
+	itest_put_be16(list + 2, 16);
+	itest_put_be64(list + 8, lba);
+	itest_put_be32(list + 16, (uint32_t)(object / BS));
+	itest_expect_cmd(s, 1, "rbd LU: UNMAP of a whole object -> GOOD", cdb, 10, ITEST_OUT, list, sizeof(list), 0,
+			 EXPECT_GOOD, NULL);
+	itest_ok(lba_status(s, lba) == 1, "rbd LU: GET LBA STATUS after UNMAP of the whole object -> deallocated (1)",
+		 "got %d", lba_status(s, lba));
+}
+
 /* WRITE ATOMIC(16) is not offered where the backend cannot keep it (docs/rbd.md). */
 static void no_atomic(struct iscsi_context *s, struct itest_daemon *d)
 {
@@ -295,6 +340,74 @@ static void survives(struct itest_daemon *d)
 		itest_close(s);
 }
 
+/* ---- one node per image ---- */
+
+/* A second daemon configured with an image the first one serves does not start (docs/rbd.md). */
+static void second_node_refused(void)
+{
+	struct itest_daemon d2;
+	char text[1024];
+
+	itest_daemon_init(&d2, "rbd-second");
+	snprintf(text, sizeof(text),
+		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\nbackend = rbd\nrbd_image = conv\n"
+		 "ceph_conf = %s\n",
+		 conf_path);
+	itest_daemon_write_config(&d2, text);
+	itest_ok(itest_daemon_start(&d2) != 0 && itest_daemon_log_has(&d2, "its exclusive lock is held by"),
+		 "a second sbcemud on an image another one serves refuses to start, naming the lock's holder",
+		 "it started, or said something else (%s)", d2.log);
+	if (d2.pid > 0)
+		itest_daemon_stop(&d2, SIGTERM);
+	itest_daemon_cleanup(&d2);
+}
+
+/* Breaks the exclusive lock of image conv from outside, as a failover would (rbd lock rm blocklists the holder). */
+static bool break_lock(void)
+{
+	char cmd[2400];
+
+	snprintf(cmd, sizeof(cmd),
+		 "j=$(rbd -c '%s' lock ls conv --format json) && "
+		 "id=$(printf '%%s' \"$j\" | sed -n 's/.*\"id\":\"\\([^\"]*\\)\".*/\\1/p') && "
+		 "who=$(printf '%%s' \"$j\" | sed -n 's/.*\"locker\":\"\\([^\"]*\\)\".*/\\1/p') && "
+		 "[ -n \"$id\" ] && rbd -c '%s' lock rm conv \"$id\" \"$who\"",
+		 conf_path, conf_path);
+	return system(cmd) == 0;
+}
+
+/* A node whose lock another client broke never writes again: NOT READY, MANUAL INTERVENTION REQUIRED. */
+static void fenced(struct itest_daemon *d)
+{
+	struct iscsi_context *s = session(d);
+	uint8_t cdb[16], buf[16 * BS];
+
+	if (!itest_ok(s != NULL, "login before the lock is broken", "no session"))
+		return;
+	write_pattern(s, 500, 13);
+	if (!itest_ok(break_lock(), "rbd lock rm breaks the serving daemon's lock (blocklisting it)", "it failed")) {
+		itest_close(s);
+		return;
+	}
+	itest_pattern(buf, sizeof(buf), 14);
+	cdb16(cdb, 0x8a, 0, 500, 16);
+	itest_expect_cmd(s, 1, "fenced node: WRITE(16) -> 02/04/03 (SPC-4: LOGICAL UNIT NOT READY, MANUAL INTERVENTION "
+			 "REQUIRED), the write not done", cdb, 16, ITEST_OUT, buf, sizeof(buf), 0,
+			 EXPECT_SENSE(0x02, 0x04, 0x03), NULL);
+	cdb16(cdb, 0x88, 0, 500, 16);
+	itest_expect_cmd(s, 1, "fenced node: READ(16) -> 02/04/03", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
+			 EXPECT_SENSE(0x02, 0x04, 0x03), NULL);
+	itest_close(s);
+	itest_daemon_stop(d, SIGTERM);
+	itest_ok(itest_daemon_start(d) == 0, "the fenced daemon, restarted, takes the free lock again", "see the log");
+	s = session(d);
+	itest_ok(s && reads_back(s, 500, 13),
+		 "after fencing: the image holds what was acknowledged before, not the fenced node's write",
+		 "different data");
+	if (s)
+		itest_close(s);
+}
+
 /* ---- configuration errors ---- */
 
 static void config_refused(struct itest_daemon *d, const char *name, const char *lun_keys, const char *want)
@@ -379,9 +492,12 @@ int main(int argc, char **argv)
 		pi_steps(s);
 		zbc_steps(s);
 		no_atomic(s, &d);
+		provisioning(s);
 		itest_close(s);
 	}
+	second_node_refused();
 	survives(&d);
+	fenced(&d);
 	itest_daemon_stop(&d, SIGTERM);
 
 	config_refused(&d, "config: backend rbd without rbd_image -> error naming rbd_image",

@@ -256,6 +256,8 @@ struct scsi_sense_info scsi_sense_from_errno(int err, bool writing)
 		return sense_make(SENSE_KEY_DATA_PROTECT, ASC_WRITE_PROTECTED);
 	case ENOMEM:
 		return sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES);
+	case ESHUTDOWN: /* the backend was cut off from its medium for good (be_rbd.c: fenced) */
+		return sense_make(SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION_REQUIRED);
 	case EIO:
 	default:
 		return writing ? sense_make(SENSE_KEY_MEDIUM_ERROR, ASC_WRITE_ERROR)
@@ -277,12 +279,25 @@ static bool io_job_work_nowait(struct scsi_io_job *job)
 	return cmd->io_work_nowait(cmd);
 }
 
+static bool io_job_work_async(struct scsi_io_job *job)
+{
+	struct scsi_cmd *cmd = (struct scsi_cmd *)((char *)job - offsetof(struct scsi_cmd, io_job));
+	return cmd->io_work_async(cmd);
+}
+
+void scsi_io_job_complete(struct scsi_io_job *job)
+{
+	job->executor->complete(job->executor, job);
+}
+
 static void io_job_done(struct scsi_io_job *job)
 {
 	struct scsi_cmd *cmd = (struct scsi_cmd *)((char *)job - offsetof(struct scsi_cmd, io_job));
 	enum scsi_result (*after)(struct scsi_cmd *) = cmd->io_after;
 
-	scsi_dispatch_done(cmd->lu->dev->executor);
+	if (!cmd->io_async)
+		scsi_dispatch_done(cmd->lu->dev->executor);
+	cmd->io_async = false;
 	cmd->io_after = NULL;
 	/* A command a duration limit ended goes no further (sched/duration_limits.c). */
 	if (!cmd->aborted && !cmd->limits.ended && after && cmd->status == SCSI_STATUS_GOOD) {
@@ -292,19 +307,28 @@ static void io_job_done(struct scsi_io_job *job)
 	scsi_cmd_complete(cmd);
 }
 
-enum scsi_result scsi_cmd_run_io_nowait(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
-					bool (*nowait)(struct scsi_cmd *cmd),
-					enum scsi_result (*after)(struct scsi_cmd *cmd))
+enum scsi_result scsi_cmd_run_io_async(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+				       bool (*nowait)(struct scsi_cmd *cmd), bool (*async)(struct scsi_cmd *cmd),
+				       enum scsi_result (*after)(struct scsi_cmd *cmd))
 {
 	cmd->io_work = work;
 	cmd->io_work_nowait = nowait;
+	cmd->io_work_async = async;
 	cmd->io_after = after;
 	cmd->io_job.work = io_job_work;
 	cmd->io_job.work_nowait = nowait ? io_job_work_nowait : NULL;
+	cmd->io_job.work_async = async ? io_job_work_async : NULL;
 	cmd->io_job.done = io_job_done;
 	cmd->io_job.next = NULL;
 	scsi_dispatch_submit(cmd);
 	return SCSI_PENDING;
+}
+
+enum scsi_result scsi_cmd_run_io_nowait(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+					bool (*nowait)(struct scsi_cmd *cmd),
+					enum scsi_result (*after)(struct scsi_cmd *cmd))
+{
+	return scsi_cmd_run_io_async(cmd, work, nowait, NULL, after);
 }
 
 enum scsi_result scsi_cmd_run_io(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),

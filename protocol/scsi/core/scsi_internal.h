@@ -415,6 +415,15 @@ enum scsi_result scsi_cmd_run_io_nowait(struct scsi_cmd *cmd, void (*work)(struc
 					bool (*nowait)(struct scsi_cmd *cmd),
 					enum scsi_result (*after)(struct scsi_cmd *cmd));
 /*
+ * scsi_cmd_run_io_nowait with async (scsi_io_job.work_async): work started
+ * on the loop thread through an asynchronous backend call, true if it
+ * started; its completion calls scsi_io_job_complete(&cmd->io_job) once,
+ * from any thread, after recording any error in cmd.
+ */
+enum scsi_result scsi_cmd_run_io_async(struct scsi_cmd *cmd, void (*work)(struct scsi_cmd *cmd),
+				       bool (*nowait)(struct scsi_cmd *cmd), bool (*async)(struct scsi_cmd *cmd),
+				       enum scsi_result (*after)(struct scsi_cmd *cmd));
+/*
  * Streamed Data-Out (a handler whose parse set cmd->data_out_window): the
  * bytes in data_out are done with; asks the transport for the next piece
  * and runs next(cmd) on the loop thread once it is in data_out (next returns

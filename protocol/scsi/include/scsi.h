@@ -257,8 +257,20 @@ struct scsi_io_job {
 	struct scsi_io_job *next; /* for the executor's queues */
 	void (*work)(struct scsi_io_job *job);
 	bool (*work_nowait)(struct scsi_io_job *job);
+	/*
+	 * work_async (NULL: none) starts work() without waiting, on the thread
+	 * that submits (the backend's submit_rw): true when it started, after
+	 * which the backend's completion calls scsi_io_job_complete() once,
+	 * from any thread; false when it did not (work() then runs as usual).
+	 * Only an executor with submit_async tries it.
+	 */
+	bool (*work_async)(struct scsi_io_job *job);
 	void (*done)(struct scsi_io_job *job);
+	struct scsi_executor *executor; /* [executor] set by submit_async */
 };
+
+/* Any thread: the backend call a job's work_async started has finished (done() follows on the loop thread). */
+void scsi_io_job_complete(struct scsi_io_job *job);
 
 /* A node of the core's intrusive heaps (sched/heap.h); zeroed: in no heap. */
 struct scsi_heap_node {
@@ -327,6 +339,14 @@ struct scsi_service_queue {
  */
 struct scsi_executor {
 	void (*submit)(struct scsi_executor *ex, struct scsi_io_job *job);
+	/*
+	 * NULL: no asynchronous jobs.  Tries job->work_async on the loop
+	 * thread: true when it started (complete() then comes from any thread,
+	 * and done() runs on the loop thread after it), false when it did not.
+	 * A started job holds no worker, so it does not count against capacity.
+	 */
+	bool (*submit_async)(struct scsi_executor *ex, struct scsi_io_job *job);
+	void (*complete)(struct scsi_executor *ex, struct scsi_io_job *job);
 	unsigned capacity;                /* [daemon] 0: no limit */
 	unsigned in_flight;               /* [core] command jobs submitted, not done */
 	struct scsi_service_queue waiting; /* [core] command jobs not yet submitted */
@@ -478,6 +498,8 @@ struct scsi_cmd {
 	struct scsi_io_job io_job;
 	void (*io_work)(struct scsi_cmd *cmd);
 	bool (*io_work_nowait)(struct scsi_cmd *cmd);
+	bool (*io_work_async)(struct scsi_cmd *cmd);
+	bool io_async;                     /* io_job was started asynchronously: it holds no executor slot */
 	enum scsi_result (*io_after)(struct scsi_cmd *cmd);
 	struct scsi_tmf_wait *tmf_wait;          /* the TMF waiting for this command to end */
 	void *handler_state;               /* private to the executing handler */

@@ -94,6 +94,46 @@ static int medium_io_sgl(struct scsi_lu *lu, const struct scsi_sgl *sgl, uint64_
 	return 0;
 }
 
+/*
+ * The data path without PI through an asynchronous backend (submit_rw):
+ * the transport's pieces as they are, when they hold exactly len bytes in
+ * at most SGL_CHUNK pieces (the backend may keep the vector until it
+ * completes, and the command keeps it).  True when the call started;
+ * done(cmd, rc) follows from the backend's thread.
+ */
+static bool medium_io_async(struct scsi_cmd *cmd, const struct scsi_sgl *sgl, uint64_t len, bool write,
+			    void (*done)(void *cmd, int rc))
+{
+	struct backend *be = cmd->lu->backend;
+	uint64_t have = 0;
+
+	if (!be->ops->submit_rw || sgl->iovcnt == 0 || sgl->iovcnt > SGL_CHUNK)
+		return false;
+	for (unsigned i = 0; i < sgl->iovcnt; i++)
+		have += sgl->iov[i].iov_len;
+	return have == len && be->ops->submit_rw(be, write, sgl->iov, sgl->iovcnt, scsi_lu_offset(cmd->lu, cmd->lba),
+						 write ? sbc_write_flags(cmd) : 0, done, cmd) == 0;
+}
+
+/* The backend's thread: a READ or WRITE medium_io_async started has ended. */
+static void read_async_done(void *p, int rc)
+{
+	struct scsi_cmd *cmd = p;
+
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, false);
+	scsi_io_job_complete(&cmd->io_job);
+}
+
+static void write_async_done(void *p, int rc)
+{
+	struct scsi_cmd *cmd = p;
+
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, true);
+	scsi_io_job_complete(&cmd->io_job);
+}
+
 bool sbc_compare(const uint8_t *medium, const uint8_t *expected, size_t len, size_t *first_offset)
 {
 	size_t i = 0;
@@ -187,6 +227,12 @@ static bool read_nowait(struct scsi_cmd *cmd)
 	return medium_io_sgl(cmd->lu, &cmd->io_sgl, cmd->lba, cmd->data_in_len, false, BE_IO_NOWAIT) == 0;
 }
 
+/* read_work started asynchronously (medium_io_async), for LUs without PI. */
+static bool read_async(struct scsi_cmd *cmd)
+{
+	return !sbc_lu_has_pi(cmd->lu) && medium_io_async(cmd, &cmd->io_sgl, cmd->data_in_len, false, read_async_done);
+}
+
 enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
 {
 	size_t len = (size_t)cmd->nblocks * sbc_wire_block_len(cmd);
@@ -200,7 +246,7 @@ enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
 	if (sbc_lu_has_pi(cmd->lu) ? !scsi_cmd_alloc_data_in(cmd, len)
 				   : scsi_cmd_data_in_buffers(cmd, (uint32_t)len, &cmd->io_sgl) != 0)
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
-	return scsi_cmd_run_io_nowait(cmd, read_work, read_nowait, NULL);
+	return scsi_cmd_run_io_async(cmd, read_work, read_nowait, read_async, NULL);
 }
 
 /* ---- WRITE(6/10/12/16) ---- */
@@ -296,6 +342,14 @@ static bool write_nowait(struct scsi_cmd *cmd)
 			     sbc_write_flags(cmd) | BE_IO_NOWAIT) == 0;
 }
 
+/* write_work's plain case started asynchronously (medium_io_async); not for zoned LUs, as write_nowait. */
+static bool write_async(struct scsi_cmd *cmd)
+{
+	return !cmd->data_out && !cmd->lu->zbc &&
+	       medium_io_async(cmd, &cmd->data_out_sgl, (uint64_t)cmd->nblocks * cmd->lu->block_size, true,
+			       write_async_done);
+}
+
 /*
  * The exec of the WRITE family (WRITE, WRITE AND VERIFY, ORWRITE): the
  * Data-Out clipped to whole blocks, TRANSFER LENGTH 0 writes nothing and is
@@ -318,7 +372,8 @@ static enum scsi_result write_family_exec(struct scsi_cmd *cmd, void (*work)(str
 		return r;
 	if (cached)
 		sbc_apply_write_cache(cmd);
-	return scsi_cmd_run_io_nowait(cmd, work, work == write_work ? write_nowait : NULL, NULL);
+	return scsi_cmd_run_io_async(cmd, work, work == write_work ? write_nowait : NULL,
+				     work == write_work ? write_async : NULL, NULL);
 }
 
 enum scsi_result sbc_write_exec(struct scsi_cmd *cmd)

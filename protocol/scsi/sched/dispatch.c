@@ -2,7 +2,9 @@
  * The workers' queue (dispatch.h).  The executor takes at most capacity
  * command jobs; the rest wait in its service queue, so the core, not the
  * order of arrival at a thread pool, decides which command's I/O runs next
- * (docs/architecture.md, "Priority and time").
+ * (docs/architecture.md, "Priority and time").  A job the executor starts
+ * asynchronously (scsi_executor.submit_async) holds no worker and takes no
+ * slot: it is in the backend's hands at once.
  */
 #include "sched/dispatch.h"
 #include "sched/service_queue.h"
@@ -16,6 +18,10 @@ void scsi_dispatch_submit(struct scsi_cmd *cmd)
 {
 	struct scsi_executor *ex = cmd->lu->dev->executor;
 
+	/* Started asynchronously, it waits for the backend, not for a worker: no slot, no queue. */
+	cmd->io_async = cmd->io_job.work_async && ex->submit_async && ex->submit_async(ex, &cmd->io_job);
+	if (cmd->io_async)
+		return;
 	if (!ex->capacity || ex->in_flight < ex->capacity) {
 		ex->in_flight++;
 		ex->submit(ex, &cmd->io_job);

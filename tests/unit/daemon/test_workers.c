@@ -4,7 +4,9 @@
  * per job; jobs submitted from done() run too; destroy finishes what is queued;
  * a job whose work_nowait() does it is done on the loop thread, and its
  * done() comes after submit() returns, never inside it; a job queued
- * behind a job that blocks is run by another worker all the same.
+ * behind a job that blocks is run by another worker all the same; a job
+ * started asynchronously (submit_async) is done on the loop thread once
+ * another thread completes it, and destroy waits for it.
  */
 #include <check.h>
 #include <pthread.h>
@@ -272,6 +274,97 @@ START_TEST(queued_job_not_held_behind_blocked_one)
 }
 END_TEST
 
+/* ---- asynchronous jobs (scsi_executor.submit_async / complete) ---- */
+
+static void *backend_thread(void *arg)
+{
+	struct test_job *t = arg;
+
+	usleep(200 + (useconds_t)(t->seed % 7) * 300);
+	t->job.executor->complete(t->job.executor, &t->job);
+	return NULL;
+}
+
+/* Odd jobs start "in the backend" (a thread that completes them later); even ones do not start. */
+static bool work_async(struct scsi_io_job *job)
+{
+	struct test_job *t = (struct test_job *)job;
+	pthread_t th;
+
+	ck_assert(pthread_equal(pthread_self(), loop_thread));
+	ck_assert_ptr_eq(job->executor, ex);
+	if (t->seed % 2 == 0)
+		return false;
+	t->worked_on = pthread_self(); /* started on the loop thread, like a nowait job */
+	t->nowait_did_it = true;
+	ck_assert_int_eq(pthread_create(&th, NULL, backend_thread, t), 0);
+	pthread_detach(th);
+	return true;
+}
+
+/* Submits job as the core's dispatch does: asynchronously when it starts so, else to the workers. */
+static void submit_like_dispatch(struct test_job *t)
+{
+	t->job.work_async = work_async;
+	in_submit = true;
+	if (!ex->submit_async(ex, &t->job))
+		ex->submit(ex, &t->job);
+	in_submit = false;
+}
+
+START_TEST(async_jobs_done_on_loop_after_complete)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct test_job *jobs = make_jobs(100, 0);
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 2, err, sizeof(err));
+	ex = sbce_workers_executor(w);
+	done_total = 0;
+	expected_total = 100;
+	for (int i = 0; i < 100; i++)
+		submit_like_dispatch(&jobs[i]);
+	ck_assert_uint_eq(sbce_workers_in_flight(w), 100);
+	ev_run(loop, 0);
+	ck_assert_int_eq(done_total, 100);
+	ck_assert_uint_eq(sbce_workers_in_flight(w), 0);
+	for (int i = 0; i < 100; i++) {
+		ck_assert_int_eq(jobs[i].done_calls, 1);
+		/* the started ones never ran work(); the others ran it on a worker */
+		ck_assert(pthread_equal(jobs[i].worked_on, loop_thread) == (i % 2 == 1));
+	}
+	sbce_workers_destroy(w);
+	ev_loop_destroy(loop);
+	free(jobs);
+}
+END_TEST
+
+/* Destroy without running the loop waits for the jobs still in the backend, and calls their done(). */
+START_TEST(destroy_waits_for_async_jobs)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct test_job *jobs = make_jobs(20, 0);
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 2, err, sizeof(err));
+	ex = sbce_workers_executor(w);
+	done_total = 0;
+	expected_total = -1;
+	for (int i = 0; i < 20; i++) {
+		jobs[i].seed = 2 * (unsigned)i + 1; /* every one starts asynchronously */
+		submit_like_dispatch(&jobs[i]);
+	}
+	sbce_workers_destroy(w);
+	ck_assert_int_eq(done_total, 20);
+	ev_loop_destroy(loop);
+	free(jobs);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workers");
@@ -284,6 +377,8 @@ int main(void)
 	tcase_add_test(tc, destroy_finishes_queued_jobs);
 	tcase_add_test(tc, nowait_jobs_done_on_loop_after_submit);
 	tcase_add_test(tc, queued_job_not_held_behind_blocked_one);
+	tcase_add_test(tc, async_jobs_done_on_loop_after_complete);
+	tcase_add_test(tc, destroy_waits_for_async_jobs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
