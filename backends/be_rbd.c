@@ -39,10 +39,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rados/librados.h>
@@ -82,10 +84,8 @@ static int whole(ssize_t n, size_t want)
 	return (size_t)n == want ? 0 : -EIO;
 }
 
-static void be_rbd_close(struct backend *be)
+static void release(struct be_rbd *r)
 {
-	struct be_rbd *r = be_rbd_from(be);
-
 	if (r->image)
 		rbd_close(r->image);
 	if (r->ioctx)
@@ -93,6 +93,85 @@ static void be_rbd_close(struct backend *be)
 	if (r->cluster)
 		rados_shutdown(r->cluster);
 	free(r);
+}
+
+/*
+ * Closing gives the exclusive lock back, which needs the cluster: with the
+ * cluster out of reach rbd_close waits without end.  So it runs on a thread
+ * of its own, waited for at most CLOSE_WAIT_S; after that it is left to
+ * finish (or to die with the process), and the lock stays with this client
+ * until Ceph drops its watch, or until this LU opens again and breaks it
+ * (take_lock).
+ */
+#define CLOSE_WAIT_S 10
+
+struct closing {
+	struct be_rbd *r;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done, abandoned;
+};
+
+static void closing_free(struct closing *c)
+{
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
+	free(c);
+}
+
+static void *close_thread(void *p)
+{
+	struct closing *c = p;
+	bool abandoned;
+
+	release(c->r);
+	pthread_mutex_lock(&c->lock);
+	c->done = true;
+	abandoned = c->abandoned;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	if (abandoned)
+		closing_free(c);
+	return NULL;
+}
+
+static void be_rbd_close(struct backend *be)
+{
+	struct closing *c = calloc(1, sizeof(*c));
+	pthread_condattr_t clock_attr;
+	struct timespec until;
+	pthread_attr_t attr;
+	pthread_t thread;
+	bool started;
+
+	if (!c) {
+		release(be_rbd_from(be));
+		return;
+	}
+	c->r = be_rbd_from(be);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_condattr_init(&clock_attr);
+	pthread_condattr_setclock(&clock_attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &clock_attr);
+	pthread_condattr_destroy(&clock_attr);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	started = pthread_create(&thread, &attr, close_thread, c) == 0;
+	pthread_attr_destroy(&attr);
+	if (!started) {
+		release(c->r);
+		closing_free(c);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += CLOSE_WAIT_S;
+	pthread_mutex_lock(&c->lock);
+	while (!c->done && pthread_cond_timedwait(&c->cond, &c->lock, &until) != ETIMEDOUT)
+		;
+	c->abandoned = !c->done;
+	pthread_mutex_unlock(&c->lock);
+	if (!c->abandoned)
+		closing_free(c);
 }
 
 static int be_rbd_read(struct backend *be, void *buf, size_t len, uint64_t offset)
@@ -526,7 +605,7 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 	r->be.can_discard = true;
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
 	    (!read_only && take_lock(r, p, err, errlen) < 0)) {
-		be_rbd_close(&r->be);
+		release(r);
 		return NULL;
 	}
 	return &r->be;
