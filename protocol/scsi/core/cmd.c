@@ -258,6 +258,8 @@ struct scsi_sense_info scsi_sense_from_errno(int err, bool writing)
 		return sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES);
 	case ESHUTDOWN: /* the backend was cut off from its medium for good (be_rbd.c: fenced) */
 		return sense_make(SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION_REQUIRED);
+	case ETIMEDOUT: /* the backend's medium did not answer in time (be_rbd.c: op timeouts); hosts retry this */
+		return sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_LOGICAL_UNIT_COMMUNICATION_TIME_OUT);
 	case EIO:
 	default:
 		return writing ? sense_make(SENSE_KEY_MEDIUM_ERROR, ASC_WRITE_ERROR)

@@ -94,8 +94,12 @@ END_TEST
  * CONDITION): a flush the backend fails terminates SYNCHRONIZE CACHE with
  * the sense scsi_sense_from_errno (cmd.c) gives a write path: EIO -> 03/0C/00
  * MEDIUM ERROR, WRITE ERROR; ENOSPC -> 07/27/07 SPACE ALLOCATION FAILED
- * WRITE PROTECT.  With IMMED = 1 too (status after the flush, sbc_cache.c),
- * and the failure leaves nothing behind: the next flush that works is GOOD.
+ * WRITE PROTECT; ESHUTDOWN (a fenced backend) -> 02/04/03 LOGICAL UNIT NOT
+ * READY, MANUAL INTERVENTION REQUIRED; ETIMEDOUT (a medium that did not
+ * answer) -> 0B/08/01 ABORTED COMMAND, LOGICAL UNIT COMMUNICATION TIME-OUT
+ * (SPC-4 4.5.6 sense keys, Annex D additional sense codes).  With IMMED = 1
+ * too (status after the flush, sbc_cache.c), and the failure leaves nothing
+ * behind: the next flush that works is GOOD.
  */
 START_TEST(sync_cache_flush_error)
 {
@@ -114,10 +118,17 @@ START_TEST(sync_cache_flush_error)
 	run16(SCSI_OP_SYNCHRONIZE_CACHE_16, 0x00, 0, 0, &r);
 	harness_expect_sense(&r, SENSE_KEY_DATA_PROTECT, ASC_SPACE_ALLOCATION_FAILED_WRITE_PROTECT);
 	ck_assert_uint_eq(spy->flushes, 4);
+	spy->flush_fail_errno = ESHUTDOWN;
+	run10(SCSI_OP_SYNCHRONIZE_CACHE_10, 0x00, 0, 0, &r);
+	harness_expect_sense(&r, SENSE_KEY_NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION_REQUIRED);
+	spy->flush_fail_errno = ETIMEDOUT;
+	run10(SCSI_OP_SYNCHRONIZE_CACHE_10, 0x00, 0, 0, &r);
+	harness_expect_sense(&r, SENSE_KEY_ABORTED_COMMAND, ASC_LOGICAL_UNIT_COMMUNICATION_TIME_OUT);
+	ck_assert_uint_eq(spy->flushes, 6);
 	spy->flush_fail_errno = 0;
 	run10(SCSI_OP_SYNCHRONIZE_CACHE_10, 0x00, 0, 0, &r);
 	harness_expect_good(&r);
-	ck_assert_uint_eq(spy->flushes, 5);
+	ck_assert_uint_eq(spy->flushes, 7);
 }
 END_TEST
 
