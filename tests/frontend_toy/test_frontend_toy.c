@@ -32,17 +32,29 @@ static char toy_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 /* ---- a client of the toy front end ---- */
 
+/*
+ * The toy's socket appears just after the iSCSI portal the test waited for
+ * listens (the daemon starts its front ends in turn): a missing or not yet
+ * listening socket is tried again for up to 5 s.
+ */
 static int toy_connect(void)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	memcpy(a.sun_path, toy_path, sizeof(toy_path));
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+	for (int tries = 0; tries < 250; tries++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			return fd;
 		close(fd);
-		fd = -1;
+		if (errno != ENOENT && errno != ECONNREFUSED)
+			return -1;
+		usleep(20000);
 	}
-	return fd;
+	return -1;
 }
 
 /* One reply line within ms (without its newline): 1, 0 on a timeout, -1 when the connection closed. */
