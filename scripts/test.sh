@@ -39,6 +39,11 @@ if [ $# -gt 0 ]; then quick=yes; fi
 
 "$repo/scripts/deps.sh"
 
+# Each stage's banner carries the seconds since the start, so the log shows
+# what every stage cost (the whole command must stay under 30 minutes on 2 cores).
+SECONDS=0
+stage() { echo "=== test.sh [${SECONDS} s]: $*"; }
+
 status=0
 for variant in normal asan; do
 	if [ "$variant" = asan ]; then
@@ -48,13 +53,13 @@ for variant in normal asan; do
 		build=${SBCEMU_BUILD_DIR:-$repo/build}
 		args=(--no-deps)
 	fi
-	echo "=== test.sh: building $build"
+	stage "building $build"
 	if ! SBCEMU_BUILD_DIR=$build "$repo/scripts/build.sh" "${args[@]}"; then
 		echo "test.sh: the build in $build failed" >&2
 		status=1
 		continue
 	fi
-	echo "=== test.sh: ctest in $build"
+	stage "ctest in $build"
 	# Sanitizer reports must fail the test that produced them.
 	if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
@@ -72,14 +77,14 @@ elif [ "$quick" = no ]; then
 	conf=$repo/tests/conformance
 	logs=$build/conformance
 	rm -rf "$logs"
-	echo "=== test.sh: libiscsi iscsi-test-cu, default LU (512n), logs in $logs/512n"
+	stage "libiscsi iscsi-test-cu, default LU (512n), logs in $logs/512n"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/512n" \
 		--known-failures "$conf/known-failures.txt" --min-passed 206 "$daemon" || status=1
-	echo "=== test.sh: libiscsi iscsi-test-cu, 512e LU, logs in $logs/512e"
+	stage "libiscsi iscsi-test-cu, 512e LU, logs in $logs/512e"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/512e" \
 		--known-failures "$conf/known-failures-512e.txt" --min-passed 210 \
 		--daemon-arg -c --daemon-arg "$conf/lun-512e.ini" "$daemon" || status=1
-	echo "=== test.sh: libiscsi iscsi-test-cu, LU with protection information type 1, logs in $logs/pi"
+	stage "libiscsi iscsi-test-cu, LU with protection information type 1, logs in $logs/pi"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/pi" \
 		--known-failures "$conf/known-failures.txt" --min-passed 206 \
 		--daemon-arg -c --daemon-arg "$conf/lun-pi.ini" "$daemon" || status=1
@@ -91,7 +96,7 @@ elif [ "$quick" = no ]; then
 	for suite in ReadOnly:1 PreventAllow:8 StartStopUnit:1; do
 		ini=$conf/lun-card-reader.ini
 		[ "${suite%%:*}" = ReadOnly ] && ini=$logs/lun-read-only.ini
-		echo "=== test.sh: libiscsi ${suite%%:*} on a card-reader slot ($(basename "$ini")), logs in $logs/removable-${suite%%:*}"
+		stage "libiscsi ${suite%%:*} on a card-reader slot ($(basename "$ini")), logs in $logs/removable-${suite%%:*}"
 		"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/removable-${suite%%:*}" \
 			--tests "ALL.${suite%%:*}" --min-passed "${suite##*:}" \
 			--known-failures "$conf/known-failures-removable.txt" \
@@ -99,29 +104,30 @@ elif [ "$quick" = no ]; then
 	done
 	# Sanitize.Reset is a known failure of the full run only (test order, see
 	# known-failures.txt); alone it must pass.
-	echo "=== test.sh: libiscsi Sanitize.Reset alone, logs in $logs/sanitize-reset"
+	stage "libiscsi Sanitize.Reset alone, logs in $logs/sanitize-reset"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/sanitize-reset" \
 		--tests ALL.Sanitize.Reset --min-passed 1 "$daemon" || status=1
 
 	# A benchmark, not a test: its numbers go to the log; only a failure to run counts.
-	echo "=== test.sh: benchmark: reads beside atomic writes, LBA-range locks vs one LU-wide lock"
+	stage "benchmark: reads beside atomic writes, LBA-range locks vs one LU-wide lock"
 	BENCH_ROUNDS=2 "$repo/scripts/bench-lba-locks.sh" --build "$build" --no-build --seconds 3 || status=1
-	echo "=== test.sh: benchmark: sbcemu beside tgt, a smoke run of scripts/bench (--quick)"
+	stage "benchmark: sbcemu beside tgt, a smoke run of scripts/bench (--quick)"
 	"$repo/scripts/bench" --build "$build" --no-build --quick || status=1
-	echo "=== test.sh: benchmark: sbcemu on Ceph RBD beside librbd, a smoke run of scripts/bench-rbd"
+	stage "benchmark: sbcemu on Ceph RBD beside librbd, a smoke run of scripts/bench-rbd"
 	"$repo/scripts/bench-rbd" --build "$build" --no-build --rounds 1 --seconds 1 || status=1
 
 	# Bounded: 5 harnesses x 20 s, two at a time, plus the clang build of the libraries.
-	echo "=== test.sh: fuzz: regression inputs, then each libFuzzer harness for 20 s, logs in ${SBCEMU_FUZZ_BUILD_DIR:-$repo/build-fuzz}/logs"
+	stage "fuzz: regression inputs, then each libFuzzer harness for 20 s, logs in ${SBCEMU_FUZZ_BUILD_DIR:-$repo/build-fuzz}/logs"
 	"$repo/scripts/fuzz" --time 20 --jobs "$((jobs >= 2 ? 2 : 1))" || status=1
 
-	echo "=== test.sh: soak: 60 s, 8 sessions, 3 kill -9 rounds (scripts/soak)"
+	stage "soak: 60 s, 8 sessions, 3 kill -9 rounds (scripts/soak)"
 	SBCEMU_BUILD_DIR=$build "$repo/scripts/soak" --seconds 60 --sessions 8 --kills 3 || status=1
 
-	echo "=== test.sh: kernel tests (QEMU), guest consoles in $build/kernel-vm"
+	stage "kernel tests (QEMU), guest consoles in $build/kernel-vm"
 	"$repo/tests/kernel/run.sh" --builddir "$build" || status=1
 fi
 
+echo "test.sh: ${SECONDS} s in all"
 if [ "$status" = 0 ]; then
 	if [ "$quick" = yes ]; then
 		echo "test.sh: all tests passed (build/ and build-asan/; --quick: no conformance, fuzz, soak or kernel stage)"
