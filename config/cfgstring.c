@@ -42,7 +42,7 @@ static void set_key(struct cfg_diag *diag, const char *source, struct cfg_lun *l
 		cfg_report(diag, source, 0, NULL, key, "set twice");
 		return;
 	}
-	l->lines.set_mask |= (uint64_t)1 << index;
+	cfg_key_mark_set(&l->lines, index, true);
 	l->lines.key[index] = UINT32_MAX; /* set here (a template's keys may be set again once) */
 	if (k->set(k, l, value, why, sizeof(why)))
 		cfg_report(diag, source, 0, NULL, key, why);
@@ -129,9 +129,9 @@ int cfg_lun_from_cfgstring(const struct cfg *cfg, const char *name, const char *
 	free(copy);
 	/* The backstore's size in LIO is the LU's, unless the cfgstring says otherwise; then they must agree. */
 	cfg_schema_find(CFG_SECTION_LUN, "size", &size_index);
-	if (!(out->lines.set_mask >> size_index & 1) && dev_size) {
+	if (!cfg_key_was_set(&out->lines, size_index) && dev_size) {
 		out->size = dev_size;
-		out->lines.set_mask |= (uint64_t)1 << size_index;
+		cfg_key_mark_set(&out->lines, size_index, true);
 	} else if (dev_size && out->size != dev_size) {
 		char why[128];
 

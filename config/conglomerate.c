@@ -154,7 +154,7 @@ static bool key_set(const struct cfg_lun *l, const char *name)
 {
 	unsigned index;
 
-	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && (l->lines.set_mask >> index & 1);
+	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && cfg_key_was_set(&l->lines, index);
 }
 
 void cfg_finish_conglomerate(const struct cfg_lun_check *c, struct cfg_lun *l)

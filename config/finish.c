@@ -44,7 +44,7 @@ unsigned cfg_key_line(const struct cfg_key_lines *lines, enum cfg_section_kind k
 {
 	unsigned index;
 
-	if (cfg_schema_find(kind, name, &index) && (lines->set_mask >> index & 1) && lines->key[index])
+	if (cfg_schema_find(kind, name, &index) && cfg_key_was_set(lines, index) && lines->key[index])
 		return lines->key[index];
 	return lines->section;
 }
@@ -55,7 +55,7 @@ static void check_required(struct finish *f, enum cfg_section_kind kind, const s
 	for (size_t i = 0; i < cfg_schema_len; i++) {
 		const struct cfg_key *key = &cfg_schema[i];
 
-		if (key->section == kind && !key->default_value && !(lines->set_mask >> cfg_schema_index(key) & 1))
+		if (key->section == kind && !key->default_value && !cfg_key_was_set(lines, cfg_schema_index(key)))
 			fail(f, lines->section, section, key->name, "required key is missing");
 	}
 }
@@ -142,7 +142,7 @@ bool cfg_lun_key_set(const struct cfg_lun *l, const char *name)
 {
 	unsigned index;
 
-	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && (l->lines.set_mask >> index & 1);
+	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && cfg_key_was_set(&l->lines, index);
 }
 
 struct zone_list_check {
@@ -350,7 +350,7 @@ static bool lun_key_set(const struct cfg_lun *l, const char *name)
 {
 	unsigned index;
 
-	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && (l->lines.set_mask >> index & 1);
+	return cfg_schema_find(CFG_SECTION_LUN, name, &index) && cfg_key_was_set(&l->lines, index);
 }
 
 /* backend rbd (docs/rbd.md): an image instead of a path; conglomerates and templates keep files. */
@@ -383,7 +383,7 @@ void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 		const struct cfg_key *key = &cfg_schema[i];
 
 		if (key->section == CFG_SECTION_LUN && !key->default_value &&
-		    !(l->lines.set_mask >> cfg_schema_index(key) & 1) &&
+		    !cfg_key_was_set(&l->lines, cfg_schema_index(key)) &&
 		    !((c->template || l->kind == CFG_LU_CONGLOMERATE || l->backend == CFG_BACKEND_RBD) &&
 		      strcmp(key->name, "path") == 0))
 			cfg_lun_fail(c, l, key->name, "required key is missing"); /* unset: blames the header */
@@ -518,7 +518,7 @@ void cfg_report_key(struct cfg_diag *diag, const struct cfg *cfg, const struct c
 	else
 		snprintf(section, sizeof(section), "daemon");
 	/* Set, but on no line: by cfg_set(), from the command line. */
-	from_command_line = cfg_schema_find(kind, key, &index) && (lines->set_mask >> index & 1) && !lines->key[index];
+	from_command_line = cfg_schema_find(kind, key, &index) && cfg_key_was_set(lines, index) && !lines->key[index];
 	va_start(ap, fmt);
 	cfg_vreport(diag, from_command_line ? "command line" : cfg->source,
 		    from_command_line ? 0 : cfg_key_line(lines, kind, key), section, key, fmt, ap);
@@ -574,7 +574,7 @@ static void default_control_socket(struct cfg_daemon *d, bool state_dir_default)
 	unsigned index;
 
 	if (!state_dir_default || !cfg_schema_find(CFG_SECTION_DAEMON, "control_socket", &index) ||
-	    (d->lines.set_mask >> index & 1) || cfg_default_runtime_dir(dir, sizeof(dir)) != 0)
+	    cfg_key_was_set(&d->lines, index) || cfg_default_runtime_dir(dir, sizeof(dir)) != 0)
 		return;
 	snprintf(d->control_socket, sizeof(d->control_socket), "%.*s/control.sock",
 		 (int)(sizeof(d->control_socket) - sizeof("/control.sock")), dir);

@@ -379,7 +379,7 @@ int cfg_target_set_access(struct cfg_target *dst, const struct cfg_target *src)
 
 			if ((key = cfg_schema_find(CFG_SECTION_ACL, keys[k], &i)) &&
 			    !((const char *)acls[j] + key->offset)[0])
-				acls[j]->lines.set_mask &= ~(1ull << i);
+				cfg_key_mark_set(&acls[j]->lines, i, false);
 		}
 	}
 	for (size_t j = 0; j < dst->acl_count; j++)
@@ -397,7 +397,7 @@ int cfg_target_set_access(struct cfg_target *dst, const struct cfg_target *src)
 
 		if (!cfg_schema_find(CFG_SECTION_TARGET, keys[k], &i))
 			continue;
-		dst->lines.set_mask = (dst->lines.set_mask & ~(1ull << i)) | (src->lines.set_mask & (1ull << i));
+		cfg_key_mark_set(&dst->lines, i, cfg_key_was_set(&src->lines, i));
 		dst->lines.key[i] = src->lines.key[i];
 	}
 	return 0;
@@ -687,13 +687,13 @@ static void key_set(struct parse *p, unsigned line, const struct section_ref *re
 		report(p, line, ref->text, name, "unknown key");
 		return;
 	}
-	if (check_duplicate && (ref->lines->set_mask >> index & 1)) {
+	if (check_duplicate && cfg_key_was_set(ref->lines, index)) {
 		report(p, line, ref->text, name, "set twice (first at line %u)", ref->lines->key[index]);
 		return;
 	}
 	/* Marked as set even when the value is refused: a second line for it is still a duplicate. */
 	ref->lines->key[index] = line;
-	ref->lines->set_mask |= (uint64_t)1 << index;
+	cfg_key_mark_set(ref->lines, index, true);
 	if (key->set(key, ref->object, value, why, sizeof(why)))
 		report(p, line, ref->text, name, "%s", why);
 }

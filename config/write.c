@@ -95,7 +95,7 @@ static void write_keys(FILE *out, enum cfg_section_kind kind, const void *object
 		const struct cfg_key *key = &cfg_schema[i];
 
 		if (key->section != cfg_rows_of(kind) || key->type == CFG_TYPE_NAME_LIST ||
-		    !(lines->set_mask >> cfg_schema_index(key) & 1))
+		    !cfg_key_was_set(lines, cfg_schema_index(key)))
 			continue;
 		fprintf(out, "%s = ", key->name);
 		write_value(out, object, key);

@@ -41,7 +41,7 @@
 #define CFG_ADDRESS_MAX 64   /* "[ipv6]:port" */
 #define CFG_LISTEN_MAX 16
 #define CFG_MAX_LUN 255      /* LUNs 0..255 (peripheral device addressing) */
-#define CFG_SECTION_KEYS_MAX 64 /* at most 64: set_mask is 64 bits */
+#define CFG_SECTION_KEYS_MAX 128 /* a multiple of 64: set_mask's bits */
 #define CFG_ZONE_LIST_MAX 192 /* offline_zones / read_only_zones text */
 #define CFG_PI_FAULTS_TEXT_MAX 256 /* pi_faults text */
 #define CFG_PI_FAULTS_MAX 16 /* pi_faults items */
@@ -131,10 +131,22 @@ enum cfg_tcmu_enabled {
 /* Where each key of one section object was set: line numbers, 0 = default.  Parser-private. */
 struct cfg_key_lines {
 	unsigned section; /* line of the section header (0: created implicitly or by default) */
-	uint64_t set_mask; /* bit i: key i of the section was set (from a file or the command line) */
+	uint64_t set_mask[CFG_SECTION_KEYS_MAX / 64]; /* bit i: key i was set (from a file or the command line) */
 	unsigned key[CFG_SECTION_KEYS_MAX]; /* line where key i was set (0: command line) */
 };
-_Static_assert(CFG_SECTION_KEYS_MAX <= 64, "cfg_key_lines.set_mask has one bit per key of a section");
+
+static inline bool cfg_key_was_set(const struct cfg_key_lines *l, unsigned i)
+{
+	return l->set_mask[i / 64] >> (i % 64) & 1;
+}
+
+static inline void cfg_key_mark_set(struct cfg_key_lines *l, unsigned i, bool set)
+{
+	if (set)
+		l->set_mask[i / 64] |= 1ull << (i % 64);
+	else
+		l->set_mask[i / 64] &= ~(1ull << (i % 64));
+}
 
 struct cfg_daemon {
 	char listen[CFG_LISTEN_MAX][CFG_ADDRESS_MAX]; /* "127.0.0.1:3260", "[::1]:3260" */
