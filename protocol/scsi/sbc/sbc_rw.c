@@ -94,15 +94,24 @@ static int medium_io_sgl(struct scsi_lu *lu, const struct scsi_sgl *sgl, uint64_
 	return 0;
 }
 
+/* The backend's thread: a READ or WRITE medium_io_async started has ended. */
+static void medium_io_async_done(void *p, int rc)
+{
+	struct scsi_cmd *cmd = p;
+
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, (cmd->op->flags & OP_WRITES_MEDIUM) != 0);
+	scsi_io_job_complete(&cmd->io_job);
+}
+
 /*
  * The data path without PI through an asynchronous backend (submit_rw):
  * the transport's pieces as they are, when they hold exactly len bytes in
  * at most SGL_CHUNK pieces (the backend may keep the vector until it
  * completes, and the command keeps it).  True when the call started;
- * done(cmd, rc) follows from the backend's thread.
+ * medium_io_async_done follows from the backend's thread.
  */
-static bool medium_io_async(struct scsi_cmd *cmd, const struct scsi_sgl *sgl, uint64_t len, bool write,
-			    void (*done)(void *cmd, int rc))
+static bool medium_io_async(struct scsi_cmd *cmd, const struct scsi_sgl *sgl, uint64_t len, bool write)
 {
 	struct backend *be = cmd->lu->backend;
 	uint64_t have = 0;
@@ -112,26 +121,7 @@ static bool medium_io_async(struct scsi_cmd *cmd, const struct scsi_sgl *sgl, ui
 	for (unsigned i = 0; i < sgl->iovcnt; i++)
 		have += sgl->iov[i].iov_len;
 	return have == len && be->ops->submit_rw(be, write, sgl->iov, sgl->iovcnt, scsi_lu_offset(cmd->lu, cmd->lba),
-						 write ? sbc_write_flags(cmd) : 0, done, cmd) == 0;
-}
-
-/* The backend's thread: a READ or WRITE medium_io_async started has ended. */
-static void read_async_done(void *p, int rc)
-{
-	struct scsi_cmd *cmd = p;
-
-	if (rc < 0)
-		scsi_cmd_fail_errno(cmd, rc, false);
-	scsi_io_job_complete(&cmd->io_job);
-}
-
-static void write_async_done(void *p, int rc)
-{
-	struct scsi_cmd *cmd = p;
-
-	if (rc < 0)
-		scsi_cmd_fail_errno(cmd, rc, true);
-	scsi_io_job_complete(&cmd->io_job);
+						 write ? sbc_write_flags(cmd) : 0, medium_io_async_done, cmd) == 0;
 }
 
 bool sbc_compare(const uint8_t *medium, const uint8_t *expected, size_t len, size_t *first_offset)
@@ -230,7 +220,7 @@ static bool read_nowait(struct scsi_cmd *cmd)
 /* read_work started asynchronously (medium_io_async), for LUs without PI. */
 static bool read_async(struct scsi_cmd *cmd)
 {
-	return !sbc_lu_has_pi(cmd->lu) && medium_io_async(cmd, &cmd->io_sgl, cmd->data_in_len, false, read_async_done);
+	return !sbc_lu_has_pi(cmd->lu) && medium_io_async(cmd, &cmd->io_sgl, cmd->data_in_len, false);
 }
 
 enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
@@ -346,8 +336,7 @@ static bool write_nowait(struct scsi_cmd *cmd)
 static bool write_async(struct scsi_cmd *cmd)
 {
 	return !cmd->data_out && !cmd->lu->zbc &&
-	       medium_io_async(cmd, &cmd->data_out_sgl, (uint64_t)cmd->nblocks * cmd->lu->block_size, true,
-			       write_async_done);
+	       medium_io_async(cmd, &cmd->data_out_sgl, (uint64_t)cmd->nblocks * cmd->lu->block_size, true);
 }
 
 /*
