@@ -125,6 +125,24 @@ static const struct cfg_enum_value product_types[] = {
 	{ NULL, 0 },
 };
 
+/* INQUIRY TPGS (SPC-4 6.4.2). */
+static const struct cfg_enum_value alua_modes[] = {
+	{ "none", 0 },
+	{ "implicit", 1 },
+	{ "explicit", 2 },
+	{ "both", 3 },
+	{ NULL, 0 },
+};
+
+/* ASYMMETRIC ACCESS STATE (SPC-4 6.37) a target port group can be put in. */
+static const struct cfg_enum_value alua_states[] = {
+	{ "active/optimized", 0x0 },
+	{ "active/non-optimized", 0x1 },
+	{ "standby", 0x2 },
+	{ "unavailable", 0x3 },
+	{ NULL, 0 },
+};
+
 static const struct cfg_enum_value block_sizes[] = {
 	{ "512", 512 },
 	{ "4096", 4096 },
@@ -400,6 +418,19 @@ const struct cfg_key cfg_schema[] = {
 	LUN_U32(queue_depth, "128", 0, 65535,
 		"Commands this LU's task set holds. Past it a command from an I_T nexus that already has one "
 		"there gets TASK SET FULL (SAM-5 5.3); a nexus with none there always gets one in. 0: no limit."),
+	LUN(alua, CFG_TYPE_ENUM, "none", 0, 0, alua_modes, cfg_set_enum,
+	    "Asymmetric logical unit access (SPC-4 5.15, docs/alua.md), the INQUIRY TPGS field: `implicit` "
+	    "(sbcemuctl alua changes the state), `explicit` (SET TARGET PORT GROUPS does), `both`, or `none` (no "
+	    "REPORT TARGET PORT GROUPS)."),
+	LUN_U32(target_port_group, "1", 1, 65535,
+		"The target port group the target port belongs to for this LU (Device Identification VPD page, "
+		"REPORT TARGET PORT GROUPS)."),
+	LUN(alua_state, CFG_TYPE_ENUM, "active/optimized", 0, 0, alua_states, cfg_set_enum,
+	    "The asymmetric access state the LU starts in there: active/optimized, active/non-optimized, standby "
+	    "(NOT READY 02/04/0B to all but the commands SPC-4 5.15.2.4.4 lists) or unavailable (02/04/0C)."),
+	LUN_U32(alua_transition_ms, "0", 0, 60000,
+		"Milliseconds each state change shows as transitioning (02/04/0A) first; REPORT TARGET PORT GROUPS' "
+		"IMPLICIT TRANSITION TIME is this in seconds, rounded up."),
 	LUN(lba_locks, CFG_TYPE_ENUM, "range", 0, 0, lba_locks, cfg_set_enum,
 	    "How commands share blocks: `range` locks only the blocks each command touches (reads together, "
 	    "writes alone, atomic writes and COMPARE AND WRITE alone); `lu` makes every lock cover the whole LU, "

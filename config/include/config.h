@@ -268,6 +268,11 @@ struct cfg_lun {
 	bool predict_failure;      /* a predict-failure fault rule from start-up (docs/control.md) */
 	/* the task set */
 	uint32_t queue_depth;      /* 0 = no limit */
+	/* asymmetric access: docs/alua.md */
+	uint32_t alua;             /* INQUIRY TPGS: 0 none, 1 implicit, 2 explicit, 3 both */
+	uint32_t target_port_group;
+	uint32_t alua_state;       /* ASYMMETRIC ACCESS STATE (enum scsi_alua_state) */
+	uint32_t alua_transition_ms;
 	enum cfg_lba_locks lba_locks;
 	/* device profiles: docs/profiles.md */
 	enum cfg_profile profile;

@@ -167,6 +167,24 @@ static json_t *counters_json(const struct scsi_lu_counters *c)
 			 "sense_keys", keys, "latency_us", latency);
 }
 
+/* ASYMMETRIC ACCESS STATE names (docs/alua.md), as the config's alua_state takes them. */
+static const char *alua_state_name(enum scsi_alua_state s)
+{
+	switch (s) {
+	case SCSI_ALUA_ACTIVE_OPTIMIZED:
+		return "active/optimized";
+	case SCSI_ALUA_ACTIVE_NON_OPTIMIZED:
+		return "active/non-optimized";
+	case SCSI_ALUA_STANDBY:
+		return "standby";
+	case SCSI_ALUA_UNAVAILABLE:
+		return "unavailable";
+	case SCSI_ALUA_TRANSITIONING:
+		return "transitioning";
+	}
+	return "?";
+}
+
 /* One LU of `lus`: key is "target" (name the target's) or a front end's name (name the LU's there). */
 static json_t *lu_json(const char *key, const char *name, const char *path, const char *profile, struct scsi_lu *lu)
 {
@@ -189,6 +207,13 @@ static json_t *lu_json(const char *key, const char *name, const char *path, cons
 	json_object_set_new(o, "removable", json_boolean(info.removable));
 	json_object_set_new(o, "removal_prevented", json_boolean(info.removal_prevented));
 	json_object_set_new(o, "mode_defaults", json_string(md));
+	if (info.alua_tpgs) {
+		static const char *const modes[] = { "none", "implicit", "explicit", "both" };
+
+		json_object_set_new(o, "alua", json_string(modes[info.alua_tpgs & 3]));
+		json_object_set_new(o, "target_port_group", json_integer(info.target_port_group));
+		json_object_set_new(o, "alua_state", json_string(alua_state_name(info.alua_state)));
+	}
 	{
 		static const char *const cdl[] = { [SCSI_CDL_NONE] = "none", [SCSI_CDL_T2] = "t2", [SCSI_CDL_AB] = "ab" };
 		char latency[CFG_LATENCY_TEXT_MAX];
@@ -354,6 +379,36 @@ static int cmd_sessions(struct sbce_daemon *d, const json_t *req, json_t *result
 
 /* ---- changes ---- */
 
+/* An implicit asymmetric access state transition of the LU's target port group (spc_alua.c). */
+static int cmd_lu_alua(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
+{
+	static const enum scsi_alua_state settable[] = { SCSI_ALUA_ACTIVE_OPTIMIZED, SCSI_ALUA_ACTIVE_NON_OPTIMIZED,
+							 SCSI_ALUA_STANDBY, SCSI_ALUA_UNAVAILABLE };
+	const json_t *state = json_object_get(req, "state");
+	struct scsi_lu *lu;
+	struct scsi_lu_info info;
+	const char *target;
+	unsigned i = 0;
+
+	if (sbce_control_lu(d, req, &lu, &target, err, errlen) != 0)
+		return -1;
+	while (json_is_string(state) && i < 4 && strcmp(alua_state_name(settable[i]), json_string_value(state)) != 0)
+		i++;
+	if (!json_is_string(state) || i == 4) {
+		snprintf(err, errlen, "\"state\" must be active/optimized, active/non-optimized, standby or unavailable");
+		return -1;
+	}
+	scsi_lu_describe(lu, &info);
+	if (scsi_lu_set_alua_state(lu, settable[i], err, errlen) != 0)
+		return -1;
+	sbce_lu_track(d, target, info.lun, "alua_state", alua_state_name(settable[i]));
+	sbce_info("control: target %s LUN %u: asymmetric access state %s (was %s)", target, info.lun,
+		  alua_state_name(settable[i]), alua_state_name(info.alua_target));
+	json_object_set_new(result, "alua_state", json_string(alua_state_name(settable[i])));
+	json_object_set_new(result, "previous", json_string(alua_state_name(info.alua_target)));
+	return 0;
+}
+
 static int cmd_lu_state(struct sbce_daemon *d, const json_t *req, json_t *result, char *err, size_t errlen)
 {
 	const json_t *state = json_object_get(req, "state");
@@ -499,6 +554,7 @@ static const char *const no_members[] = { NULL };
 #define LU_MEMBERS "target", SBCE_CONTROL_MEMBER_FRONTEND_LU, "lun"
 static const char *const lu_state_members[] = { LU_MEMBERS, "state", "force", NULL };
 static const char *const lu_wp_members[] = { LU_MEMBERS, "enable", NULL };
+static const char *const lu_alua_members[] = { LU_MEMBERS, "state", NULL };
 static const char *const lu_mode_defaults_members[] = { LU_MEMBERS, "fields", "replace", NULL };
 static const char *const lu_resize_members[] = { "target", "lun", "bytes", "blocks", "force", NULL };
 static const char *const fault_add_members[] = {
@@ -537,6 +593,7 @@ const struct sbce_control_command sbce_control_commands[] = {
 	{ "sessions", no_members, cmd_sessions, false },
 	{ "lu-state", lu_state_members, cmd_lu_state, false },
 	{ "lu-write-protect", lu_wp_members, cmd_lu_write_protect, true },
+	{ "lu-alua", lu_alua_members, cmd_lu_alua, true },
 	{ "lu-resize", lu_resize_members, cmd_lu_resize, true },
 	{ "lu-mode-defaults", lu_mode_defaults_members, cmd_lu_mode_defaults, true },
 	{ "lu-latency", lu_latency_members, sbce_control_lu_latency, true },

@@ -63,14 +63,25 @@ static const char *path_in_use(const struct frontend_tcmu *fe, const char *path)
 	return NULL;
 }
 
-/* Conglomerates need two-level LUNs and REPORT LUNS, which LIO answers itself (docs/conglomerate.md). */
-static bool refuse_conglomerate(const struct cfg_lun *l, char *reason, size_t len)
+/*
+ * What LIO answers itself for a TCMU backstore, so an LU cannot have it here:
+ * conglomerates need two-level LUNs and REPORT LUNS (docs/conglomerate.md);
+ * REPORT and SET TARGET PORT GROUPS are LIO's ALUA, whose groups INQUIRY's
+ * TPGS and our Device Identification page would contradict (docs/tcmu.md).
+ */
+static bool refuse_lio_owned(const struct cfg_lun *l, char *reason, size_t len)
 {
-	if (l->kind != CFG_LU_CONGLOMERATE)
-		return false;
-	snprintf(reason, len, "kind: a conglomerate is served by the iSCSI front end only (LIO answers REPORT LUNS "
-		 "itself and has no two-level LUNs)");
-	return true;
+	if (l->kind == CFG_LU_CONGLOMERATE) {
+		snprintf(reason, len, "kind: a conglomerate is served by the iSCSI front end only (LIO answers REPORT "
+			 "LUNS itself and has no two-level LUNs)");
+		return true;
+	}
+	if (l->alua) {
+		snprintf(reason, len, "alua: LIO answers REPORT and SET TARGET PORT GROUPS for a TCMU backstore (its "
+			 "own ALUA); keep alua = none");
+		return true;
+	}
+	return false;
 }
 
 static int check_config(void *arg, const char *cfgstring, char *reason, size_t len)
@@ -83,7 +94,7 @@ static int check_config(void *arg, const char *cfgstring, char *reason, size_t l
 
 	if (rc) {
 		first_message(&diag, reason, len);
-	} else if (refuse_conglomerate(&l, reason, len)) {
+	} else if (refuse_lio_owned(&l, reason, len)) {
 		rc = -1;
 	} else if ((user = path_in_use(fe, l.path))) {
 		/* targetcli shows the reason CheckConfig gives: say it here, not only in the log at creation. */
@@ -117,7 +128,7 @@ static struct scsi_device *open_device(void *arg, const struct tcmu_device_info 
 	sbce_observe_backing_errors(d, t->dev);
 	if (cfg_lun_from_cfgstring(d->cfg, info->name, info->cfgstring, info->dev_size, &l, &diag)) {
 		first_message(&diag, reason, len);
-	} else if (refuse_conglomerate(&l, reason, len)) {
+	} else if (refuse_lio_owned(&l, reason, len)) {
 		/* the device stays without an LU: its commands get LOGICAL UNIT NOT SUPPORTED */
 	} else if ((user = path_in_use(fe, l.path))) {
 		snprintf(reason, len, "%s is already the backing file of %s", l.path, user);

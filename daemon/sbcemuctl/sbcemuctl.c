@@ -44,6 +44,9 @@ static const char usage_text[] =
 	"  lu state LUN STATE [--force] [--target IQN]      STATE: ready, becoming-ready, not-ready, offline,\n"
 	"                                                   no-medium (--force: even while removal is prevented)\n"
 	"  lu write-protect LUN on|off [--target IQN]\n"
+	"  lu alua LUN STATE [--target IQN]                STATE: active/optimized, active/non-optimized,\n"
+	"                                                   standby, unavailable (an implicit transition of\n"
+	"                                                   the LU's target port group, docs/alua.md)\n"
 	"  lu resize LUN SIZE [--force] [--target IQN]      SIZE in bytes, suffix K, M, G, T (x1024)\n"
 	"  lu mode-defaults LUN FIELDS [--replace] [--target IQN]\n"
 	"                                                   FIELDS: \"wce=0 d_sense=1\" (wce, rcd, d_sense,\n"
@@ -88,7 +91,7 @@ static const char usage_text[] =
 	"                       short-read, tear-atomic, zone-offline, zone-read-only, drop-connection,\n"
 	"                       reject-abort-task, ignore-abort-task, corrupt-pi, predict-failure,\n"
 	"                       temperature (docs/control.md)\n"
-	"  (lu state, lu write-protect, lu mode-defaults, lu latency and fault add take --tcmu NAME instead of\n"
+	"  (lu state, lu write-protect, lu alua, lu mode-defaults, lu latency and fault add take --tcmu NAME instead of\n"
 	"   --target: LUN 0 of the TCMU backstore NAME; --frontend-lu FRONTEND:NAME names the LU\n"
 	"   NAME of any front end that makes LUs of its own, --tcmu NAME is --frontend-lu tcmu:NAME)\n"
 	"  fault list\n"
@@ -202,6 +205,10 @@ static const struct command commands[] = {
 	  .synopsis = "lu write-protect LUN on|off [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2,
 	  .opts = lu_tcmu_opts, .arg = ARG_ONOFF,
 	  .member = "enable", .output = OUT_CHANGE, .list = "write-protect", .result = "write_protect" },
+	{ .group = "lu", .name = "alua", .wire = "lu-alua",
+	  .synopsis = "lu alua LUN STATE [--target IQN | --tcmu NAME | --frontend-lu FE:NAME]", .npos = 2,
+	  .opts = lu_tcmu_opts, .arg = ARG_STRING, .member = "state", .output = OUT_CHANGE, .list = "asymmetric access state",
+	  .result = "alua_state" },
 	{ .group = "lu", .name = "resize", .wire = "lu-resize", .synopsis = "lu resize LUN SIZE [--force] [--target IQN]",
 	  .npos = 2, .opts = force_opts, .arg = ARG_SIZE, .member = "bytes", .output = OUT_CHANGE, .list = "blocks",
 	  .result = "blocks" },

@@ -6,7 +6,7 @@
  *     target (removal refused while commands are in the LU's task set);
  *     an LU's size (as lu-resize), write_protect (as lu-write-protect),
  *     mode_defaults (as lu-mode-defaults with replace), latency (as
- *     lu-latency), a conglomerate's subsidiaries and bindings (as the
+ *     lu-latency), alua_state (as lu-alua), a conglomerate's subsidiaries and bindings (as the
  *     subsidiary commands: a bound subsidiary is not destroyed);
  *   - targets added (as target-add) and removed (as target-remove without
  *     force: refused while commands are in its LUs' task sets);
@@ -96,6 +96,15 @@ static void lun_key(struct reload *r, const struct cfg_change *c, size_t i)
 		sbce_info("%s: target %s LUN %u: write protection %s", r->why, c->target, c->lun,
 			  c->new_lun->write_protect ? "on" : "off");
 		r->applied++;
+	} else if (strcmp(c->key, "alua_state") == 0) {
+		if (scsi_lu_set_alua_state(lu, (enum scsi_alua_state)c->new_lun->alua_state, err, sizeof(err)) != 0) {
+			refused(r, c, err);
+		} else {
+			sbce_lu_track(r->d, c->target, c->lun, "alua_state", c->new_value);
+			sbce_info("%s: target %s LUN %u: asymmetric access state %s", r->why, c->target, c->lun,
+				  c->new_value);
+			r->applied++;
+		}
 	} else if (strcmp(c->key, "mode_defaults") == 0) {
 		struct scsi_mode_defaults md;
 

@@ -437,6 +437,10 @@ static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *s
 	p->protection_type = (uint8_t)l->protection_type;
 	p->p_i_exponent = (uint8_t)l->p_i_exponent;
 	p->queue_depth = l->queue_depth;
+	p->alua_tpgs = (uint8_t)l->alua;
+	p->target_port_group = (uint16_t)l->target_port_group;
+	p->alua_state = (uint8_t)l->alua_state;
+	p->alua_transition_ms = l->alua_transition_ms;
 	p->lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
 	p->minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
 	p->quirks = l->quirks;

@@ -189,14 +189,15 @@ kvm_kernel_resolve() {
 
 # Modules the guest needs: virtio network and entropy (without virtio_rng,
 # the first getrandom() under TCG waits seconds for jitter entropy), the iSCSI initiator, sd and sg, ext4,
+# the ALUA device handler (loaded before any disk appears, so it attaches at the scan),
 # and the generic crypto the CRC helpers softdepend on (6.1 builds them as
 # modules; on 6.12 most are built in and simply not found, which is fine).
 KVM_MODULES_DEFAULT="virtio_pci virtio_net virtio_rng iscsi_tcp sd_mod sg ext4 crc32c_generic
-	crct10dif_generic crc64_rocksoft_generic t10_pi scsi_debug"
+	crct10dif_generic crc64_rocksoft_generic t10_pi scsi_debug scsi_dh_alua"
 # What the guest loads at boot, in this order (entropy first; the crypto
 # before sd_mod, whose CRC helpers look for an implementation when they load).
 KVM_MODULES_LOAD="virtio_pci virtio_rng crc32c_generic crct10dif_generic crc64_rocksoft_generic virtio_net
-	sd_mod sg iscsi_tcp ext4"
+	scsi_dh_alua sd_mod sg iscsi_tcp ext4"
 
 # kvm_modules_cpio OUT MODULES...: cpio (newc) holding the dependency closure
 # of MODULES from KVM_MODROOT, decompressed (.ko.xz/.zst/.gz -> .ko, so busybox

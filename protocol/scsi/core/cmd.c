@@ -540,7 +540,8 @@ static bool check_reserved_bits(struct scsi_cmd *cmd)
 
 /*
  * The state of the LU that can end a command, checked at submit and again
- * when it starts: a format or sanitize in progress (SBC-4 4.11, 5.4: NOT
+ * when it starts: the asymmetric access state of its target port group
+ * (SPC-4 5.15.2, spc_alua.c), a format or sanitize in progress (SBC-4 4.11, 5.4: NOT
  * READY with the progress indication), the sanitize failure mode (SBC-4
  * 4.11.4), a stopped LU (SBC-4 5.25), reservation conflicts (SPC-4 5.13),
  * write protection (SBC-4 4.13).  Returns false with the status stored.
@@ -550,6 +551,8 @@ static bool gates_pass(struct scsi_cmd *cmd)
 	struct scsi_lu *lu = cmd->lu;
 	const struct scsi_op *op = cmd->op;
 
+	if (!spc_alua_gate(cmd))
+		return false;
 	if (lu->progress.active && !(op->flags & OP_IN_PROGRESS_OK)) {
 		scsi_cmd_fail(cmd, sense_not_ready_in_progress(lu->progress.asc_ascq, lu->progress.fraction));
 		return false;

@@ -79,6 +79,7 @@ static void lu_destroy(struct scsi_lu *lu)
 	scsi_media_queue_fini(lu);
 	scsi_stats_fini(lu);
 	scsi_fault_lu_fini(lu);
+	spc_alua_fini(lu);
 	pthread_mutex_destroy(&lu->fault_rules_lock);
 	zbc_fini(lu);
 	spc_log_fini(lu);
@@ -330,6 +331,7 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 		return NULL;
 	}
 	pthread_mutex_init(&lu->fault_rules_lock, NULL);
+	spc_alua_init(lu);
 	{
 		char kept[sizeof(lu->state_dir) + sizeof(STATE_KEPT_FILE) + 1];
 

@@ -18,6 +18,10 @@ void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
 	info->num_blocks = lu->num_blocks;
 	info->protection_type = lu->protection_type;
 	info->readiness = lu->readiness;
+	info->alua_tpgs = lu->params.alua_tpgs;
+	info->target_port_group = lu->params.target_port_group;
+	info->alua_state = lu->alua.state;
+	info->alua_target = lu->alua.target;
 	info->write_protect = lu->params.write_protect;
 	info->removable = lu->params.removable;
 	info->removal_prevented = lu->prevent_count > 0;

@@ -50,12 +50,15 @@
 /* read-modify-write and atomic writes: their blocks alone, even with lba_locks = lu */
 #define WR_ALONE (OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM | OP_LBA_EXCLUSIVE)
 #define INFO_CMD (OP_SKIP_UA | OP_NO_LU_OK | OP_IN_PROGRESS_OK)
+/* Asymmetric access states a command is processed in besides the active ones (spc_alua.c). */
+#define ALUA_ANY (OP_ALUA_STANDBY_OK | OP_ALUA_UNAVAILABLE_OK | OP_ALUA_TRANSITIONING_OK)
+#define ALUA_STANDBY OP_ALUA_STANDBY_OK
 
 const struct scsi_op scsi_op_table[] = {
 	ROW("TEST UNIT READY", 0x00, 0, SCSI_SA_NONE, 6, OP_MEDIUM_ACCESS | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    WITH_ADMIN, NULL, spc_test_unit_ready_exec, NULL, NULL, T_FAST,
 	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00),
-	ROW("REQUEST SENSE", 0x03, 0, SCSI_SA_NONE, 6, OP_DATA_IN | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
+	ROW("REQUEST SENSE", 0x03, 0, SCSI_SA_NONE, 6, OP_DATA_IN | INFO_CMD | OP_MINIMAL | ALUA_ANY, SCSI_PR_ALLOWED,
 	    WITH_ADMIN, NULL, spc_request_sense_exec, NULL, NULL, T_FAST,
 	    0x03, 0x01, 0x00, 0x00, 0xff, 0x00),
 	ROW("FORMAT UNIT", 0x04, 0, SCSI_SA_NONE, 6, OP_DATA_OUT | OP_WRITES_MEDIUM | OP_QUIESCE, SCSI_PR_CONFLICT,
@@ -67,10 +70,10 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("WRITE(6)", 0x0a, 0, SCSI_SA_NONE, 6, WR_BLOCKS, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, sbc_write_parse, sbc_write_exec, NULL, NULL, T_IO,
 	    0x0a, 0x1f, 0xff, 0xff, 0xff, 0x00),
-	ROW("INQUIRY", 0x12, 0, SCSI_SA_NONE, 6, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
+	ROW("INQUIRY", 0x12, 0, SCSI_SA_NONE, 6, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL | ALUA_ANY, SCSI_PR_ALLOWED,
 	    WITH_ADMIN, NULL, spc_inquiry_exec, NULL, NULL, T_FAST,
 	    0x12, 0x01, 0xff, 0xff, 0xff, 0x00),
-	ROW("MODE SELECT(6)", 0x15, 0, SCSI_SA_NONE, 6, OP_DATA_OUT, SCSI_PR_CONFLICT,
+	ROW("MODE SELECT(6)", 0x15, 0, SCSI_SA_NONE, 6, OP_DATA_OUT | ALUA_STANDBY, SCSI_PR_CONFLICT,
 	    WITH_ADMIN, spc_mode_select_parse, spc_mode_select_exec, NULL, NULL, T_FAST,
 	    0x15, 0x11, 0x00, 0x00, 0xff, 0x00),
 	ROW("RESERVE(6)", 0x16, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_CONFLICT,
@@ -79,24 +82,24 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("RELEASE(6)", 0x17, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_release_exec, NULL, NULL, T_FAST,
 	    0x17, 0x00, 0x00, 0x00, 0x00, 0x00),
-	ROW("MODE SENSE(6)", 0x1a, 0, SCSI_SA_NONE, 6, OP_DATA_IN, SCSI_PR_READ,
+	ROW("MODE SENSE(6)", 0x1a, 0, SCSI_SA_NONE, 6, OP_DATA_IN | ALUA_STANDBY, SCSI_PR_READ,
 	    WITH_ADMIN, NULL, spc_mode_sense_exec, NULL, NULL, T_FAST,
 	    0x1a, 0x08, 0xff, 0xff, 0xff, 0x00),
 	ROW("START STOP UNIT", 0x1b, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_WRITE,
 	    ALL_SBC_KINDS, NULL, sbc_start_stop_unit_exec, NULL, NULL, T_IO,
 	    0x1b, 0x01, 0x00, 0x0f, 0xf7, 0x00),
 	/* RECEIVE DIAGNOSTIC RESULTS (spc_diag.c): PCV b1, PAGE CODE b2, ALLOCATION LENGTH b3-4. */
-	ROW("RECEIVE DIAGNOSTIC RESULTS", 0x1c, 0, SCSI_SA_NONE, 6, OP_DATA_IN, SCSI_PR_CONFLICT,
+	ROW("RECEIVE DIAGNOSTIC RESULTS", 0x1c, 0, SCSI_SA_NONE, 6, OP_DATA_IN | ALUA_STANDBY, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_receive_diagnostic_results_exec, NULL, NULL, T_FAST,
 	    0x1c, 0x01, 0xff, 0xff, 0xff, 0x00),
 	/* SEND DIAGNOSTIC (spc_diag.c): SELF-TEST CODE, PF, SELFTEST, DEVOFFL, UNITOFFL b1, PARAMETER LIST LENGTH b3-4. */
-	ROW("SEND DIAGNOSTIC", 0x1d, 0, SCSI_SA_NONE, 6, OP_DATA_OUT, SCSI_PR_CONFLICT,
+	ROW("SEND DIAGNOSTIC", 0x1d, 0, SCSI_SA_NONE, 6, OP_DATA_OUT | ALUA_STANDBY, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, spc_send_diagnostic_parse, spc_send_diagnostic_exec, NULL, NULL, T_LONG,
 	    0x1d, 0xf7, 0x00, 0xff, 0xff, 0x00),
 	ROW("PREVENT ALLOW MEDIUM REMOVAL", 0x1e, 0, SCSI_SA_NONE, 6, 0, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_prevent_allow_medium_removal_exec, NULL, NULL, T_FAST,
 	    0x1e, 0x00, 0x00, 0x00, 0x03, 0x00),
-	ROW("READ CAPACITY(10)", 0x25, 0, SCSI_SA_NONE, 10, OP_DATA_IN | OP_MINIMAL, SCSI_PR_ALLOWED,
+	ROW("READ CAPACITY(10)", 0x25, 0, SCSI_SA_NONE, 10, OP_DATA_IN | OP_MINIMAL | ALUA_STANDBY, SCSI_PR_ALLOWED,
 	    WITH_ADMIN, NULL, sbc_read_capacity_10_exec, NULL, NULL, T_FAST,
 	    0x25, 0x00, FF4, 0x00, 0x00, 0x01, 0x00),
 	ROW("READ(10)", 0x28, 0, SCSI_SA_NONE, 10, OP_PROTECT_FIELD | RD | OP_MINIMAL, SCSI_PR_READ,
@@ -145,14 +148,14 @@ const struct scsi_op scsi_op_table[] = {
 	    0x48, 0xa0 | SCSI_SA_SANITIZE_EXIT_FAILURE_MODE, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff,
 	    0x00),
 	/* LOG SELECT (spc_log.c): PCR, SP b1, PC and PAGE CODE b2, SUBPAGE CODE b3, PARAMETER LIST LENGTH b7-8. */
-	ROW("LOG SELECT", 0x4c, 0, SCSI_SA_NONE, 10, OP_DATA_OUT, SCSI_PR_CONFLICT,
+	ROW("LOG SELECT", 0x4c, 0, SCSI_SA_NONE, 10, OP_DATA_OUT | ALUA_STANDBY, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, spc_log_select_parse, spc_log_select_exec, NULL, NULL, T_FAST,
 	    0x4c, 0x03, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
 	/* LOG SENSE (spc_log.c): PPC, SP b1, PC and PAGE CODE b2, SUBPAGE CODE b3, PARAMETER POINTER b5-6, ALLOCATION LENGTH b7-8. */
-	ROW("LOG SENSE", 0x4d, 0, SCSI_SA_NONE, 10, OP_DATA_IN, SCSI_PR_ALLOWED,
+	ROW("LOG SENSE", 0x4d, 0, SCSI_SA_NONE, 10, OP_DATA_IN | ALUA_STANDBY, SCSI_PR_ALLOWED,
 	    WITH_ADMIN, NULL, spc_log_sense_exec, NULL, NULL, T_FAST,
 	    0x4d, 0x03, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00),
-	ROW("MODE SELECT(10)", 0x55, 0, SCSI_SA_NONE, 10, OP_DATA_OUT, SCSI_PR_CONFLICT,
+	ROW("MODE SELECT(10)", 0x55, 0, SCSI_SA_NONE, 10, OP_DATA_OUT | ALUA_STANDBY, SCSI_PR_CONFLICT,
 	    WITH_ADMIN, spc_mode_select_parse, spc_mode_select_exec, NULL, NULL, T_FAST,
 	    0x55, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
 	ROW("RESERVE(10)", 0x56, 0, SCSI_SA_NONE, 10, 0, SCSI_PR_CONFLICT,
@@ -161,11 +164,11 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("RELEASE(10)", 0x57, 0, SCSI_SA_NONE, 10, 0, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, NULL, spc_release_exec, NULL, NULL, T_FAST,
 	    0x57, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00),
-	ROW("MODE SENSE(10)", 0x5a, 0, SCSI_SA_NONE, 10, OP_DATA_IN, SCSI_PR_READ,
+	ROW("MODE SENSE(10)", 0x5a, 0, SCSI_SA_NONE, 10, OP_DATA_IN | ALUA_STANDBY, SCSI_PR_READ,
 	    WITH_ADMIN, NULL, spc_mode_sense_exec, NULL, NULL, T_FAST,
 	    0x5a, 0x18, 0xff, 0xff, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00),
 #define PRIN(sa, nm)                                                                          \
-	ROW(nm, 0x5e, sa, SCSI_SA_BYTE1, 10, OP_DATA_IN, SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL,  \
+	ROW(nm, 0x5e, sa, SCSI_SA_BYTE1, 10, OP_DATA_IN | ALUA_STANDBY, SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL,  \
 	    spc_persistent_reserve_in_exec, NULL, NULL, T_FAST,                                      \
 	    0x5e, sa, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00)
 	PRIN(SCSI_SA_PRIN_READ_KEYS, "PERSISTENT RESERVE IN/READ KEYS"),
@@ -173,7 +176,7 @@ const struct scsi_op scsi_op_table[] = {
 	PRIN(SCSI_SA_PRIN_REPORT_CAPABILITIES, "PERSISTENT RESERVE IN/REPORT CAPABILITIES"),
 	PRIN(SCSI_SA_PRIN_READ_FULL_STATUS, "PERSISTENT RESERVE IN/READ FULL STATUS"),
 #define PROUT(sa, nm)                                                                         \
-	ROW(nm, 0x5f, sa, SCSI_SA_BYTE1, 10, OP_DATA_OUT, SCSI_PR_ALLOWED, ALL_SBC_KINDS,       \
+	ROW(nm, 0x5f, sa, SCSI_SA_BYTE1, 10, OP_DATA_OUT | ALUA_STANDBY, SCSI_PR_ALLOWED, ALL_SBC_KINDS,       \
 	    spc_persistent_reserve_out_parse, spc_persistent_reserve_out_exec, NULL, NULL, T_FAST,   \
 	    0x5f, sa, 0xff, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00)
 	PROUT(SCSI_SA_PROUT_REGISTER, "PERSISTENT RESERVE OUT/REGISTER"),
@@ -319,7 +322,7 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("WRITE ATOMIC(16)", 0x9c, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_ALONE, SCSI_PR_WRITE,
 	    SCSI_LU_CONVENTIONAL, sbc_write_atomic_parse, sbc_write_atomic_exec, sbc_write_atomic_enabled, NULL, T_IO,
 	    0x9c, 0xf8, FF8, 0xff, 0xff, 0xff, 0xff, 0x3f, 0x00),
-	ROW("READ CAPACITY(16)", 0x9e, SCSI_SA_READ_CAPACITY_16, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MINIMAL,
+	ROW("READ CAPACITY(16)", 0x9e, SCSI_SA_READ_CAPACITY_16, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MINIMAL | ALUA_STANDBY,
 	    SCSI_PR_ALLOWED, WITH_ADMIN, NULL, sbc_read_capacity_16_exec, NULL, NULL, T_FAST,
 	    0x9e, SCSI_SA_READ_CAPACITY_16, FF8, FF4, 0x01, 0x00),
 	ROW("GET LBA STATUS(16)", 0x9e, SCSI_SA_GET_LBA_STATUS, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS,
@@ -334,9 +337,14 @@ const struct scsi_op scsi_op_table[] = {
 	    SCSI_LU_CONVENTIONAL, sbc_write_scattered_parse, sbc_write_scattered_exec, sbc_write_scattered_enabled,
 	    sbc_write_scattered_lock,
 	    T_IO, 0x9f, 0x12, 0xf9, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, FF4, 0xff, 0x00),
-	ROW("REPORT LUNS", 0xa0, 0, SCSI_SA_NONE, 12, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL, SCSI_PR_ALLOWED,
+	ROW("REPORT LUNS", 0xa0, 0, SCSI_SA_NONE, 12, OP_DATA_IN | OP_HEAD_OF_QUEUE | INFO_CMD | OP_MINIMAL | ALUA_ANY, SCSI_PR_ALLOWED,
 	    WITH_ADMIN, NULL, spc_report_luns_exec, NULL, NULL, T_FAST,
 	    0xa0, 0x00, 0xff, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
+	/* REPORT TARGET PORT GROUPS (spc_alua.c): PARAMETER DATA FORMAT b1, ALLOCATION LENGTH b6-9. */
+	ROW("REPORT TARGET PORT GROUPS", 0xa3, SCSI_SA_REPORT_TARGET_PORT_GROUPS, SCSI_SA_BYTE1, 12,
+	    OP_DATA_IN | ALUA_ANY, SCSI_PR_ALLOWED, WITH_ADMIN, NULL, spc_report_target_port_groups_exec,
+	    spc_alua_enabled, NULL, T_FAST,
+	    0xa3, 0xe0 | SCSI_SA_REPORT_TARGET_PORT_GROUPS, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("REPORT SUPPORTED OPERATION CODES", 0xa3, SCSI_SA_REPORT_SUPPORTED_OPERATION_CODES, SCSI_SA_BYTE1, 12,
 	    OP_DATA_IN | OP_IN_PROGRESS_OK | OP_MINIMAL, SCSI_PR_ALLOWED,
 	    WITH_ADMIN, NULL, spc_report_supported_operation_codes_exec, NULL, NULL, T_FAST,
@@ -348,6 +356,11 @@ const struct scsi_op scsi_op_table[] = {
 	ROW("REPORT PRIORITY", 0xa3, SCSI_SA_REPORT_PRIORITY, SCSI_SA_BYTE1, 12, OP_DATA_IN | OP_IN_PROGRESS_OK,
 	    SCSI_PR_ALLOWED, ALL_SBC_KINDS, NULL, spc_report_priority_exec, NULL, NULL, T_FAST,
 	    0xa3, SCSI_SA_REPORT_PRIORITY, 0xc0, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
+	/* SET TARGET PORT GROUPS (spc_alua.c): PARAMETER LIST LENGTH b6-9. */
+	ROW("SET TARGET PORT GROUPS", 0xa4, SCSI_SA_SET_TARGET_PORT_GROUPS, SCSI_SA_BYTE1, 12,
+	    OP_DATA_OUT | OP_ALUA_STANDBY_OK | OP_ALUA_UNAVAILABLE_OK, SCSI_PR_CONFLICT, WITH_ADMIN,
+	    spc_set_target_port_groups_parse, spc_set_target_port_groups_exec, spc_alua_explicit_enabled, NULL, T_FAST,
+	    0xa4, SCSI_SA_SET_TARGET_PORT_GROUPS, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("SET PRIORITY", 0xa4, SCSI_SA_SET_PRIORITY, SCSI_SA_BYTE1, 12, OP_DATA_OUT, SCSI_PR_CONFLICT,
 	    ALL_SBC_KINDS, spc_set_priority_parse, spc_set_priority_exec, NULL, NULL, T_FAST,
 	    0xa4, SCSI_SA_SET_PRIORITY, 0xc0, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),

@@ -86,6 +86,15 @@ enum scsi_pr_class {
 #define OP_MINIMAL          (1u << 15)
 /* The CDB has a DURATION LIMIT DESCRIPTOR field (scsi_op_dld; SPC-6 command duration limits). */
 #define OP_DLD              (1u << 16)
+/*
+ * Processed while the LU's target port group is in the standby, unavailable
+ * or transitioning asymmetric access state (SPC-4 5.15.2.4.4, 5.15.2.4.5,
+ * 5.15.2.5, as Linux's drivers/target/target_core_alua.c lists them); any
+ * other command gets NOT READY, LOGICAL UNIT NOT ACCESSIBLE (spc_alua.c).
+ */
+#define OP_ALUA_STANDBY_OK  (1u << 17)
+#define OP_ALUA_UNAVAILABLE_OK (1u << 18)
+#define OP_ALUA_TRANSITIONING_OK (1u << 19)
 
 /* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
 #define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
@@ -296,6 +305,15 @@ struct scsi_lu {
 
 	struct scsi_task_set ts;
 	struct scsi_media_queue media;
+
+	/* asymmetric access of the device's target port group (spc_alua.c) */
+	struct scsi_alua {
+		enum scsi_alua_state state;  /* what REPORT TARGET PORT GROUPS reports now */
+		enum scsi_alua_state target; /* where a transition ends; state otherwise */
+		uint8_t status;              /* its STATUS CODE: 0 none, 1 by SET TARGET PORT GROUPS, 2 implicit */
+		struct scsi_timer timer;     /* the end of a transition */
+		struct scsi_nexus *requester; /* a reference: the nexus whose SET TARGET PORT GROUPS started it */
+	} alua;
 
 	struct zbc_state *zbc;         /* zone engine of a zoned LU (zbc.h); NULL otherwise */
 	struct scsi_conglomerate *conglomerate; /* an administrative LU's subsidiaries (conglomerate.c) */
@@ -568,6 +586,20 @@ enum scsi_result spc_release_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_out_parse(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd);
+/* spc_alua.c */
+void spc_alua_init(struct scsi_lu *lu);
+void spc_alua_fini(struct scsi_lu *lu);
+/*
+ * Whether the command may be processed in the asymmetric access state of
+ * the LU's target port group (the op table's OP_ALUA_* flags); false with
+ * NOT READY, LOGICAL UNIT NOT ACCESSIBLE and the state's ASCQ stored.
+ */
+bool spc_alua_gate(struct scsi_cmd *cmd);
+enum scsi_result spc_report_target_port_groups_exec(struct scsi_cmd *cmd);
+enum scsi_result spc_set_target_port_groups_parse(struct scsi_cmd *cmd);
+enum scsi_result spc_set_target_port_groups_exec(struct scsi_cmd *cmd);
+bool spc_alua_enabled(const struct scsi_lu *lu);
+bool spc_alua_explicit_enabled(const struct scsi_lu *lu);
 /* spc_priority.c */
 enum scsi_result spc_report_priority_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_set_priority_parse(struct scsi_cmd *cmd);

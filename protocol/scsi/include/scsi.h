@@ -117,6 +117,19 @@ enum scsi_cmd_state {
 };
 
 /* Logical unit kinds (bit mask, so opcode rows can name the kinds they serve). */
+/* The ASYMMETRIC ACCESS STATE of a target port group (SPC-4 6.37, REPORT TARGET PORT GROUPS). */
+enum scsi_alua_state {
+	SCSI_ALUA_ACTIVE_OPTIMIZED = 0x0,
+	SCSI_ALUA_ACTIVE_NON_OPTIMIZED = 0x1,
+	SCSI_ALUA_STANDBY = 0x2,
+	SCSI_ALUA_UNAVAILABLE = 0x3,
+	SCSI_ALUA_TRANSITIONING = 0xf,
+};
+
+/* INQUIRY TPGS (SPC-4 6.4.2): which asymmetric access transitions the LU supports. */
+#define SCSI_TPGS_IMPLICIT 0x1
+#define SCSI_TPGS_EXPLICIT 0x2
+
 enum scsi_lu_kind {
 	SCSI_LU_CONVENTIONAL = 1u << 0,
 	SCSI_LU_ZBC_HM = 1u << 1,
@@ -140,6 +153,7 @@ enum scsi_ua {
 	SCSI_UA_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, /* 2F/00 */
 	SCSI_UA_NOT_READY_TO_READY_CHANGE,  /* 28/00 */
 	SCSI_UA_PRIORITY_CHANGED,           /* 2A/08 */
+	SCSI_UA_ASYMMETRIC_ACCESS_STATE_CHANGED, /* 2A/06 */
 	SCSI_UA_INFORMATIONAL_EXCEPTION,    /* MRIE 2h: the exception's own ASC/ASCQ (spc_ie.c) */
 	SCSI_UA_COUNT
 };
@@ -656,6 +670,18 @@ struct scsi_lu_params {
 	bool minimal_command_set;
 	uint32_t quirks;
 	uint8_t product_type;
+	/*
+	 * Asymmetric logical unit access (SPC-4 5.15, spc/spc_alua.c):
+	 * alua_tpgs is the INQUIRY TPGS field (0 none, 1 implicit, 2 explicit,
+	 * 3 both); target_port_group the group of the device's target port
+	 * (Device Identification VPD page, REPORT TARGET PORT GROUPS); the LU
+	 * starts in alua_state there; a transition shows as transitioning
+	 * (02/04/0A) for alua_transition_ms first.
+	 */
+	uint8_t alua_tpgs;
+	uint16_t target_port_group;
+	uint8_t alua_state;           /* enum scsi_alua_state */
+	uint32_t alua_transition_ms;
 	/* Default values of mode page fields (spc_mode_pages.c; PC = 10b), where they differ from the device's own. */
 	struct scsi_mode_defaults {
 		uint32_t set;                    /* bit i: field i (enum scsi_mode_field) has a value */
@@ -868,6 +894,10 @@ struct scsi_lu_info {
 	enum scsi_cdl_pages cdl_pages;
 	struct scsi_lu_counters counters;
 	struct scsi_backing_errors backing_errors;
+	uint8_t alua_tpgs;                     /* 0: no asymmetric access */
+	uint16_t target_port_group;
+	enum scsi_alua_state alua_state;       /* now (transitioning during a transition) */
+	enum scsi_alua_state alua_target;      /* where a transition ends; else alua_state */
 };
 
 void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info);
@@ -918,6 +948,14 @@ void scsi_lu_set_readiness(struct scsi_lu *lu, enum scsi_lu_readiness readiness)
  * runtime readiness (lu-state) stay.  Returns the bytes lost.
  */
 uint64_t scsi_device_power_cycle(struct scsi_device *dev);
+/*
+ * An implicit asymmetric access state transition of the LU's target port
+ * group (SPC-4 5.15.2.2): transitioning for the LU's alua_transition_ms,
+ * then state; ASYMMETRIC ACCESS STATE CHANGED (06/2A/06) for every I_T
+ * nexus.  -1 with the reason in err when the LU has no asymmetric access or
+ * state is not one a group can be put in.
+ */
+int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char *err, size_t errlen);
 /* Write-protects the medium (07/27/00 for writes, WP in MODE SENSE) or lifts it. */
 void scsi_lu_set_write_protect(struct scsi_lu *lu, bool on);
 /*

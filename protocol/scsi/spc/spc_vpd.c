@@ -37,8 +37,6 @@
 #define DESIG_TARGET_PORT_GROUP 0x5
 #define DESIG_SCSI_NAME_STRING 0x8
 
-/* The target port group every port belongs to (no ALUA: one group). */
-#define TARGET_PORT_GROUP 0x0001
 
 struct vpd_page {
 	uint8_t code;
@@ -180,7 +178,7 @@ static size_t build_device_identification(const struct scsi_cmd *cmd, const stru
 	memset(id, 0, 4);
 	put_be16(id + 2, cmd->nexus->relative_target_port);
 	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_RELATIVE_TARGET_PORT, id, 4);
-	put_be16(id + 2, TARGET_PORT_GROUP);
+	put_be16(id + 2, lu->params.target_port_group); /* spc_alua.c */
 	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_TARGET_PORT, DESIG_TARGET_PORT_GROUP, id, 4);
 	if (cmd->nexus->target_port_name[0])
 		off += put_name_designator(cmd, b + off, ASSOC_TARGET_PORT, cmd->nexus->target_port_name);

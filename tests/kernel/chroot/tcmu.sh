@@ -36,6 +36,14 @@ grep -qF 'a conglomerate is served by the iSCSI front end only' <<<"$out" ||
 	fail "conglomerate cfgstring: targetcli said: $out"
 ls -d $CFS/core/user_*/cong 2>/dev/null && fail "the refused conglomerate backstore exists in configfs"
 value conglomerate_cfgstring refused
+# ALUA on a backstore is LIO's (REPORT / SET TARGET PORT GROUPS never reach sbcemu, docs/tcmu.md).
+step "targetcli create name=alua cfgstring=alua=both;path=alua.img"
+out=$(targetcli /backstores/user:sbcemu create name=alua size=64M 'cfgstring=alua=both;path=alua.img' 2>&1)
+echo "$out"
+grep -qF 'LIO answers REPORT and SET TARGET PORT GROUPS for a TCMU backstore' <<<"$out" ||
+	fail "alua cfgstring: targetcli said: $out"
+ls -d $CFS/core/user_*/alua 2>/dev/null && fail "the refused alua backstore exists in configfs"
+value alua_cfgstring refused
 
 # One backstore of each kind that TCMU can carry, in front of sd through
 # tcm_loop, one loopback target (SCSI host) each with the backstore as LUN 0:

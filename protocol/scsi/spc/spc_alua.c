@@ -1,0 +1,265 @@
+/*
+ * Asymmetric logical unit access (SPC-4 5.15): the target port group of the
+ * device's target port, its asymmetric access state for each LU, REPORT
+ * TARGET PORT GROUPS (MAINTENANCE IN A3h, SA 0Ah; SPC-4 6.37) and SET
+ * TARGET PORT GROUPS (MAINTENANCE OUT A4h, SA 0Ah; SPC-4 6.45).
+ *
+ * One target port group per device: the daemon's node.  The groups of
+ * other nodes serving the same LU are not known here yet (docs/alua.md).
+ * Supported states: active/optimized, active/non-optimized, standby,
+ * unavailable, and transitioning between them; not offline or logical
+ * block dependent.
+ *
+ * Which commands each state still processes is the op table's OP_ALUA_*
+ * flags: the lists of SPC-4 5.15.2.4.4 (standby), 5.15.2.4.5 (unavailable)
+ * and 5.15.2.5 (transitioning) as Linux's drivers/target/target_core_alua.c
+ * (core_alua_state_standby, _unavailable, _transition) implements them,
+ * with MODE SENSE(10) / MODE SELECT(10) beside the 6-byte forms.  READ
+ * CAPACITY in standby is not in SPC-4's list; Linux's target and SCST
+ * (scst_tg.c) both allow it, so that a host can size the disk through a
+ * standby path.  TEST UNIT READY gets the NOT READY of the state, as LIO
+ * answers (dm-multipath's tur checker reads 02/04/0B as a standby path).
+ *
+ * A transition (SPC-4 5.15.2.2 implicit, 5.15.2.3 explicit) shows as
+ * transitioning (NOT READY 02/04/0A) for the LU's alua_transition_ms, then
+ * as the new state.  Each step establishes ASYMMETRIC ACCESS STATE CHANGED
+ * (06/2A/06) for every I_T nexus but the one whose SET TARGET PORT GROUPS
+ * asked for it, as LIO does (core_alua_queue_state_change_ua).
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sched/task_set.h"
+#include "sched/timer.h"
+#include "spc/spc.h"
+
+#define STATUS_NONE 0x00
+#define STATUS_BY_STPG 0x01     /* altered by SET TARGET PORT GROUPS */
+#define STATUS_BY_IMPLICIT 0x02 /* altered by implicit asymmetric access behaviour */
+
+/* Target port group descriptor byte 1: T_SUP, U_SUP, S_SUP, AN_SUP, AO_SUP (no O_SUP, no LBD_SUP). */
+#define SUPPORTED_STATES 0x8f
+
+#define FORMAT_LENGTH_ONLY 0x0
+#define FORMAT_EXTENDED 0x1
+
+bool spc_alua_enabled(const struct scsi_lu *lu)
+{
+	return lu->params.alua_tpgs != 0;
+}
+
+bool spc_alua_explicit_enabled(const struct scsi_lu *lu)
+{
+	return (lu->params.alua_tpgs & SCSI_TPGS_EXPLICIT) != 0;
+}
+
+static bool settable(unsigned state)
+{
+	return state == SCSI_ALUA_ACTIVE_OPTIMIZED || state == SCSI_ALUA_ACTIVE_NON_OPTIMIZED ||
+	       state == SCSI_ALUA_STANDBY || state == SCSI_ALUA_UNAVAILABLE;
+}
+
+static void state_changed(struct scsi_lu *lu)
+{
+	scsi_ua_establish_all(lu, SCSI_UA_ASYMMETRIC_ACCESS_STATE_CHANGED, lu->alua.requester);
+}
+
+static void transition_end(struct scsi_lu *lu)
+{
+	lu->alua.state = lu->alua.target;
+	state_changed(lu);
+	if (lu->alua.requester)
+		scsi_nexus_put(lu->alua.requester);
+	lu->alua.requester = NULL;
+}
+
+static void transition_timer_fire(struct scsi_timer *t)
+{
+	struct scsi_lu *lu = (struct scsi_lu *)((char *)t - offsetof(struct scsi_lu, alua.timer));
+
+	transition_end(lu);
+}
+
+/* Moves the group to state; requester: the nexus of a SET TARGET PORT GROUPS (NULL: implicit). */
+static void transition(struct scsi_lu *lu, enum scsi_alua_state state, struct scsi_nexus *requester)
+{
+	uint64_t ms = lu->params.alua_transition_ms;
+
+	if (lu->alua.state != SCSI_ALUA_TRANSITIONING && lu->alua.state == state)
+		return; /* no change: no unit attention */
+	if (scsi_timer_armed(lu->dev, &lu->alua.timer)) {
+		/* A new request during a transition: it ends in the new state, on the old schedule. */
+		lu->alua.target = state;
+		lu->alua.status = requester ? STATUS_BY_STPG : STATUS_BY_IMPLICIT;
+		return;
+	}
+	lu->alua.target = state;
+	lu->alua.status = requester ? STATUS_BY_STPG : STATUS_BY_IMPLICIT;
+	lu->alua.requester = requester;
+	if (requester)
+		scsi_nexus_get(requester);
+	if (ms == 0 || !scsi_timer_available(lu->dev)) {
+		transition_end(lu);
+		return;
+	}
+	lu->alua.state = SCSI_ALUA_TRANSITIONING;
+	state_changed(lu);
+	lu->alua.timer.fire = transition_timer_fire;
+	scsi_timer_arm(lu->dev, &lu->alua.timer, scsi_device_now(lu->dev) + ms * 1000000ull);
+}
+
+void spc_alua_init(struct scsi_lu *lu)
+{
+	if (!lu->params.target_port_group)
+		lu->params.target_port_group = 1;
+	if (!settable(lu->params.alua_state))
+		lu->params.alua_state = SCSI_ALUA_ACTIVE_OPTIMIZED;
+	lu->alua.state = lu->alua.target = lu->params.alua_state;
+	lu->alua.status = STATUS_NONE;
+}
+
+void spc_alua_fini(struct scsi_lu *lu)
+{
+	if (scsi_timer_armed(lu->dev, &lu->alua.timer))
+		scsi_timer_cancel(lu->dev, &lu->alua.timer);
+	if (lu->alua.requester)
+		scsi_nexus_put(lu->alua.requester);
+	lu->alua.requester = NULL;
+}
+
+int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char *err, size_t errlen)
+{
+	if (!spc_alua_enabled(lu)) {
+		snprintf(err, errlen, "LUN %u has no asymmetric access (its target's alua is none)", lu->lun);
+		return -1;
+	}
+	if (!settable(state)) {
+		snprintf(err, errlen, "a target port group can be active/optimized, active/non-optimized, standby "
+				      "or unavailable");
+		return -1;
+	}
+	transition(lu, state, NULL);
+	return 0;
+}
+
+bool spc_alua_gate(struct scsi_cmd *cmd)
+{
+	uint32_t flags = cmd->op->flags;
+	uint16_t asc_ascq;
+
+	if (!spc_alua_enabled(cmd->lu))
+		return true;
+	switch (cmd->lu->alua.state) {
+	case SCSI_ALUA_ACTIVE_OPTIMIZED:
+	case SCSI_ALUA_ACTIVE_NON_OPTIMIZED:
+		return true;
+	case SCSI_ALUA_STANDBY:
+		if (flags & OP_ALUA_STANDBY_OK)
+			return true;
+		asc_ascq = ASC_LOGICAL_UNIT_NOT_ACCESSIBLE_TARGET_PORT_IN_STANDBY_STATE;
+		break;
+	case SCSI_ALUA_UNAVAILABLE:
+		if (flags & OP_ALUA_UNAVAILABLE_OK)
+			return true;
+		asc_ascq = ASC_LOGICAL_UNIT_NOT_ACCESSIBLE_TARGET_PORT_IN_UNAVAILABLE_STATE;
+		break;
+	case SCSI_ALUA_TRANSITIONING:
+	default:
+		if (flags & OP_ALUA_TRANSITIONING_OK)
+			return true;
+		asc_ascq = ASC_LOGICAL_UNIT_NOT_ACCESSIBLE_ASYMMETRIC_ACCESS_STATE_TRANSITION;
+		break;
+	}
+	scsi_cmd_fail(cmd, sense_make(SENSE_KEY_NOT_READY, asc_ascq));
+	return false;
+}
+
+/*
+ * REPORT TARGET PORT GROUPS (SPC-4 6.37): PARAMETER DATA FORMAT (byte 1
+ * bits 7:5) 000b gives the 4-byte header, 001b the extended one (FORMAT
+ * TYPE 001b, IMPLICIT TRANSITION TIME in seconds); ALLOCATION LENGTH bytes
+ * 6-9.  RETURN DATA LENGTH counts every byte after itself (n - 3), in both
+ * formats, as sg3_utils' sg_rtpg reads it.  The data is cut at the
+ * allocation length, whatever it cuts (libiscsi's test_rtpg_alloc_length).
+ *
+ * The one descriptor (8 bytes + 4 per target port): byte 0 PREF (0) and
+ * ASYMMETRIC ACCESS STATE, byte 1 the supported states, bytes 2-3 TARGET
+ * PORT GROUP, byte 5 STATUS CODE, byte 7 TARGET PORT COUNT; each target
+ * port descriptor has its RELATIVE TARGET PORT IDENTIFIER in bytes 2-3.
+ */
+enum scsi_result spc_report_target_port_groups_exec(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	uint8_t format = cmd->cdb[1] >> 5;
+	size_t hdr = format == FORMAT_EXTENDED ? 8 : 4, len = hdr + 8 + 4;
+	uint8_t *b, *d;
+
+	cmd->allocation_length = get_be32(cmd->cdb + 6);
+	if (format != FORMAT_LENGTH_ONLY && format != FORMAT_EXTENDED)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 7));
+	b = scsi_cmd_alloc_data_in(cmd, len);
+	if (!b)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	put_be32(b, (uint32_t)(len - 4)); /* RETURN DATA LENGTH */
+	if (format == FORMAT_EXTENDED) {
+		uint32_t secs = (lu->params.alua_transition_ms + 999) / 1000;
+
+		b[4] = FORMAT_EXTENDED << 4;                 /* FORMAT TYPE */
+		b[5] = (uint8_t)(secs > 255 ? 255 : secs);   /* IMPLICIT TRANSITION TIME */
+	}
+	d = b + hdr;
+	d[0] = (uint8_t)lu->alua.state;
+	d[1] = SUPPORTED_STATES;
+	put_be16(d + 2, lu->params.target_port_group);
+	d[5] = lu->alua.status;
+	d[7] = 1; /* TARGET PORT COUNT */
+	put_be16(d + 8 + 2, cmd->nexus->relative_target_port);
+	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
+	return SCSI_OK;
+}
+
+/* A parameter list: 4 reserved bytes and a 4-byte descriptor per group to set. */
+#define STPG_LIST_MAX (4 + 4 * 64)
+
+enum scsi_result spc_set_target_port_groups_parse(struct scsi_cmd *cmd)
+{
+	uint32_t len = get_be32(cmd->cdb + 6);
+
+	if (len > STPG_LIST_MAX)
+		return scsi_cmd_fail(cmd, sense_parameter_list_length_error());
+	cmd->data_length = len;
+	return SCSI_OK;
+}
+
+/*
+ * SET TARGET PORT GROUPS (SPC-4 6.45): each descriptor has the ASYMMETRIC
+ * ACCESS STATE in byte 0 bits 3:0 and the TARGET PORT GROUP in bytes 2-3.
+ * A list that cuts a descriptor: PARAMETER LIST LENGTH ERROR (05/1A/00); an
+ * unknown group, a state that cannot be requested (transitioning, offline,
+ * logical block dependent, reserved) or one group named twice: INVALID
+ * FIELD IN PARAMETER LIST (05/26/00) with the field pointer, and nothing
+ * changed.  No descriptor: nothing to do.
+ */
+enum scsi_result spc_set_target_port_groups_exec(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+	const uint8_t *p = cmd->data_out;
+	size_t len = cmd->data_length;
+	int found = -1;
+
+	if (len == 0)
+		return SCSI_OK;
+	if (len < 4 || (len - 4) % 4 || !p)
+		return scsi_cmd_fail(cmd, sense_parameter_list_length_error());
+	for (size_t off = 4; off < len; off += 4) {
+		if (p[off] & 0xf0)
+			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)off, 7));
+		if (!settable(p[off] & 0x0f))
+			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)off, 3));
+		if (get_be16(p + off + 2) != lu->params.target_port_group || found >= 0)
+			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)(off + 2), 7));
+		found = (int)off;
+	}
+	transition(lu, (enum scsi_alua_state)(p[found] & 0x0f), cmd->nexus);
+	return SCSI_OK;
+}
