@@ -31,6 +31,12 @@
  * image never writes to it again ("Exclusive locking",
  * https://docs.ceph.com/en/pacific/rbd/rbd-exclusive-locks/).
  *
+ * Opened later (be_rbd_open_later): when the image cannot be had at
+ * start-up (the cluster out of reach, the pool or the image missing, its
+ * lock held by a live client), a thread of the backend's own tries again
+ * every LATER_RETRY_S seconds; until it succeeds every call fails with
+ * -ESHUTDOWN and ready() says false.
+ *
  * Not offered: atomic writes (a write that spans RADOS objects is not all
  * or nothing), allocation counts (-EOPNOTSUPP), the power cut.
  * BE_IO_NOWAIT calls answer -EAGAIN at once: whether an image's bytes can
@@ -52,12 +58,38 @@
 
 #include "backend.h"
 
+struct later;
+
 struct be_rbd {
 	struct backend be;
 	rados_t cluster;
 	rados_ioctx_t ioctx;
 	rbd_image_t image;
+	struct later *later; /* be_rbd_open_later; NULL: opened at once */
 };
+
+#define LATER_RETRY_S 5
+
+/* The image opened on a thread of its own (be_rbd_open_later). */
+struct later {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool ready;      /* the image is open: read with __atomic_load_n, acquire */
+	bool running;    /* the thread has not ended */
+	bool stop;       /* the backend was closed: the thread ends */
+	bool detached;   /* ... and frees it: its attempt outlasted the close's wait */
+	uint64_t size;
+	bool read_only;
+	struct be_rbd_params p;
+	char conf[4096], id[256], pool[256], image[256], owner_record[4096];
+};
+
+/* Whether the image is there to be used (always, unless be_rbd_open_later is still trying). */
+static bool usable(const struct be_rbd *r)
+{
+	return !r->later || __atomic_load_n(&r->later->ready, __ATOMIC_ACQUIRE);
+}
 
 static struct be_rbd *be_rbd_from(struct backend *be)
 {
@@ -66,6 +98,8 @@ static struct be_rbd *be_rbd_from(struct backend *be)
 
 static int range_check(const struct backend *be, uint64_t offset, uint64_t len)
 {
+	if (!usable((const struct be_rbd *)((const char *)be - offsetof(struct be_rbd, be))))
+		return -ESHUTDOWN;
 	return offset > be->size || len > be->size - offset ? -EINVAL : 0;
 }
 
@@ -84,7 +118,7 @@ static int whole(ssize_t n, size_t want)
 	return (size_t)n == want ? 0 : -EIO;
 }
 
-static void release(struct be_rbd *r)
+static void release_handles(struct be_rbd *r)
 {
 	if (r->image)
 		rbd_close(r->image);
@@ -92,6 +126,24 @@ static void release(struct be_rbd *r)
 		rados_ioctx_destroy(r->ioctx);
 	if (r->cluster)
 		rados_shutdown(r->cluster);
+	r->image = NULL;
+	r->ioctx = NULL;
+	r->cluster = NULL;
+}
+
+static void later_free(struct later *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->cond);
+	free(l);
+}
+
+static void release(struct be_rbd *r)
+{
+	release_handles(r);
+	later_free(r->later);
 	free(r);
 }
 
@@ -135,15 +187,54 @@ static void *close_thread(void *p)
 	return NULL;
 }
 
+/*
+ * A backend still being opened: its thread is told to stop and waited for,
+ * at most CLOSE_WAIT_S (an attempt can take the connection timeout, 30 s);
+ * past that it is left to free the backend when its attempt ends.  True
+ * when it will; false when the backend is this caller's to close (the image
+ * open, or never opened).
+ */
+static bool stop_later(struct be_rbd *r)
+{
+	struct later *l = r->later;
+	struct timespec until;
+	bool detached;
+
+	if (!l)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += CLOSE_WAIT_S;
+	pthread_mutex_lock(&l->lock);
+	l->stop = true;
+	pthread_cond_broadcast(&l->cond);
+	while (l->running && pthread_cond_timedwait(&l->cond, &l->lock, &until) != ETIMEDOUT)
+		;
+	detached = l->detached = l->running;
+	pthread_mutex_unlock(&l->lock);
+	if (detached) {
+		pthread_detach(l->thread);
+		return true;
+	}
+	pthread_join(l->thread, NULL);
+	return false;
+}
+
 static void be_rbd_close(struct backend *be)
 {
-	struct closing *c = calloc(1, sizeof(*c));
+	struct closing *c;
 	pthread_condattr_t clock_attr;
 	struct timespec until;
 	pthread_attr_t attr;
 	pthread_t thread;
 	bool started;
 
+	if (stop_later(be_rbd_from(be)))
+		return;
+	if (!be_rbd_from(be)->image) {
+		release(be_rbd_from(be)); /* never opened: no lock to give back */
+		return;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c) {
 		release(be_rbd_from(be));
 		return;
@@ -302,7 +393,7 @@ static int be_rbd_submit_rw(struct backend *be, bool write, const struct iovec *
 
 static int be_rbd_flush(struct backend *be)
 {
-	return rbd_flush(be_rbd_from(be)->image);
+	return usable(be_rbd_from(be)) ? rbd_flush(be_rbd_from(be)->image) : 0; /* nothing written yet */
 }
 
 /* rbd_write_zeroes takes a size_t; so do the pieces. */
@@ -375,8 +466,10 @@ static int be_rbd_extent(struct backend *be, uint64_t offset, uint64_t max_len, 
 			 uint64_t *len)
 {
 	struct extent_walk w = { .start = offset };
-	int rc;
+	int rc = range_check(be, offset, 0);
 
+	if (rc)
+		return rc;
 	if (offset >= be->size)
 		return -EINVAL;
 	if (max_len > be->size - offset)
@@ -401,6 +494,8 @@ static int be_rbd_resize(struct backend *be, uint64_t size)
 {
 	int rc;
 
+	if (!usable(be_rbd_from(be)))
+		return -ESHUTDOWN;
 	if (be->read_only)
 		return -EROFS;
 	rc = rbd_resize(be_rbd_from(be)->image, size);
@@ -409,8 +504,14 @@ static int be_rbd_resize(struct backend *be, uint64_t size)
 	return rc;
 }
 
+static bool be_rbd_ready(struct backend *be)
+{
+	return usable(be_rbd_from(be));
+}
+
 static const struct backend_ops be_rbd_ops = {
 	.name = "rbd",
+	.ready = be_rbd_ready,
 	.close = be_rbd_close,
 	.read = be_rbd_read,
 	.write = be_rbd_write,
@@ -605,6 +706,98 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 	r->be.can_discard = true;
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
 	    (!read_only && take_lock(r, p, err, errlen) < 0)) {
+		release(r);
+		return NULL;
+	}
+	return &r->be;
+}
+
+/* One attempt of the thread: the connection, the image and its lock, as be_rbd_open makes them. */
+static bool later_attempt(struct be_rbd *r)
+{
+	struct later *l = r->later;
+	struct be_rbd t = { .be = { .ops = &be_rbd_ops } };
+	char err[512];
+
+	if (connect_pool(&t, &l->p, err, sizeof(err)) < 0 || open_image(&t, &l->p, l->size, l->read_only, err, sizeof(err)) < 0 ||
+	    t.be.size != r->be.size || (!l->read_only && take_lock(&t, &l->p, err, sizeof(err)) < 0)) {
+		release_handles(&t);
+		return false;
+	}
+	r->cluster = t.cluster;
+	r->ioctx = t.ioctx;
+	r->image = t.image;
+	return true;
+}
+
+static void *later_thread(void *p)
+{
+	struct be_rbd *r = p;
+	struct later *l = r->later;
+	struct timespec until;
+	bool detached;
+
+	pthread_mutex_lock(&l->lock);
+	for (;;) {
+		bool opened;
+
+		/* be_rbd_open has just failed: every attempt here comes LATER_RETRY_S after the last. */
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += LATER_RETRY_S;
+		while (!l->stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) != ETIMEDOUT)
+			;
+		if (l->stop)
+			break;
+		pthread_mutex_unlock(&l->lock);
+		opened = later_attempt(r);
+		pthread_mutex_lock(&l->lock);
+		if (opened) {
+			__atomic_store_n(&l->ready, true, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	l->running = false;
+	detached = l->detached;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	/* Closed during an attempt: nobody waits for us, and what the attempt opened is ours to close. */
+	if (detached)
+		release(r);
+	return NULL;
+}
+
+struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only)
+{
+	struct be_rbd *r = calloc(1, sizeof(*r));
+	struct later *l = calloc(1, sizeof(*l));
+	pthread_condattr_t clock_attr;
+
+	if (!r || !l || !size) {
+		free(r);
+		free(l);
+		return NULL;
+	}
+	r->be.ops = &be_rbd_ops;
+	r->be.read_only = read_only;
+	r->be.can_discard = true;
+	r->be.size = size;
+	r->later = l;
+	l->size = size;
+	l->read_only = read_only;
+	snprintf(l->conf, sizeof(l->conf), "%s", p->conf);
+	snprintf(l->id, sizeof(l->id), "%s", p->id);
+	snprintf(l->pool, sizeof(l->pool), "%s", p->pool);
+	snprintf(l->image, sizeof(l->image), "%s", p->image);
+	snprintf(l->owner_record, sizeof(l->owner_record), "%s", p->owner_record ? p->owner_record : "");
+	l->p = (struct be_rbd_params){ .conf = l->conf, .id = l->id, .pool = l->pool, .image = l->image,
+				       .owner_record = p->owner_record ? l->owner_record : NULL };
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_condattr_init(&clock_attr);
+	pthread_condattr_setclock(&clock_attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->cond, &clock_attr);
+	pthread_condattr_destroy(&clock_attr);
+	l->running = true;
+	if (pthread_create(&l->thread, NULL, later_thread, r) != 0) {
 		release(r);
 		return NULL;
 	}

@@ -356,8 +356,11 @@ static bool lun_key_set(const struct cfg_lun *l, const char *name)
 /* backend rbd (docs/rbd.md): an image instead of a path; conglomerates and templates keep files. */
 static void finish_rbd_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 {
-	if (l->backend != CFG_BACKEND_RBD)
+	if (l->backend != CFG_BACKEND_RBD) {
+		if (l->rbd_unavailable)
+			cfg_lun_fail(c, l, "rbd_unavailable", "only with backend rbd");
 		return;
+	}
 	if (c->template || l->kind == CFG_LU_CONGLOMERATE)
 		cfg_lun_fail(c, l, "backend", "rbd is for LUs with a medium of their own (not %s)",
 			     c->template ? "subsidiary templates" : "a conglomerate's administrative LU");
@@ -375,6 +378,9 @@ static void finish_rbd_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 			     "the cache back with)");
 	if (resolve_path(c->state_dir, l->ceph_conf, sizeof(l->ceph_conf)))
 		cfg_lun_fail(c, l, "ceph_conf", "too long once joined to state_dir");
+	/* The LU's capacity must be known before the image is. */
+	if (l->rbd_unavailable && !l->size)
+		cfg_lun_fail(c, l, "rbd_unavailable", "not-ready needs size (the capacity before the image is there)");
 }
 
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)

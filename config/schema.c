@@ -125,6 +125,12 @@ static const struct cfg_enum_value product_types[] = {
 	{ NULL, 0 },
 };
 
+static const struct cfg_enum_value rbd_unavailable[] = {
+	{ "fail", 0 },
+	{ "not-ready", 1 },
+	{ NULL, 0 },
+};
+
 /* INQUIRY TPGS (SPC-4 6.4.2). */
 static const struct cfg_enum_value alua_modes[] = {
 	{ "none", 0 },
@@ -272,6 +278,12 @@ const struct cfg_key cfg_schema[] = {
 	LUN_STRING(ceph_id, "admin", CFG_RBD_NAME_MAX - 1,
 		   "Backend rbd: the Ceph client name without `client.` (its key comes from the keyring "
 		   "ceph_conf names)."),
+	LUN(rbd_unavailable, CFG_TYPE_ENUM, "fail", 0, 0, rbd_unavailable, cfg_set_enum,
+	    "Backend rbd: when the image cannot be had at start-up (the cluster out of reach, the pool or image "
+	    "missing, its lock held by a live client): `fail`: the daemon does not start, naming the reason; "
+	    "`not-ready`: the reason is logged, the LU answers NOT READY, LOGICAL UNIT IS IN PROCESS OF BECOMING "
+	    "READY (02/04/01) to medium access and the image is tried again every 5 s until it comes (needs "
+	    "`size`)."),
 	LUN(size, CFG_TYPE_U64, "0", 0, INT64_MAX, NULL, cfg_set_u64,
 	    "Capacity in bytes (K, M, G, T, P: powers of 1024); a missing file is created sparse; "
 	    "0: the existing file's size."),

@@ -35,6 +35,12 @@ struct be_range {
 
 struct backend_ops {
 	const char *name;
+	/*
+	 * Whether the backend can serve calls yet (any thread).  NULL: from the
+	 * start.  One still being opened (be_rbd_open_later) fails them with
+	 * -ESHUTDOWN until it is.
+	 */
+	bool (*ready)(struct backend *be);
 	void (*close)(struct backend *be);
 	int (*read)(struct backend *be, void *buf, size_t len, uint64_t offset);
 	int (*write)(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags);
@@ -153,6 +159,13 @@ struct be_rbd_params {
  * with the reason in err.
  */
 struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err, size_t errlen);
+/*
+ * The same image, opened later: a backend of size bytes (not 0) whose own
+ * thread makes be_rbd_open's attempt every 5 s until one succeeds (the
+ * image must then hold size bytes); until then ready() is false and every
+ * call fails with -ESHUTDOWN.  NULL when out of memory.
+ */
+struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only);
 /*
  * Whether be_file_open(path, size, read_only, ...) would accept path, found
  * without creating or changing anything: an existing path must be a regular

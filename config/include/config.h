@@ -216,6 +216,7 @@ struct cfg_lun {
 	char rbd_image[CFG_RBD_NAME_MAX];
 	char ceph_conf[CFG_PATH_MAX];
 	char ceph_id[CFG_RBD_NAME_MAX];
+	uint32_t rbd_unavailable;  /* 0 fail: the daemon does not start; 1 not-ready: the LU waits for the image */
 	uint64_t size;             /* bytes; 0 = the existing file's size */
 	uint32_t logical_block_size;
 	uint32_t lbppbe;

@@ -351,6 +351,12 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 		snprintf(owner_record, sizeof(owner_record), "%s/rbd-lock-owner", state_dir);
 
 		be = be_rbd_open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
+		if (!be && l->rbd_unavailable) {
+			sbce_warn("%s: %s; the LU answers NOT READY, IN PROCESS OF BECOMING READY (02/04/01) until the "
+				  "image can be had: it is tried again every 5 s (rbd_unavailable = not-ready)", who, err);
+			if (!(be = be_rbd_open_later(&rbd, backing_bytes(l), l->write_protect)))
+				snprintf(err, errlen, "out of memory");
+		}
 	} else {
 		snprintf(side_base, sizeof(side_base), "%s/backing", state_dir);
 		warn_if_link(who, l->path);

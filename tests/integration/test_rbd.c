@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -408,6 +409,96 @@ static void fenced(struct itest_daemon *d)
 		itest_close(s);
 }
 
+/* ---- an image that comes later ---- */
+
+/*
+ * rbd_unavailable = not-ready: the pool is missing at start-up; the daemon
+ * starts anyway, the LU answers 02/04/01 (LOGICAL UNIT IS IN PROCESS OF
+ * BECOMING READY) to medium access and INQUIRY as usual; once the pool is
+ * made the backend's thread opens the image (every 5 s), and the LU is
+ * ready: 06/28/00 (NOT READY TO READY CHANGE), then I/O.
+ */
+static void comes_later(void)
+{
+	struct itest_daemon d3;
+	struct iscsi_context *s;
+	uint8_t tur[6] = { 0 }, inq[6] = { 0x12, 0, 0, 0, 96, 0 }, cdb[16], buf[16 * BS];
+	char text[1024], cmd[2400];
+	struct itest_result r;
+	bool ready = false, saw_ua = false;
+
+	itest_daemon_init(&d3, "rbd-later");
+	snprintf(text, sizeof(text),
+		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = 1M\n"
+		 "[lun \"" ITEST_TARGET "\" 1]\nbackend = rbd\nrbd_pool = later\n"
+		 "rbd_image = img\nsize = 64M\nrbd_unavailable = not-ready\nceph_conf = %s\n",
+		 conf_path);
+	itest_daemon_write_config(&d3, text);
+	if (!itest_ok(itest_daemon_start(&d3) == 0 && itest_daemon_log_has(&d3, "tried again every 5 s"),
+		      "rbd_unavailable = not-ready: sbcemud starts without the pool, logging why", "see %s", d3.log)) {
+		itest_daemon_cleanup(&d3);
+		return;
+	}
+	s = session(&d3);
+	if (!itest_ok(s != NULL, "login to the LU without an image", "no session")) {
+		itest_daemon_stop(&d3, SIGTERM);
+		itest_daemon_cleanup(&d3);
+		return;
+	}
+	itest_clear_ua(s, 1);
+	itest_expect_cmd(s, 1, "no image yet: TEST UNIT READY -> 02/04/01 (IN PROCESS OF BECOMING READY)", tur, 6,
+			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x01), NULL);
+	cdb16(cdb, 0x88, 0, 0, 16);
+	itest_expect_cmd(s, 1, "no image yet: READ(16) -> 02/04/01", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
+			 EXPECT_SENSE(0x02, 0x04, 0x01), NULL);
+	itest_expect_cmd(s, 1, "no image yet: INQUIRY -> GOOD", inq, 6, ITEST_IN, NULL, 0, 96, EXPECT_GOOD, NULL);
+	snprintf(cmd, sizeof(cmd), "ceph -c '%s' osd pool create later 8 8 >/dev/null 2>&1 && rbd -c '%s' pool init later",
+		 conf_path, conf_path);
+	if (!itest_ok(system(cmd) == 0, "the pool is made (ceph osd pool create, rbd pool init)", "it failed")) {
+		itest_close(s);
+		itest_daemon_stop(&d3, SIGTERM);
+		itest_daemon_cleanup(&d3);
+		return;
+	}
+	for (int i = 0; i < 120 && !ready; i++) {
+		itest_cmd(s, 1, tur, 6, ITEST_NONE, NULL, 0, 0, &r);
+		saw_ua |= itest_result_matches(&r, EXPECT_SENSE(0x06, 0x28, 0x00));
+		ready = itest_result_matches(&r, EXPECT_GOOD);
+		itest_result_free(&r);
+		if (!ready)
+			usleep(250 * 1000);
+	}
+	itest_ok(ready, "within 30 s of the pool: TEST UNIT READY -> GOOD", NULL);
+	itest_ok(saw_ua, "before that: 06/28/00 NOT READY TO READY CHANGE", NULL);
+	write_pattern(s, 300, 21);
+	itest_ok(reads_back(s, 300, 21), "the LU whose image came later writes and reads back", "different data");
+	itest_close(s);
+	itest_daemon_stop(&d3, SIGTERM);
+	itest_daemon_cleanup(&d3);
+}
+
+/* Closed while the image is still being tried (between attempts): a clean stop, at once. */
+static void stops_while_waiting(void)
+{
+	struct itest_daemon d4;
+	char text[1024];
+	int status;
+
+	itest_daemon_init(&d4, "rbd-never");
+	snprintf(text, sizeof(text),
+		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\nbackend = rbd\nrbd_pool = never\n"
+		 "rbd_image = img\nsize = 64M\nrbd_unavailable = not-ready\nceph_conf = %s\n",
+		 conf_path);
+	itest_daemon_write_config(&d4, text);
+	if (itest_ok(itest_daemon_start(&d4) == 0, "rbd_unavailable = not-ready: starts without pool never", "see %s",
+		     d4.log)) {
+		status = itest_daemon_stop(&d4, SIGTERM);
+		itest_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			 "SIGTERM while the image is still tried: exit status 0", "status %d", status);
+	}
+	itest_daemon_cleanup(&d4);
+}
+
 /* ---- configuration errors ---- */
 
 static void config_refused(struct itest_daemon *d, const char *name, const char *lun_keys, const char *want)
@@ -496,6 +587,8 @@ int main(int argc, char **argv)
 		itest_close(s);
 	}
 	second_node_refused();
+	comes_later();
+	stops_while_waiting();
 	survives(&d);
 	fenced(&d);
 	itest_daemon_stop(&d, SIGTERM);
@@ -506,6 +599,10 @@ int main(int argc, char **argv)
 		       "backend = rbd\nrbd_image = x\npath = /tmp/x.img\n", "path: backend rbd keeps");
 	config_refused(&d, "config: backend rbd with volatile_write_cache -> error naming it",
 		       "backend = rbd\nrbd_image = x\nvolatile_write_cache = true\n", "volatile_write_cache: not with");
+	config_refused(&d, "config: rbd_unavailable = not-ready without size -> error naming it",
+		       "backend = rbd\nrbd_image = x\nrbd_unavailable = not-ready\n", "not-ready needs size");
+	config_refused(&d, "config: rbd_unavailable on a file LU -> error naming it",
+		       "path = x.img\nsize = 1M\nrbd_unavailable = not-ready\n", "only with backend rbd");
 	config_refused(&d, "config: backend nfs -> error naming backend", "backend = nfs\npath = x.img\nsize = 1M\n",
 		       "backend");
 	itest_daemon_cleanup(&d);

@@ -667,6 +667,12 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 		scsi_cmd_complete(cmd);
 		return;
 	}
+	if (cmd->lu && cmd->lu->backend_pending && cmd->lu->backend->ops->ready(cmd->lu->backend)) {
+		/* Its backend opened in the background: ready, with 06/28/00 for every I_T nexus, this one first. */
+		cmd->lu->backend_pending = false;
+		if (cmd->lu->readiness == SCSI_LU_BECOMING_READY)
+			scsi_lu_set_readiness(cmd->lu, SCSI_LU_READY);
+	}
 	/* SAM-5 5.14: a pending unit attention ends every command but INQUIRY, REPORT LUNS, REQUEST SENSE. */
 	cmd->op = scsi_op_lookup(cmd->lu, cmd->cdb, &sense);
 	if (cmd->lu && !(cmd->op && (cmd->op->flags & OP_SKIP_UA)) &&

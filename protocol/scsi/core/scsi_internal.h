@@ -285,6 +285,7 @@ struct scsi_lu {
 	struct scsi_cdl_descriptor_stats cdl_stats[2][7]; /* loop thread only (sched/duration_limits.c) */
 	struct scsi_lu_stat_data *stats;           /* core/stats.c; NULL until the first command */
 	enum scsi_lu_readiness readiness;          /* the runtime control's lu-state */
+	bool backend_pending;                      /* becoming ready until backend->ops->ready() (cmd.c) */
 	struct scsi_fault_rule *fault_rules;       /* fault_rules.c, oldest first */
 	/* Held while the loop thread links or unlinks a rule and while a worker walks the corrupt-pi rules. */
 	pthread_mutex_t fault_rules_lock;
