@@ -66,6 +66,7 @@ struct be_rbd {
 	rados_ioctx_t ioctx;
 	rbd_image_t image;
 	struct later *later; /* be_rbd_open_later; NULL: opened at once */
+	char owner[256];     /* the lock owner's address, ours once take_lock took it; "" without a lock */
 };
 
 #define LATER_RETRY_S 5
@@ -79,6 +80,7 @@ struct later {
 	bool running;    /* the thread has not ended */
 	bool stop;       /* the backend was closed: the thread ends */
 	bool detached;   /* ... and frees it: its attempt outlasted the close's wait */
+	char last_error[512]; /* why the last attempt failed */
 	uint64_t size;
 	bool read_only;
 	struct be_rbd_params p;
@@ -509,9 +511,26 @@ static bool be_rbd_ready(struct backend *be)
 	return usable(be_rbd_from(be));
 }
 
+static void be_rbd_status(struct backend *be, char *buf, size_t len)
+{
+	struct be_rbd *r = be_rbd_from(be);
+
+	if (!usable(r)) {
+		pthread_mutex_lock(&r->later->lock);
+		snprintf(buf, len, "waiting for the image (tried every %d s): %s", LATER_RETRY_S,
+			 r->later->last_error[0] ? r->later->last_error : "not tried yet");
+		pthread_mutex_unlock(&r->later->lock);
+	} else if (r->owner[0]) {
+		snprintf(buf, len, "open, its exclusive lock held by this node (%s)", r->owner);
+	} else {
+		snprintf(buf, len, "open read-only, without a lock");
+	}
+}
+
 static const struct backend_ops be_rbd_ops = {
 	.name = "rbd",
 	.ready = be_rbd_ready,
+	.status = be_rbd_status,
 	.close = be_rbd_close,
 	.read = be_rbd_read,
 	.write = be_rbd_write,
@@ -645,6 +664,8 @@ static int take_lock(struct be_rbd *r, const struct be_rbd_params *p, char *err,
 		rc = rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
 	if (rc == 0)
 		rc = lock_owner(r, &mode, owner, sizeof(owner));
+	if (rc == 0)
+		snprintf(r->owner, sizeof(r->owner), "%s", owner);
 	if (rc == 0 && p->owner_record)
 		rc = record_owner(p->owner_record, owner);
 	if (rc < 0)
@@ -719,11 +740,16 @@ static bool later_attempt(struct be_rbd *r)
 	struct be_rbd t = { .be = { .ops = &be_rbd_ops } };
 	char err[512];
 
+	err[0] = '\0';
 	if (connect_pool(&t, &l->p, err, sizeof(err)) < 0 || open_image(&t, &l->p, l->size, l->read_only, err, sizeof(err)) < 0 ||
 	    t.be.size != r->be.size || (!l->read_only && take_lock(&t, &l->p, err, sizeof(err)) < 0)) {
 		release_handles(&t);
+		pthread_mutex_lock(&l->lock);
+		snprintf(l->last_error, sizeof(l->last_error), "%s", err[0] ? err : "the image's size changed");
+		pthread_mutex_unlock(&l->lock);
 		return false;
 	}
+	memcpy(r->owner, t.owner, sizeof(r->owner));
 	r->cluster = t.cluster;
 	r->ioctx = t.ioctx;
 	r->image = t.image;
@@ -766,7 +792,7 @@ static void *later_thread(void *p)
 	return NULL;
 }
 
-struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only)
+struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why)
 {
 	struct be_rbd *r = calloc(1, sizeof(*r));
 	struct later *l = calloc(1, sizeof(*l));
@@ -784,6 +810,7 @@ struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, 
 	r->later = l;
 	l->size = size;
 	l->read_only = read_only;
+	snprintf(l->last_error, sizeof(l->last_error), "%s", why ? why : "");
 	snprintf(l->conf, sizeof(l->conf), "%s", p->conf);
 	snprintf(l->id, sizeof(l->id), "%s", p->id);
 	snprintf(l->pool, sizeof(l->pool), "%s", p->pool);

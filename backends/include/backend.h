@@ -41,6 +41,11 @@ struct backend_ops {
 	 * -ESHUTDOWN until it is.
 	 */
 	bool (*ready)(struct backend *be);
+	/*
+	 * What the backend would tell an operator now, in a few words, into buf
+	 * (any thread, nothing waited for).  NULL: nothing to tell.
+	 */
+	void (*status)(struct backend *be, char *buf, size_t len);
 	void (*close)(struct backend *be);
 	int (*read)(struct backend *be, void *buf, size_t len, uint64_t offset);
 	int (*write)(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags);
@@ -162,10 +167,11 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 /*
  * The same image, opened later: a backend of size bytes (not 0) whose own
  * thread makes be_rbd_open's attempt every 5 s until one succeeds (the
- * image must then hold size bytes); until then ready() is false and every
- * call fails with -ESHUTDOWN.  NULL when out of memory.
+ * image must then hold size bytes); until then ready() is false, every
+ * call fails with -ESHUTDOWN, and status() tells why the last attempt
+ * failed (at first: why, the failure of be_rbd_open).  NULL when out of memory.
  */
-struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only);
+struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why);
 /*
  * Whether be_file_open(path, size, read_only, ...) would accept path, found
  * without creating or changing anything: an existing path must be a regular

@@ -207,6 +207,8 @@ static json_t *lu_json(const char *key, const char *name, const char *path, cons
 	json_object_set_new(o, "removable", json_boolean(info.removable));
 	json_object_set_new(o, "removal_prevented", json_boolean(info.removal_prevented));
 	json_object_set_new(o, "mode_defaults", json_string(md));
+	if (info.backend_status[0])
+		json_object_set_new(o, "backend_status", json_string(info.backend_status));
 	if (info.alua_tpgs) {
 		static const char *const modes[] = { "none", "implicit", "explicit", "both" };
 

@@ -354,7 +354,7 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 		if (!be && l->rbd_unavailable) {
 			sbce_warn("%s: %s; the LU answers NOT READY, IN PROCESS OF BECOMING READY (02/04/01) until the "
 				  "image can be had: it is tried again every 5 s (rbd_unavailable = not-ready)", who, err);
-			if (!(be = be_rbd_open_later(&rbd, backing_bytes(l), l->write_protect)))
+			if (!(be = be_rbd_open_later(&rbd, backing_bytes(l), l->write_protect, err)))
 				snprintf(err, errlen, "out of memory");
 		}
 	} else {

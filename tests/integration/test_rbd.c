@@ -423,7 +423,7 @@ static void comes_later(void)
 	struct itest_daemon d3;
 	struct iscsi_context *s;
 	uint8_t tur[6] = { 0 }, inq[6] = { 0x12, 0, 0, 0, 96, 0 }, cdb[16], buf[16 * BS];
-	char text[1024], cmd[2400];
+	char text[1024], cmd[2400], out[8192];
 	struct itest_result r;
 	bool ready = false, saw_ua = false;
 
@@ -452,6 +452,9 @@ static void comes_later(void)
 	itest_expect_cmd(s, 1, "no image yet: READ(16) -> 02/04/01", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
 			 EXPECT_SENSE(0x02, 0x04, 0x01), NULL);
 	itest_expect_cmd(s, 1, "no image yet: INQUIRY -> GOOD", inq, 6, ITEST_IN, NULL, 0, 96, EXPECT_GOOD, NULL);
+	itest_ctl_expect(&d3, out, sizeof(out), 0, "lu show 1", "sbcemuctl lu show 1 -> exit 0");
+	itest_ok(strstr(out, "waiting for the image") && strstr(out, "pool later"),
+		 "lu show: backend_status says it waits for the image, and why (pool later)", "%s", out);
 	snprintf(cmd, sizeof(cmd), "ceph -c '%s' osd pool create later 8 8 >/dev/null 2>&1 && rbd -c '%s' pool init later",
 		 conf_path, conf_path);
 	if (!itest_ok(system(cmd) == 0, "the pool is made (ceph osd pool create, rbd pool init)", "it failed")) {
@@ -472,6 +475,9 @@ static void comes_later(void)
 	itest_ok(saw_ua, "before that: 06/28/00 NOT READY TO READY CHANGE", NULL);
 	write_pattern(s, 300, 21);
 	itest_ok(reads_back(s, 300, 21), "the LU whose image came later writes and reads back", "different data");
+	itest_ctl_expect(&d3, out, sizeof(out), 0, "lu show 1", "sbcemuctl lu show 1 -> exit 0 (image open)");
+	itest_ok(strstr(out, "exclusive lock held by this node") != NULL,
+		 "lu show: backend_status names the lock this node holds", "%s", out);
 	itest_close(s);
 	itest_daemon_stop(&d3, SIGTERM);
 	itest_daemon_cleanup(&d3);

@@ -22,6 +22,9 @@ void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info)
 	info->target_port_group = lu->params.target_port_group;
 	info->alua_state = lu->alua.state;
 	info->alua_target = lu->alua.target;
+	info->backend_status[0] = '\0';
+	if (lu->backend->ops->status)
+		lu->backend->ops->status(lu->backend, info->backend_status, sizeof(info->backend_status));
 	info->write_protect = lu->params.write_protect;
 	info->removable = lu->params.removable;
 	info->removal_prevented = lu->prevent_count > 0;

@@ -898,6 +898,7 @@ struct scsi_lu_info {
 	uint16_t target_port_group;
 	enum scsi_alua_state alua_state;       /* now (transitioning during a transition) */
 	enum scsi_alua_state alua_target;      /* where a transition ends; else alua_state */
+	char backend_status[256];              /* what its backend tells (backend_ops.status), or "" */
 };
 
 void scsi_lu_describe(const struct scsi_lu *lu, struct scsi_lu_info *info);
