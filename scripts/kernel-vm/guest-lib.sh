@@ -58,6 +58,22 @@ sbce_file_value() {
 	fi
 }
 
+# sbce_wait_for SECONDS CMD...: runs CMD every half second until it succeeds
+# (status 0), for at most SECONDS (status 1).
+sbce_wait_for() {
+	_n=$(($1 * 2))
+	shift
+	while [ "$_n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.5
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# sbce_yes_no CMD...: 1 if CMD succeeds, else 0.
+sbce_yes_no() { if "$@"; then echo 1; else echo 0; fi; }
+
 # sbce_hex: standard input as one string of lower-case hex digits.
 sbce_hex() {
 	od -An -v -tx1 | tr -d ' \n'

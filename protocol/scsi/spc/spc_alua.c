@@ -85,16 +85,13 @@ static void transition(struct scsi_lu *lu, enum scsi_alua_state state, struct sc
 {
 	uint64_t ms = lu->params.alua_transition_ms;
 
-	if (lu->alua.state != SCSI_ALUA_TRANSITIONING && lu->alua.state == state)
+	if (lu->alua.state == state)
 		return; /* no change: no unit attention */
-	if (scsi_timer_armed(lu->dev, &lu->alua.timer)) {
-		/* A new request during a transition: it ends in the new state, on the old schedule. */
-		lu->alua.target = state;
-		lu->alua.status = requester ? STATUS_BY_STPG : STATUS_BY_IMPLICIT;
-		return;
-	}
 	lu->alua.target = state;
 	lu->alua.status = requester ? STATUS_BY_STPG : STATUS_BY_IMPLICIT;
+	/* A new request during a transition: it ends in the new state, on the old schedule. */
+	if (scsi_timer_armed(lu->dev, &lu->alua.timer))
+		return;
 	lu->alua.requester = requester;
 	if (requester)
 		scsi_nexus_get(requester);

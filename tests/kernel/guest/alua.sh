@@ -26,18 +26,6 @@ to_standby() {
 	reads
 	state_is standby
 }
-# poll SECONDS CMD...: CMD every half second until it succeeds.
-poll() {
-	_n=$(($1 * 2))
-	shift
-	while [ "$_n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.5
-		_n=$((_n - 1))
-	done
-	return 1
-}
-yes_no() { if "$@"; then echo 1; else echo 0; fi; }
 rtpg() {
 	sg_rtpg -d "$dev" >/tmp/rtpg.out 2>&1 || true
 	while IFS= read -r line; do sbce_info "sg_rtpg: $line"; done </tmp/rtpg.out
@@ -54,17 +42,17 @@ sbce_value rtpg_active_optimized "$(grep -c 'active/optimized' /tmp/rtpg.out)"
 # ---- the host puts the group in standby ----
 dmesg -c >/dev/null
 sbce_host_ctl "lu alua $l standby"
-sbce_value standby_seen "$(yes_no poll 60 to_standby)"
+sbce_value standby_seen "$(sbce_yes_no sbce_wait_for 60 to_standby)"
 sbce_file_value access_state_standby "$sd/access_state"
-sbce_value standby_read_fails "$(yes_no read_fails)"
+sbce_value standby_read_fails "$(sbce_yes_no read_fails)"
 dmesg | grep -iE 'alua|asymmetric' | head -n 6 | while IFS= read -r line; do sbce_info "dmesg: $line"; done
 
 # ---- the path activated: SET TARGET PORT GROUPS from the kernel ----
 dmesg -c >/dev/null
 rc=0
-echo activate >"$sd/dh_state" || rc=$?
+echo activate >"$sd/dh_state" || rc=1
 sbce_value activate_rc $rc
-sbce_value active_again "$(yes_no poll 60 state_is active/optimized)"
+sbce_value active_again "$(sbce_yes_no sbce_wait_for 60 state_is active/optimized)"
 rc=0
 reads || rc=$?
 sbce_value read_after_rc $rc

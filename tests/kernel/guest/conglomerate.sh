@@ -41,20 +41,8 @@ chan=$(echo "$hct" | cut -d: -f2)
 tgt=$(echo "$hct" | cut -d: -f3)
 scan=/sys/class/scsi_host/host$host/scan
 
-yes_no() { if "$@"; then echo 1; else echo 0; fi; }
 attached() { [ -e "/sys/class/scsi_device/$hct:$1" ]; }
 has_disk() { sbce_disk_of "$hct:$1" >/dev/null; }
-# wait_for SECONDS CMD...: runs CMD every half second until it succeeds.
-wait_for() {
-	_n=$(($1 * 2))
-	shift
-	while [ "$_n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.5
-		_n=$((_n - 1))
-	done
-	return 1
-}
 # lines KEY PATTERN: the dmesg lines matching PATTERN, joined with " | ".
 lines() {
 	sbce_value "$1" "$(dmesg | grep -E "$2" | sed 's/^\[[ 0-9.]*\] //' | head -n 8 | paste -sd'|' | sed 's/|/ | /g')"
@@ -181,7 +169,7 @@ sbce_value vpd83_sub1 "$(sg_vpd -p di "$sg1" 2>&1 | one_line)"
 head -c 65536 /dev/urandom >/tmp/p1
 sbce_run dd if=/tmp/p1 of="/dev/$b1" bs=65536 seek=16 count=1 oflag=direct conv=notrunc
 dd if="/dev/$b1" of=/tmp/p1.back bs=65536 skip=16 count=1 iflag=direct 2>/dev/null
-sbce_value sub1_readback "$(yes_no cmp -s /tmp/p1 /tmp/p1.back)"
+sbce_value sub1_readback "$(sbce_yes_no cmp -s /tmp/p1 /tmp/p1.back)"
 sbce_value sub1_sha256 "$(sha256sum </tmp/p1 | cut -d' ' -f1)"
 sbce_value sub1_offset 1048576
 
@@ -194,7 +182,7 @@ sbce_file_value evt_lun_change_reported "$d0/evt_lun_change_reported"
 rc=0
 echo "$chan $tgt $s3" >"$scan" 2>/dev/null || rc=1
 sbce_value sub3_probe_unbound_scan_rc $rc
-sbce_value sub3_probe_unbound_attached "$(yes_no attached "$s3")"
+sbce_value sub3_probe_unbound_attached "$(sbce_yes_no attached "$s3")"
 
 dmesg -c >/dev/null
 sbce_host_ctl "subsidiary bind $la 3 --initiator *"
@@ -213,9 +201,9 @@ sbce_value bind3_uevents "$(paste -sd'|' /tmp/uevents | sed 's/|/ | /g')"
 sbce_value bind3_lun_list "$(sg_luns -q "$sg0" 2>&1 | one_line)"
 # Linux does not scan by itself.
 sleep 2
-sbce_value sub3_attached_before_scan "$(yes_no attached "$s3")"
+sbce_value sub3_attached_before_scan "$(sbce_yes_no attached "$s3")"
 echo "- - -" >"$scan"
-if wait_for 30 has_disk "$s3"; then
+if sbce_wait_for 30 has_disk "$s3"; then
 	b3=$(sbce_disk_of "$hct:$s3")
 	sbce_value sub3_sectors "$(cat "/sys/block/$b3/size")"
 	head -c 65536 /dev/urandom >/tmp/p3
@@ -234,9 +222,9 @@ sbce_value devices_after_scan "$(sbce_iscsi_devices | sed 's/.*://' | sort -n | 
 dmesg -c >/dev/null
 sbce_host_ctl "subsidiary bind $la 4 --initiator *"
 ua_wait bind4
-sbce_value sub4_attached_before_scan "$(yes_no attached "$s4")"
+sbce_value sub4_attached_before_scan "$(sbce_yes_no attached "$s4")"
 echo "$chan $tgt $s4" >"$scan"
-if wait_for 30 has_disk "$s4"; then
+if sbce_wait_for 30 has_disk "$s4"; then
 	sbce_value sub4_sectors "$(cat "/sys/block/$(sbce_disk_of "$hct:$s4")/size")"
 else
 	sbce_value sub4_sectors none
@@ -262,16 +250,16 @@ sbce_value unbind2_sub_turs "rc=$rc $(one_line </tmp/turs.out)"
 sbce_value unbind2_inquiry "$(sg_inq --raw "$sg2" 2>/dev/null | head -c 8 | sbce_hex)"
 lines unbind2_dmesg "Sense|sense|error|$hct:$s2"
 sbce_value unbind2_state "$(cat "/sys/class/scsi_device/$hct:$s2/device/state" 2>/dev/null || echo gone)"
-sbce_value unbind2_attached "$(yes_no attached "$s2")"
+sbce_value unbind2_attached "$(sbce_yes_no attached "$s2")"
 # A rescan of the host removes nothing.
 echo "- - -" >"$scan"
 sleep 2
-sbce_value unbind2_attached_after_scan "$(yes_no attached "$s2")"
+sbce_value unbind2_attached_after_scan "$(sbce_yes_no attached "$s2")"
 sbce_value devices_after_unbind "$(sbce_iscsi_devices | sed 's/.*://' | sort -n | paste -sd' ')"
 dmesg -c >/dev/null
 echo 1 >"/sys/class/scsi_device/$hct:$s2/device/delete"
-wait_for 10 sh -c "! [ -e /sys/class/scsi_device/$hct:$s2 ]" || true
-sbce_value unbind2_attached_after_delete "$(yes_no attached "$s2")"
+sbce_wait_for 10 sh -c "! [ -e /sys/class/scsi_device/$hct:$s2 ]" || true
+sbce_value unbind2_attached_after_delete "$(sbce_yes_no attached "$s2")"
 lines unbind2_delete_dmesg "."
 sbce_value devices_end "$(sbce_iscsi_devices | sed 's/.*://' | sort -n | paste -sd' ')"
 sbce_value luns_end "$(sg_luns -q "$sg0" 2>&1 | one_line)"

@@ -43,12 +43,11 @@ logged() { dmesg | grep -q "$1"; }
 has_disk() { sbce_disk_of "$1" >/dev/null; }
 card_fails() { ! dd if="$card" of=/dev/null bs=512 count=1 iflag=direct 2>/dev/null; }
 card_reads() { dd if="$card" of=/dev/null bs=512 count=1 iflag=direct 2>/dev/null; }
-yes_no() { if "$@"; then echo 1; else echo 0; fi; }
 
 # ---- a LUN added ----
 dmesg -c >/dev/null
 sbce_host_ctl "lu add $la kind=conventional;size=32M;path=lun$la-runtime.img"
-sbce_value lun_change_logged "$(yes_no poll 60 logged 'LUN assignments on this target have changed')"
+sbce_value lun_change_logged "$(sbce_yes_no poll 60 logged 'LUN assignments on this target have changed')"
 dmesg | grep -i 'LUN assignments' | head -n 2 | while IFS= read -r line; do sbce_info "dmesg: $line"; done
 echo "- - -" >"/sys/class/scsi_host/host${h%%:*}/scan"
 added=${h%:*}:$la
@@ -69,7 +68,7 @@ fi
 dmesg -c >/dev/null
 sbce_value size_before "$(cat "/sys/block/$blk0/size")"
 sbce_host_ctl "lu resize $l0 96M"
-sbce_value capacity_change_logged "$(yes_no poll 60 logged 'Capacity data has changed')"
+sbce_value capacity_change_logged "$(sbce_yes_no poll 60 logged 'Capacity data has changed')"
 echo 1 >"/sys/block/$blk0/device/rescan"
 sbce_value size_after "$(cat "/sys/block/$blk0/size")"
 rc=0
@@ -92,13 +91,13 @@ sbce_host_ctl "lu state $lc no-medium"
 # CTL gets no answer: give the host time to run it before anything opens the
 # card again (each open sends PREVENT, and a pull while it holds is refused).
 sleep 3
-sbce_value pulled_read_fails "$(yes_no poll 30 card_fails)"
+sbce_value pulled_read_fails "$(sbce_yes_no poll 30 card_fails)"
 rc=0
 dd if="$card" of=/dev/null bs=512 count=1 iflag=direct 2>/tmp/card.err || rc=$?
 sbce_value pulled_open_rc $rc
 sbce_value pulled_error "$(tr '\n' ' ' </tmp/card.err)"
 sbce_value pulled_sectors "$(cat "/sys/block/$cblk/size")"
 sbce_host_ctl "lu state $lc ready"
-sbce_value inserted_read_ok "$(yes_no poll 30 card_reads)"
+sbce_value inserted_read_ok "$(sbce_yes_no poll 30 card_reads)"
 sbce_value inserted_sectors "$(cat "/sys/block/$cblk/size")"
 dmesg | grep -iE 'medium|not ready|sense' | head -n 6 | while IFS= read -r line; do sbce_info "dmesg: $line"; done
