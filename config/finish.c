@@ -269,8 +269,8 @@ static void finish_zoned_lun(const struct cfg_lun_check *chk, struct cfg_lun *l)
 	/* The zone engine does not model deallocated blocks below a write pointer. */
 	if (l->thin_provisioning && cfg_lun_key_set(l, "thin_provisioning"))
 		cfg_lun_fail(chk, l, "thin_provisioning",
-			     "zoned logical units do not support logical block provisioning (RESET WRITE POINTER "
-			     "releases a zone's space)");
+			     "zoned logical units do not support logical block provisioning (their zones manage "
+			     "their space: docs/zbc.md)");
 	l->thin_provisioning = false;
 	/* ZBC and Linux sd_zbc: zones of one power-of-two size (but the last). */
 	if (l->zone_size % l->logical_block_size || zone_blocks == 0 || (zone_blocks & (zone_blocks - 1))) {

@@ -306,7 +306,7 @@ const struct cfg_key cfg_schema[] = {
 	    "0: derived."),
 	LUN_BOOL(thin_provisioning, "true",
 		 "Logical block provisioning management (LBPME): UNMAP and WRITE SAME with UNMAP deallocate; "
-		 "zoned kinds: off (RESET WRITE POINTER releases space instead), true is refused."),
+		 "zoned kinds: off (their zones manage their space: docs/zbc.md), true is refused."),
 	LUN_BOOL(write_protect, "false", "Write-protected medium; the backing file is opened read-only."),
 	LUN_BOOL(removable, "false", "RMB bit in INQUIRY (removable medium)."),
 	LUN_U32(max_transfer_length, "8192", 0, UINT32_MAX,

@@ -10,9 +10,13 @@
  * Usage: bench_load PORTAL TARGET LUN [--qd N] [--bs BYTES] [--read-pct P]
  *                   [--seq] [--seconds N] [--sessions N] [--seed N]
  *                   [--opcode write16|writeatomic16] [--luns L1,L2,...]
- *                   [--zoned] [--fill] [--fua]
+ *                   [--zoned] [--streams] [--fill] [--fua]
  *   --qd N      commands in flight per session
  *   --seq       sequential LBAs, each session its own stream from LBA 0
+ *   --streams   writes only: the LU cut into as many equal regions as there
+ *               are command slots (QD x S), each slot writing its own region
+ *               sequentially, one command in flight each: the access pattern
+ *               of --zoned on a conventional LU (its baseline in scripts/bench)
  *   --opcode    what the writes are: WRITE(16) or WRITE ATOMIC(16) (SBC-4
  *               5.48; checked against the Block Limits VPD page first)
  *   --fua       WRITE(16) with FUA = 1 (SBC-4 5.47): durable when acknowledged,
@@ -63,7 +67,7 @@ struct load {
 	unsigned nsessions;
 	uint32_t bs, block;     /* transfer bytes, logical block bytes */
 	unsigned read_pct;
-	int seq, fill, atomic, fua;
+	int seq, fill, atomic, fua, streams;
 	struct zone *zones;     /* --zoned: the LU's sequential write required zones */
 	unsigned nzones, nslots;
 	uint64_t rng;
@@ -79,6 +83,7 @@ struct slot {
 	struct load *l;
 	int session;
 	unsigned zone;          /* --zoned: index of the zone it writes now */
+	uint64_t region_start, region_len, region_next; /* --streams: its region, the next LBA in it */
 	int resetting;          /* --zoned: the command in flight is a RESET WRITE POINTER */
 	uint8_t *buf;
 	struct scsi_iovec iov;
@@ -169,6 +174,9 @@ static void submit(struct slot *s)
 	if (l->zones) {
 		if (!zoned_next(s, blocks, &lba))
 			return;
+	} else if (l->streams) {
+		lba = s->region_start + s->region_next;
+		s->region_next = s->region_next + 2 * blocks <= s->region_len ? s->region_next + blocks : 0;
 	} else if (l->fill) {
 		if (se->filled)
 			return; /* this slot idles; the run ends when all have */
@@ -367,7 +375,7 @@ int main(int argc, char **argv)
 	if (argc < 4) {
 		fprintf(stderr, "usage: bench_load PORTAL TARGET LUN [--qd N] [--bs BYTES] [--read-pct P] [--seq] "
 				"[--seconds N] [--sessions N] [--seed N] [--opcode write16|writeatomic16] "
-				"[--luns L1,L2,...] [--zoned] [--fill] [--fua]\n");
+				"[--luns L1,L2,...] [--zoned] [--streams] [--fill] [--fua]\n");
 		return 2;
 	}
 	luns[0] = atoi(argv[3]);
@@ -386,6 +394,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--zoned")) {
 			zoned = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--streams")) {
+			l.streams = 1;
 			continue;
 		}
 		if (!strcmp(argv[i], "--fua")) {
@@ -422,8 +434,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_load: out-of-range argument\n");
 		return 2;
 	}
-	if (zoned && (read_pct || nluns > 1 || l.fill)) {
-		fprintf(stderr, "bench_load: --zoned writes one LU (--read-pct 0, one LUN, no --fill)\n");
+	if ((zoned || l.streams) && (read_pct || nluns > 1 || l.fill || (zoned && l.streams))) {
+		fprintf(stderr, "bench_load: --zoned or --streams writes one LU (--read-pct 0, one LUN, no --fill)\n");
 		return 2;
 	}
 	l.nsessions = (unsigned)sessions;
@@ -466,6 +478,18 @@ int main(int argc, char **argv)
 		if (!slots[i].buf)
 			goto out;
 		memset(slots[i].buf, (int)(i & 0xff), bs);
+		if (l.streams) {
+			/* Regions of whole transfers; slot i writes the i-th. */
+			uint32_t blocks = l.bs / l.block;
+			uint64_t len = l.s[0].nblocks / l.nslots / blocks * blocks;
+
+			if (len < blocks) {
+				fprintf(stderr, "bench_load: --streams needs a transfer per slot within the LU\n");
+				goto out;
+			}
+			slots[i].region_start = i * len;
+			slots[i].region_len = len;
+		}
 	}
 	l.running = 1;
 	t_start = bench_now();

@@ -741,23 +741,139 @@ static void test_other_commands(void)
 	free(buf);
 }
 
-/* RESET WRITE POINTER releases the zone's space in the backing file. */
-static void test_reset_releases_space(void)
+static long long allocated_bytes(const char *name)
 {
 	char path[700];
-	struct stat before, after;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", d.dir, name);
+	return stat(path, &st) == 0 ? (long long)st.st_blocks * 512 : -1;
+}
+
+/* Whether n blocks from lba read back as all zeros. */
+static bool reads_zeros(int lun, uint64_t lba, uint32_t n, const char *name)
+{
+	struct itest_result r;
+	uint8_t *zero = calloc(n, BS);
+	bool ok;
+
+	zbc_read(s, lun, lba, n, BS, &r);
+	ok = r.status == 0 && r.data_len == (int)(n * BS) && memcmp(r.data, zero, (size_t)n * BS) == 0;
+	itest_ok(ok, name, "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	free(zero);
+	return ok;
+}
+
+static bool data_matches(int lun, uint64_t lba, uint32_t n, uint32_t seed, const char *name);
+static void restart(int sig, const char *config);
+
+/*
+ * RESET WRITE POINTER keeps an SWR zone's blocks in the backing file (the
+ * next pass need not allocate them again: docs/performance.md), and what
+ * lies at or above the write pointer reads as zeros all the same (ZBC-2:
+ * unwritten blocks return the initialization pattern) to READ, VERIFY
+ * BYTCHK = 01b, COMPARE AND WRITE and ORWRITE; FINISH ZONE releases the
+ * blocks between the write pointer and the zone end.
+ */
+static void test_reset_keeps_blocks(void)
+{
+	uint8_t cdb[16];
+	uint8_t *buf = calloc(2, 8 * BS);
+	long long before, after;
+	struct itest_result r;
 
 	reset_all(HM);
 	write_ok(HM, Z(6), ZS / 2);
 	write_ok(HM, Z(6) + ZS / 2, ZS / 2);
-	snprintf(path, sizeof(path), "%s/lun1.img", d.dir);
-	stat(path, &before);
+	write_ok(HM, Z(7), ZS);
+	before = allocated_bytes("lun1.img");
 	out_ok(HM, ZBC_RESET, Z(6));
-	stat(path, &after);
-	itest_ok((uint64_t)(before.st_blocks - after.st_blocks) * 512 >= (uint64_t)ZS * BS,
-		 "RESET WRITE POINTER deallocates the zone in the backing file", "allocated %lld -> %lld bytes",
-		 (long long)before.st_blocks * 512, (long long)after.st_blocks * 512);
-	read_expect(HM, Z(6), 8, EXPECT_GOOD, "READ of a reset zone -> GOOD");
+	after = allocated_bytes("lun1.img");
+	itest_ok(after >= before, "RESET WRITE POINTER of an SWR zone keeps its blocks in the backing file",
+		 "allocated %lld -> %lld bytes", before, after);
+	reads_zeros(HM, Z(6), 64, "READ of a reset SWR zone (URSWRZ = 1) -> zeros, not the old data");
+	reads_zeros(HM, Z(6) + ZS - 8, 8, "READ at the end of a reset SWR zone -> zeros");
+	write_ok(HM, Z(6), 8);
+	zbc_read(s, HM, Z(6), 16, BS, &r);
+	itest_pattern(buf, 8 * BS, (uint32_t)Z(6));
+	itest_ok(r.status == 0 && r.data_len == 16 * BS && memcmp(r.data, buf, 8 * BS) == 0 &&
+			 memcmp(r.data + 8 * BS, (uint8_t[8 * BS]){ 0 }, 8 * BS) == 0,
+		 "READ across the write pointer: the data written below it, zeros from it", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	/* A read spanning two zones: the end of a FULL zone, then a reset zone's written blocks and its zeros. */
+	zbc_read(s, HM, Z(6) - 8, 24, BS, &r);
+	itest_ok(r.status == 0 && r.data_len == 24 * BS && memcmp(r.data + 8 * BS, buf, 8 * BS) == 0 &&
+			 memcmp(r.data + 16 * BS, (uint8_t[8 * BS]){ 0 }, 8 * BS) == 0,
+		 "READ across an SWR zone boundary (URSWRZ = 1): the second zone's zeros from its write pointer", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+
+	/* VERIFY(16) BYTCHK = 01b: the blocks from the write pointer compare equal to zeros. */
+	memset(buf, 0, 16 * BS);
+	memset(cdb, 0, 16);
+	cdb[0] = 0x8f;
+	cdb[1] = 0x02;
+	itest_put_be64(cdb + 2, Z(6) + 8);
+	itest_put_be32(cdb + 10, 8);
+	itest_expect_cmd(s, HM, "VERIFY(16) BYTCHK=01b of zeros above the WP of a reset zone -> GOOD", cdb, 16, ITEST_OUT,
+			 buf, 8 * BS, 0, EXPECT_GOOD, NULL);
+	/* COMPARE AND WRITE at the WP: the old data is not what the compare sees (SBC-4 5.3: 0E/1D/00 if it were). */
+	itest_pattern(buf, 8 * BS, (uint32_t)(Z(6) + 8));
+	itest_pattern(buf + 8 * BS, 8 * BS, 7);
+	memset(cdb, 0, 16);
+	cdb[0] = 0x89;
+	itest_put_be64(cdb + 2, Z(6) + 8);
+	cdb[13] = 8;
+	itest_expect_cmd(s, HM, "COMPARE AND WRITE at the WP expecting the pre-reset data -> 0E/1D/00", cdb, 16,
+			 ITEST_OUT, buf, 16 * BS, 0, EXPECT_SENSE(0x0e, 0x1d, 0x00), NULL);
+	memset(buf, 0, 8 * BS);
+	itest_expect_cmd(s, HM, "COMPARE AND WRITE at the WP expecting zeros -> GOOD", cdb, 16, ITEST_OUT, buf, 16 * BS,
+			 0, EXPECT_GOOD, NULL);
+	data_matches(HM, Z(6) + 8, 8, 7, "COMPARE AND WRITE: its data reads back");
+	/* ORWRITE(16) at the WP ORs into zeros: the result is the Data-Out, not the Data-Out ORed with old data. */
+	itest_pattern(buf, 8 * BS, 11);
+	memset(cdb, 0, 16);
+	cdb[0] = 0x8b;
+	itest_put_be64(cdb + 2, Z(6) + 16);
+	itest_put_be32(cdb + 10, 8);
+	itest_expect_cmd(s, HM, "ORWRITE(16) at the WP of a reset zone -> GOOD", cdb, 16, ITEST_OUT, buf, 8 * BS, 0,
+			 EXPECT_GOOD, NULL);
+	data_matches(HM, Z(6) + 16, 8, 11, "ORWRITE(16) at the WP: the blocks hold exactly its Data-Out");
+
+	/* FINISH ZONE: the blocks above the write pointer read as zeros in the FULL zone, and are released. */
+	before = allocated_bytes("lun1.img");
+	out_ok(HM, ZBC_FINISH, Z(6));
+	after = allocated_bytes("lun1.img");
+	expect_zone(HM, Z(6), ZC_FULL, UINT64_MAX, "FINISH ZONE of a reset, partly written zone: FULL");
+	reads_zeros(HM, Z(6) + 24, 64, "FINISH ZONE: the blocks above the old WP read as zeros");
+	reads_zeros(HM, Z(6) + ZS - 8, 8, "FINISH ZONE: the zone's last blocks read as zeros");
+	itest_ok(before - after >= (long long)(ZS - 24) * BS - 65536,
+		 "FINISH ZONE releases the blocks between the WP and the zone end", "allocated %lld -> %lld bytes", before,
+		 after);
+	data_matches(HM, Z(6) + 16, 8, 11, "FINISH ZONE: the data below the old WP stays");
+
+	/* A reset, then kill -9: the persisted write pointer still hides the old data. */
+	out_ok(HM, ZBC_RESET, Z(7));
+	restart(SIGKILL, NULL);
+	reads_zeros(HM, Z(7), 64, "after kill -9: a reset zone still reads as zeros");
+	free(buf);
+}
+
+/* A reset of an SWP zone (host aware) releases its blocks: a host writes them anywhere, not only at the WP. */
+static void test_host_aware_reset_releases(void)
+{
+	long long before, after;
+
+	reset_all(HA);
+	write_ok(HA, Z(2) + 100, 8);
+	before = allocated_bytes("lun3.img");
+	out_ok(HA, ZBC_RESET, Z(2));
+	after = allocated_bytes("lun3.img");
+	itest_ok(after < before, "RESET WRITE POINTER of an SWP zone releases its blocks", "allocated %lld -> %lld bytes",
+		 before, after);
+	write_ok(HA, Z(2) + 200, 8);
+	reads_zeros(HA, Z(2) + 100, 8, "SWP zone after a reset: a block written before it and not since reads as zeros");
 }
 
 /* ---- host aware (LUN 3): SWP zones take writes anywhere ---- */
@@ -914,8 +1030,9 @@ int main(int argc, char **argv)
 	test_open_resources();
 	test_rules();
 	test_other_commands();
-	test_reset_releases_space();
 	test_host_aware();
+	test_host_aware_reset_releases();
+	test_reset_keeps_blocks();
 	test_persistence();
 	itest_close(s);
 	itest_daemon_cleanup(&d);

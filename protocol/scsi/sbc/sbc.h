@@ -346,6 +346,16 @@ static inline enum scsi_result sbc_zoned_write_begin(struct scsi_cmd *cmd)
 	return cmd->lu->zbc ? zbc_write_begin(cmd) : SCSI_OK;
 }
 
+/*
+ * Zoned LUs: the blocks of [cmd->lba, cmd->lba + cmd->nblocks) that read as
+ * zeros because nothing was written to them since their zone's reset (zbc.h,
+ * "Unwritten blocks"), planned at exec into cmd->handler_state, before the
+ * command's own write pointer advance (sbc_rw.c).  A command that reads the
+ * medium then zeroes them in what it read (on a worker too).
+ */
+enum scsi_result sbc_zoned_plan_unwritten(struct scsi_cmd *cmd);
+void sbc_zoned_zero_unwritten(const struct scsi_cmd *cmd, uint64_t lba, uint8_t *buf, size_t len);
+
 /* On a worker after the data write: persists the write pointers it moved. */
 static inline void sbc_zoned_persist(struct scsi_cmd *cmd, unsigned flags)
 {

@@ -90,6 +90,8 @@ static void compare_and_write_work(struct scsi_cmd *cmd)
 		goto out;
 	}
 	rc = be->ops->read(be, medium, len, offset);
+	if (rc >= 0)
+		sbc_zoned_zero_unwritten(cmd, cmd->lba, medium, len);
 	if (rc < 0) {
 		scsi_cmd_fail_errno(cmd, rc, false);
 	} else if (!sbc_compare(medium, verify.data, len, &first)) {
@@ -120,6 +122,9 @@ enum scsi_result sbc_compare_and_write_exec(struct scsi_cmd *cmd)
 
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
+	/* The blocks compared: those of a zone above its write pointer hold zeros. */
+	if (sbc_zoned_plan_unwritten(cmd) != SCSI_OK)
+		return SCSI_FAILED;
 	r = sbc_zoned_write_begin(cmd);
 	if (r != SCSI_OK)
 		return r;

@@ -143,6 +143,29 @@ struct scsi_sense_info sbc_sense_miscompare(uint64_t offset)
 				      offset);
 }
 
+enum scsi_result sbc_zoned_plan_unwritten(struct scsi_cmd *cmd)
+{
+	struct zbc_unwritten *u;
+
+	if (!cmd->lu->zbc)
+		return SCSI_OK;
+	/* exec may run again (sbc_zoned_write_begin): the plan of the earlier run goes. */
+	if (cmd->handler_state && cmd->handler_state_free)
+		cmd->handler_state_free(cmd->handler_state);
+	cmd->handler_state = NULL;
+	if (zbc_unwritten_plan(cmd->lu, cmd->lba, cmd->nblocks, &u) < 0)
+		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
+	cmd->handler_state = u;
+	cmd->handler_state_free = free;
+	return SCSI_OK;
+}
+
+void sbc_zoned_zero_unwritten(const struct scsi_cmd *cmd, uint64_t lba, uint8_t *buf, size_t len)
+{
+	if (cmd->lu->zbc && cmd->handler_state)
+		zbc_unwritten_zero(cmd->handler_state, cmd->lu->block_size, lba, buf, len);
+}
+
 /* ---- READ(6/10/12/16) ---- */
 
 enum scsi_result sbc_read_parse(struct scsi_cmd *cmd)
@@ -223,6 +246,13 @@ static bool read_async(struct scsi_cmd *cmd)
 	return !sbc_lu_has_pi(cmd->lu) && medium_io_async(cmd, &cmd->io_sgl, cmd->data_in_len, false);
 }
 
+/* Zoned LUs, on the loop thread once the blocks are read (GOOD): the unwritten ones read as zeros. */
+static enum scsi_result read_zoned_after(struct scsi_cmd *cmd)
+{
+	zbc_unwritten_zero_sgl(cmd->handler_state, cmd->lu->block_size, cmd->lba, &cmd->io_sgl);
+	return SCSI_OK;
+}
+
 enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
 {
 	size_t len = (size_t)cmd->nblocks * sbc_wire_block_len(cmd);
@@ -230,13 +260,13 @@ enum scsi_result sbc_read_exec(struct scsi_cmd *cmd)
 	/* SBC-4 5.16: TRANSFER LENGTH 0 reads nothing and is not an error. */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
-	if (sbc_zoned_check_read(cmd) != SCSI_OK)
+	if (sbc_zoned_check_read(cmd) != SCSI_OK || sbc_zoned_plan_unwritten(cmd) != SCSI_OK)
 		return SCSI_FAILED;
 	/* With PI the tuples are checked (and maybe joined) in one contiguous buffer. */
 	if (sbc_lu_has_pi(cmd->lu) ? !scsi_cmd_alloc_data_in(cmd, len)
 				   : scsi_cmd_data_in_buffers(cmd, (uint32_t)len, &cmd->io_sgl) != 0)
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, false));
-	return scsi_cmd_run_io_async(cmd, read_work, read_nowait, read_async, NULL);
+	return scsi_cmd_run_io_async(cmd, read_work, read_nowait, read_async, cmd->handler_state ? read_zoned_after : NULL);
 }
 
 /* ---- WRITE(6/10/12/16) ---- */
@@ -339,6 +369,8 @@ static bool write_async(struct scsi_cmd *cmd)
 	       medium_io_async(cmd, &cmd->data_out_sgl, (uint64_t)cmd->nblocks * cmd->lu->block_size, true);
 }
 
+static void orwrite_work(struct scsi_cmd *cmd);
+
 /*
  * The exec of the WRITE family (WRITE, WRITE AND VERIFY, ORWRITE): the
  * Data-Out clipped to whole blocks, TRANSFER LENGTH 0 writes nothing and is
@@ -356,6 +388,9 @@ static enum scsi_result write_family_exec(struct scsi_cmd *cmd, void (*work)(str
 	/* Only a plain WRITE without PI writes the transport's pieces as they are (OP_DATA_OUT_SGL). */
 	if ((work != write_work || sbc_lu_has_pi(cmd->lu)) && !scsi_cmd_data_out_contig(cmd))
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
+	/* ORWRITE reads the blocks it ORs into. */
+	if (work == orwrite_work && sbc_zoned_plan_unwritten(cmd) != SCSI_OK)
+		return SCSI_FAILED;
 	r = sbc_zoned_write_begin(cmd);
 	if (r != SCSI_OK)
 		return r;
@@ -469,6 +504,7 @@ static void orwrite_work(struct scsi_cmd *cmd)
 		scsi_cmd_fail_errno(cmd, rc, false);
 		goto out;
 	}
+	sbc_zoned_zero_unwritten(cmd, cmd->lba, buf, len);
 	for (size_t i = 0; i < len; i++)
 		buf[i] |= w.data[i];
 	rc = be->ops->write(be, buf, len, offset, sbc_write_flags(cmd));

@@ -121,6 +121,7 @@ static void verify_work(struct scsi_cmd *cmd)
 			scsi_cmd_fail(cmd, s);
 			break;
 		}
+		sbc_zoned_zero_unwritten(cmd, lba, medium, len);
 		if (bytchk != 0 && !compare_piece(cmd, expected, medium, len, pos, bytchk == 3, &first)) {
 			scsi_cmd_fail(cmd, sbc_sense_miscompare(pos + first));
 			break;
@@ -137,7 +138,7 @@ enum scsi_result sbc_verify_exec(struct scsi_cmd *cmd)
 	/* SBC-4 5.36: a VERIFICATION LENGTH of zero verifies nothing and is not an error. */
 	if (cmd->nblocks == 0)
 		return SCSI_OK;
-	if (sbc_zoned_check_read(cmd) != SCSI_OK)
+	if (sbc_zoned_check_read(cmd) != SCSI_OK || sbc_zoned_plan_unwritten(cmd) != SCSI_OK)
 		return SCSI_FAILED;
 	return scsi_cmd_run_io(cmd, verify_work, NULL);
 }

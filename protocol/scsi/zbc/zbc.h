@@ -201,6 +201,36 @@ void zbc_write_end(struct scsi_cmd *cmd, bool ok);
 void zbc_cmd_complete(struct scsi_cmd *cmd);
 
 /*
+ * Unwritten blocks (zbc_rw.c).  RESET WRITE POINTER leaves the blocks of an
+ * SWR or SOBR zone in the backend, so that the next pass over the zone does
+ * not make the file system allocate them again (docs/performance.md), and
+ * FINISH ZONE releases what lies between the write pointer and the zone
+ * end.  In such a zone every block the host wrote since the last reset lies
+ * below the write pointer (a write starts at or below it), so the blocks at
+ * or above it hold nothing and read as zeros (ZBC-2: reads of unwritten
+ * blocks return the initialization pattern): every command that reads the
+ * medium zeroes them after the backend read.
+ *
+ * zbc_unwritten_plan (loop thread, at exec, before any write pointer
+ * advance of the command itself): the unwritten blocks of [lba, lba +
+ * nblocks), in *out (NULL when there are none, or the LU is not zoned).
+ * The command's LBA lock keeps them unwritten until it completes.  0 or
+ * -ENOMEM.  Free *out with free().
+ */
+struct zbc_unwritten {
+	unsigned n;
+	struct scsi_lba_range range[];
+};
+bool zbc_zone_keeps_blocks(const struct zbc_zone *zone);
+int zbc_unwritten_plan(const struct scsi_lu *lu, uint64_t lba, uint64_t nblocks, struct zbc_unwritten **out);
+/* Any thread: zeroes the unwritten blocks in buf, which holds the blocks from lba (buf_len bytes). */
+void zbc_unwritten_zero(const struct zbc_unwritten *u, uint32_t block_size, uint64_t lba, uint8_t *buf,
+			size_t buf_len);
+/* The same for blocks from lba read into the pieces of sgl. */
+void zbc_unwritten_zero_sgl(const struct zbc_unwritten *u, uint32_t block_size, uint64_t lba,
+			    const struct scsi_sgl *sgl);
+
+/*
  * Worker: writes the records of the write pointer zones that hold
  * [lba, lba + nblocks) to the state file (the newest state the loop thread
  * has encoded).  flags BE_WRITE_FUA: fdatasync the state file too.  Call

@@ -6,9 +6,12 @@
  * ZONE ID (0 means 1), each a write pointer zone, all checked before any
  * changes; on ZBC-1 LUs a non-zero value is INVALID FIELD IN CDB.
  *
- * OPEN and CLOSE change only volatile state: no I/O.  FINISH writes the zone
- * records; RESET WRITE POINTER also releases the zones' space in the backend
- * (discard: later reads return zeros).  RESET WRITE POINTER and FINISH
+ * OPEN and CLOSE change only volatile state: no I/O.  FINISH and RESET
+ * WRITE POINTER write the zone records, and release blocks in the backend
+ * (discard: later reads return zeros): FINISH those above the write
+ * pointer, a reset the blocks of SWP zones (the others keep theirs and
+ * read as zeros at and above the write pointer: zbc.h, "Unwritten
+ * blocks").  RESET WRITE POINTER and FINISH
  * ZONE take their zones' blocks with an exclusive LBA lock (zbc_out_lock,
  * sched/lba_lock.c): the scheduler starts a reset only once the writes in
  * flight to its zones are done, and starts writes to them only once the
@@ -169,28 +172,68 @@ static enum scsi_result open_all(struct scsi_cmd *cmd, struct zbc_state *z)
 	return SCSI_OK;
 }
 
-/* ---- FINISH ---- */
+/* ---- what FINISH ZONE and RESET WRITE POINTER do on a worker ---- */
 
-static void persist_work(struct scsi_cmd *cmd)
+/* The blocks a FINISH or a reset releases (their space goes back to the backend: later reads return zeros). */
+struct zbc_release {
+	uint32_t n;
+	struct scsi_lba_range range[];
+};
+
+/* A release list for at most max ranges, as cmd's handler state; NULL on ENOMEM. */
+static struct zbc_release *release_new(struct scsi_cmd *cmd, uint32_t max)
 {
-	struct zbc_state *z = cmd->lu->zbc;
-	int rc;
+	struct zbc_release *r = malloc(sizeof(*r) + (size_t)(max ? max : 1) * sizeof(r->range[0]));
 
+	if (!r)
+		return NULL;
+	r->n = 0;
+	cmd->handler_state = r;
+	cmd->handler_state_free = free;
+	return r;
+}
+
+/*
+ * FINISH ZONE: a zone that keeps its blocks at a reset (zbc_zone_keeps_blocks)
+ * releases those between its write pointer and its end, which would read as
+ * zeros no longer once the zone is FULL.  Call before the finish.
+ */
+static void release_tail(struct zbc_release *r, const struct zbc_zone *zone)
+{
+	uint64_t zone_end = zone->start + zone->length;
+
+	if (zbc_zone_keeps_blocks(zone) && zone->condition != ZBC_ZC_FULL && zone->wp < zone_end)
+		r->range[r->n++] = (struct scsi_lba_range){ .lba = zone->wp, .nblocks = zone_end - zone->wp };
+}
+
+static void release_and_persist_work(struct scsi_cmd *cmd)
+{
+	struct zbc_release *r = cmd->handler_state;
+	struct scsi_lu *lu = cmd->lu;
+	struct backend *be = lu->backend;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < r->n && rc == 0; i++)
+		rc = be->ops->discard(be, scsi_lu_offset(lu, r->range[i].lba), r->range[i].nblocks * lu->block_size);
 	/* Zone management is durable when it completes, like a FUA write. */
-	if (cmd->cdb[14] & 0x01)
-		rc = zbc_persist_all(cmd->lu, BE_WRITE_FUA);
-	else
-		rc = zbc_persist_range(cmd->lu, cmd->lba, range_blocks(cmd, z), BE_WRITE_FUA);
+	if (rc == 0)
+		rc = cmd->cdb[14] & 0x01 ? zbc_persist_all(lu, BE_WRITE_FUA)
+					 : zbc_persist_range(lu, cmd->lba, range_blocks(cmd, lu->zbc), BE_WRITE_FUA);
 	if (rc < 0)
 		scsi_cmd_fail_errno(cmd, rc, true);
 }
 
+/* ---- FINISH ---- */
+
 static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool all)
 {
+	struct zbc_release *r = release_new(cmd, all ? z->nr_zones : zone_count(cmd));
 	struct scsi_sense_info sense;
 	struct zbc_zone *zone;
 	uint64_t seq_before;
 
+	if (!r)
+		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
 	if (all) {
 		/*
 		 * FINISH ALL: every open or CLOSED zone becomes FULL; EMPTY zones
@@ -208,11 +251,12 @@ static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool a
 			zone = &z->zones[i];
 			if (zone->condition == ZBC_ZC_IMPLICITLY_OPENED || zone->condition == ZBC_ZC_EXPLICITLY_OPENED ||
 			    zone->condition == ZBC_ZC_CLOSED) {
+				release_tail(r, zone);
 				zbc_zone_fill(z, zone);
 				changed = true;
 			}
 		}
-		return changed ? scsi_cmd_run_io(cmd, persist_work, NULL) : SCSI_OK;
+		return changed ? scsi_cmd_run_io(cmd, release_and_persist_work, NULL) : SCSI_OK;
 	}
 	if (zone_count(cmd) > 1) {
 		/* A ZONE COUNT range: all checked first; FINISH of each never needs more than one resource at a time. */
@@ -223,68 +267,39 @@ static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool a
 		for (uint32_t i = first; i < first + zone_count(cmd); i++)
 			if (zbc_zone_is_sobr(&z->zones[i]))
 				return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(i == first ? 2 : 12, -1));
-		for (uint32_t i = first; i < first + zone_count(cmd); i++)
+		for (uint32_t i = first; i < first + zone_count(cmd); i++) {
+			release_tail(r, &z->zones[i]);
 			if (!zbc_zone_finish(z, &z->zones[i], &sense))
 				return scsi_cmd_fail(cmd, sense);
-		return scsi_cmd_run_io(cmd, persist_work, NULL);
+		}
+		return scsi_cmd_run_io(cmd, release_and_persist_work, NULL);
 	}
 	zone = zbc_zone_of(z, cmd->lba);
 	seq_before = zone->seq;
+	if (zbc_zone_fault_sense(zone, &sense))
+		return scsi_cmd_fail(cmd, sense);
+	release_tail(r, zone);
 	if (!zbc_zone_finish(z, zone, &sense))
 		return scsi_cmd_fail(cmd, sense);
-	return zone->seq != seq_before ? scsi_cmd_run_io(cmd, persist_work, NULL) : SCSI_OK;
+	return zone->seq != seq_before ? scsi_cmd_run_io(cmd, release_and_persist_work, NULL) : SCSI_OK;
 }
 
 /* ---- RESET WRITE POINTER ---- */
 
-/* The zones a reset releases (their space goes back to the backend). */
-struct zbc_reset_state {
-	uint32_t *reset;
-	uint32_t nr_reset;
-	int rc;                  /* first backend error (worker) */
-};
-
-static void reset_state_free(void *p)
-{
-	struct zbc_reset_state *st = p;
-
-	free(st->reset);
-	free(st);
-}
-
-static void reset_work(struct scsi_cmd *cmd)
-{
-	struct zbc_reset_state *st = cmd->handler_state;
-	struct scsi_lu *lu = cmd->lu;
-	struct backend *be = lu->backend;
-	int rc;
-
-	for (uint32_t i = 0; i < st->nr_reset && st->rc == 0; i++) {
-		const struct zbc_zone *zone = &lu->zbc->zones[st->reset[i]];
-
-		rc = be->ops->discard(be, scsi_lu_offset(lu, zone->start), zone->length * lu->block_size);
-		if (rc < 0)
-			st->rc = rc;
-	}
-	rc = cmd->cdb[14] & 0x01 ? zbc_persist_all(lu, BE_WRITE_FUA)
-				 : zbc_persist_range(lu, cmd->lba, range_blocks(cmd, lu->zbc), BE_WRITE_FUA);
-	if (rc < 0 && st->rc == 0)
-		st->rc = rc;
-	if (st->rc < 0)
-		scsi_cmd_fail_errno(cmd, st->rc, true);
-}
-
 /*
  * The reset holds its zones' blocks exclusively (zbc_out_lock): the writes
  * in flight to them have ended before it starts, and writes queued behind it
- * start after its discard, checked against the reset write pointer.
+ * start after its release, checked against the reset write pointer.  Only
+ * zones that do not keep their blocks (SWP: zbc_zone_keeps_blocks) release
+ * them; the others read as zeros at and above the write pointer anyway.
  */
 static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool all)
 {
-	struct zbc_reset_state *st;
+	struct zbc_release *r;
 	struct scsi_sense_info sense;
 	uint32_t first = all ? z->nr_conventional : range_first(cmd, z);
 	uint32_t count = all ? z->nr_zones - z->nr_conventional : zone_count(cmd);
+	bool changed = false;
 
 	if (!all) {
 		if (range_faulty(cmd, z, &sense))
@@ -292,15 +307,9 @@ static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool al
 		if (z->zones[first].condition == ZBC_ZC_EMPTY && count == 1)
 			return SCSI_OK; /* libzbc 02/004: EMPTY stays EMPTY, nothing to release */
 	}
-	st = calloc(1, sizeof(*st));
-	if (st)
-		st->reset = calloc(count ? count : 1, sizeof(*st->reset));
-	if (!st || !st->reset) {
-		free(st);
+	r = release_new(cmd, count);
+	if (!r)
 		return scsi_cmd_fail(cmd, scsi_sense_from_errno(ENOMEM, true));
-	}
-	cmd->handler_state = st;
-	cmd->handler_state_free = reset_state_free;
 	/*
 	 * RESET ALL: every write pointer zone that is not EMPTY (READ ONLY and
 	 * OFFLINE zones are left alone); the write pointer goes back to the
@@ -313,11 +322,11 @@ static enum scsi_result reset(struct scsi_cmd *cmd, struct zbc_state *z, bool al
 		    zbc_zone_fault_sense(zone, &sense))
 			continue;
 		zbc_zone_empty(z, zone);
-		st->reset[st->nr_reset++] = i;
+		changed = true;
+		if (!zbc_zone_keeps_blocks(zone))
+			r->range[r->n++] = (struct scsi_lba_range){ .lba = zone->start, .nblocks = zone->length };
 	}
-	if (st->nr_reset == 0)
-		return SCSI_OK;
-	return scsi_cmd_run_io(cmd, reset_work, NULL);
+	return changed ? scsi_cmd_run_io(cmd, release_and_persist_work, NULL) : SCSI_OK;
 }
 
 /*

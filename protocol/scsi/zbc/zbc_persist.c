@@ -33,7 +33,8 @@
  * table each time the zone changes (zbc_zone_changed, under shadow_lock for
  * the time of a memcpy).  Workers copy records from the shadow and pwrite
  * them; file_lock makes copy + pwrite one step, so a later pwrite always
- * carries a newer state and the file never goes back.  A 32-byte pwrite
+ * carries a newer state and the file never goes back (an fdatasync for FUA
+ * follows, outside the lock).  A 32-byte pwrite
  * inside one page is all or nothing for a killed process (the page cache
  * keeps it); power loss is covered by fdatasync on FUA / SYNCHRONIZE CACHE.
  */
@@ -139,9 +140,14 @@ static int write_records(struct zbc_state *z, uint32_t lo, uint32_t hi, unsigned
 	memcpy(buf, z->shadow + (uint64_t)lo * ZBC_RECORD_LEN, len);
 	pthread_mutex_unlock(&z->shadow_lock);
 	rc = be_pwrite_all(z->state_fd, buf, len, record_offset(lo), 0);
+	pthread_mutex_unlock(&z->file_lock);
+	/*
+	 * Outside the lock: the records are in the page cache, and an fdatasync
+	 * makes them durable whatever newer records other workers write
+	 * meanwhile, while those writers need not wait for the device.
+	 */
 	if (rc == 0 && (flags & BE_WRITE_FUA))
 		rc = be_fdatasync(z->state_fd);
-	pthread_mutex_unlock(&z->file_lock);
 	if (buf != small)
 		free(buf);
 	return rc;

@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
 
 #include "zbc/zbc.h"
 
@@ -108,6 +110,89 @@ enum scsi_result zbc_check_read(struct scsi_cmd *cmd)
 	if (first->condition != ZBC_ZC_FULL && first->condition != ZBC_ZC_READ_ONLY && end > first->wp)
 		return fail(cmd, SENSE_KEY_ILLEGAL_REQUEST, ASC_ATTEMPT_TO_READ_INVALID_DATA);
 	return SCSI_OK;
+}
+
+/* ---- unwritten blocks (zbc.h) ---- */
+
+/*
+ * SWR and SOBR zones: every block written since the last reset lies below
+ * the write pointer, so a reset need not release the zone's blocks.  Not
+ * SWP zones: a host-aware host writes them anywhere (the write pointer is
+ * the highest block written), so their resets release the space.
+ */
+bool zbc_zone_keeps_blocks(const struct zbc_zone *zone)
+{
+	return zone->type == ZBC_ZONE_TYPE_SEQUENTIAL_WRITE_REQUIRED || zbc_zone_is_sobr(zone);
+}
+
+int zbc_unwritten_plan(const struct scsi_lu *lu, uint64_t lba, uint64_t nblocks, struct zbc_unwritten **out)
+{
+	struct zbc_state *z = lu->zbc;
+	uint64_t end = lba + nblocks;
+	struct zbc_zone *first, *last;
+	struct zbc_unwritten *u;
+
+	*out = NULL;
+	if (!z || nblocks == 0 || scsi_lu_range_bad(lu, lba, nblocks))
+		return 0;
+	first = zbc_zone_of(z, lba);
+	last = zbc_zone_of(z, end - 1);
+	u = NULL;
+	for (struct zbc_zone *zone = first; zone <= last; zone++) {
+		uint64_t zone_end = zone->start + zone->length;
+		uint64_t from = zone->wp > lba ? zone->wp : lba;
+		uint64_t to = zone_end < end ? zone_end : end;
+
+		/* FULL zones hold their blocks (FINISH ZONE released the rest); OFFLINE ones are never read. */
+		if (!zbc_zone_keeps_blocks(zone) || zone->condition == ZBC_ZC_FULL ||
+		    zone->condition == ZBC_ZC_OFFLINE || from >= to)
+			continue;
+		if (!u) {
+			u = malloc(sizeof(*u) + (size_t)(last - zone + 1) * sizeof(u->range[0]));
+			if (!u)
+				return -ENOMEM;
+			u->n = 0;
+		}
+		/* Zones with nothing written at their start continue the previous range. */
+		if (u->n && u->range[u->n - 1].lba + u->range[u->n - 1].nblocks == from)
+			u->range[u->n - 1].nblocks += to - from;
+		else
+			u->range[u->n++] = (struct scsi_lba_range){ .lba = from, .nblocks = to - from };
+	}
+	*out = u;
+	return 0;
+}
+
+void zbc_unwritten_zero(const struct zbc_unwritten *u, uint32_t block_size, uint64_t lba, uint8_t *buf,
+			size_t buf_len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = buf_len };
+	struct scsi_sgl sgl = { .iov = &iov, .iovcnt = 1 };
+
+	zbc_unwritten_zero_sgl(u, block_size, lba, &sgl);
+}
+
+void zbc_unwritten_zero_sgl(const struct zbc_unwritten *u, uint32_t block_size, uint64_t lba,
+			    const struct scsi_sgl *sgl)
+{
+	for (unsigned i = 0; u && i < u->n; i++) {
+		/* The range's bytes, as offsets into the blocks read from lba. */
+		uint64_t from, to, piece_start = 0;
+
+		if (u->range[i].lba + u->range[i].nblocks <= lba)
+			continue;
+		from = u->range[i].lba > lba ? (u->range[i].lba - lba) * block_size : 0;
+		to = (u->range[i].lba + u->range[i].nblocks - lba) * block_size;
+		for (unsigned k = 0; k < sgl->iovcnt && piece_start < to; k++) {
+			uint64_t piece_end = piece_start + sgl->iov[k].iov_len;
+			uint64_t a = from > piece_start ? from : piece_start;
+			uint64_t b = to < piece_end ? to : piece_end;
+
+			if (a < b)
+				memset((uint8_t *)sgl->iov[k].iov_base + (a - piece_start), 0, b - a);
+			piece_start = piece_end;
+		}
+	}
 }
 
 /* ---- write rules and tickets ---- */

@@ -170,7 +170,7 @@ START_TEST(zoned_lun_checks)
 			"thin_provisioning = true\n",
 			true,
 			"t.ini:11: lun \"" T "\" 0.thin_provisioning: zoned logical units do not support logical "
-			"block provisioning (RESET WRITE POINTER releases a zone's space)\n"
+			"block provisioning (their zones manage their space: docs/zbc.md)\n"
 			"t.ini:8: lun \"" T "\" 0.conventional_zones: 5 is more than the 4 zones of the logical "
 			"unit\n"
 			"t.ini:9: lun \"" T "\" 0.offline_zones: zone 4 does not exist (the logical unit has 4 zones, "

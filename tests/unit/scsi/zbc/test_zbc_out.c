@@ -343,22 +343,51 @@ static bool backend_zero(uint64_t lba, uint32_t n)
 	return true;
 }
 
-/* libzbc 02/004, 008, 012, 020, 024: RESET makes the zone EMPTY, WP at the start; the data is released. */
-START_TEST(reset_transitions_and_releases_space)
+/*
+ * libzbc 02/004, 008, 012, 020, 024: RESET makes the zone EMPTY, WP at the
+ * start.  An SWR zone keeps its blocks in the backend; they are unwritten
+ * (zbc_unwritten_plan), so reads zero them.
+ */
+START_TEST(reset_transitions_and_keeps_blocks)
 {
+	struct zbc_unwritten *u;
+
 	write_ok(Z(2), ZS);
 	backend_fill(Z(2), ZS, 0xa5);
 	zbc_test_out(&h, ZBC_SA_RESET_WRITE_POINTER, Z(2), false, &r);
 	expect_good();
 	ck_assert_uint_eq(cond(Z(2)), ZBC_ZC_EMPTY);
 	ck_assert_uint_eq(zbc_test_zone(&h, Z(2))->wp, Z(2));
-	ck_assert(backend_zero(Z(2), ZS));
+	ck_assert(!backend_zero(Z(2), ZS));
+	ck_assert_int_eq(zbc_unwritten_plan(h.lu, Z(2), ZS, &u), 0);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_uint_eq(u->n, 1);
+	ck_assert_uint_eq(u->range[0].lba, Z(2));
+	ck_assert_uint_eq(u->range[0].nblocks, ZS);
+	free(u);
 	write_ok(Z(3), 8);
 	zbc_test_out(&h, ZBC_SA_RESET_WRITE_POINTER, Z(3), false, &r);
 	ck_assert_uint_eq(cond(Z(3)), ZBC_ZC_EMPTY);
 	ck_assert_uint_eq(h.lu->zbc->nr_implicit_open, 0);
 	zbc_test_out(&h, ZBC_SA_RESET_WRITE_POINTER, Z(3), false, &r); /* EMPTY: no-op */
 	expect_good();
+}
+END_TEST
+
+/* FINISH ZONE releases the blocks between the write pointer and the zone end (the zone is FULL: nothing is unwritten). */
+START_TEST(finish_releases_blocks_above_the_write_pointer)
+{
+	struct zbc_unwritten *u;
+
+	write_ok(Z(4), 8);
+	backend_fill(Z(4), ZS, 0x3c);
+	zbc_test_out(&h, ZBC_SA_FINISH_ZONE, Z(4), false, &r);
+	expect_good();
+	ck_assert_uint_eq(cond(Z(4)), ZBC_ZC_FULL);
+	ck_assert(!backend_zero(Z(4), 8));
+	ck_assert(backend_zero(Z(4) + 8, ZS - 8));
+	ck_assert_int_eq(zbc_unwritten_plan(h.lu, Z(4), ZS, &u), 0);
+	ck_assert_ptr_null(u);
 }
 END_TEST
 
@@ -373,7 +402,6 @@ START_TEST(reset_all)
 	expect_good();
 	for (int i = 2; i < 8; i++)
 		ck_assert_uint_eq(cond(Z(i)), ZBC_ZC_EMPTY);
-	ck_assert(backend_zero(Z(5), 8));
 	ck_assert(!backend_zero(0, 8));
 }
 END_TEST
@@ -442,7 +470,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, finish_without_resources_is_insufficient_zone_resources);
 	tcase_add_test(tc, finish_with_implicit_opens_succeeds);
 	tcase_add_test(tc, finish_all);
-	tcase_add_test(tc, reset_transitions_and_releases_space);
+	tcase_add_test(tc, reset_transitions_and_keeps_blocks);
+	tcase_add_test(tc, finish_releases_blocks_above_the_write_pointer);
 	tcase_add_test(tc, reset_all);
 	tcase_add_test(tc, management_of_faulty_zones);
 	tcase_add_test(tc, conventional_lu_has_no_zbc_out);

@@ -11,6 +11,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "manual_executor.h"
 #include "scsi_wire.h"
@@ -412,6 +413,61 @@ START_TEST(host_aware_writes_anywhere)
 }
 END_TEST
 
+/*
+ * Unwritten blocks (zbc.h): in SWR zones, those at or above the write
+ * pointer, unless the zone is FULL; contiguous ones make one range;
+ * conventional zones have none.
+ */
+START_TEST(unwritten_plan_and_zeroing)
+{
+	struct zbc_unwritten *u;
+	uint8_t buf[4 * ZS * 512];
+	uint8_t *p0 = buf, *p1 = buf + 1000, *p2 = buf + 5000;
+	struct iovec iov[3] = { { p0, 1000 }, { p1, 4000 }, { p2, sizeof(buf) - 5000 } };
+	struct scsi_sgl sgl = { iov, 3 };
+
+	CHECK_WRITE(Z(2), 8, 0, 0);
+	CHECK_WRITE(Z(4), ZS, 0, 0);
+	CHECK_WRITE(Z(5), 16, 0, 0);
+	ck_assert_int_eq(zbc_unwritten_plan(h.lu, Z(2), 4 * ZS, &u), 0);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_uint_eq(u->n, 2);
+	/* Zone 2 from its write pointer and all of EMPTY zone 3: one range; FULL zone 4: none; zone 5 from its WP. */
+	ck_assert_uint_eq(u->range[0].lba, Z(2) + 8);
+	ck_assert_uint_eq(u->range[0].nblocks, 2 * ZS - 8);
+	ck_assert_uint_eq(u->range[1].lba, Z(5) + 16);
+	ck_assert_uint_eq(u->range[1].nblocks, ZS - 16);
+	/* Zeroing the blocks read from Z(2) into three uneven pieces: exactly those bytes. */
+	memset(buf, 0xff, sizeof(buf));
+	zbc_unwritten_zero_sgl(u, 512, Z(2), &sgl);
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		uint64_t lba = Z(2) + i / 512;
+		bool unwritten = (lba >= Z(2) + 8 && lba < Z(4)) || lba >= Z(5) + 16;
+
+		ck_assert_msg(buf[i] == (unwritten ? 0 : 0xff), "byte %zu (LBA %llu)", i, (unsigned long long)lba);
+	}
+	/* The same from a later LBA into one buffer: only what falls inside it. */
+	memset(buf, 0xff, sizeof(buf));
+	zbc_unwritten_zero(u, 512, Z(3) + ZS - 4, buf, 8 * 512);
+	ck_assert(buf[4 * 512 - 1] == 0 && buf[4 * 512] == 0xff && buf[8 * 512] == 0xff);
+	free(u);
+	/* Conventional zones and blocks below a write pointer: nothing. */
+	ck_assert_int_eq(zbc_unwritten_plan(h.lu, 0, Z(2) + 8, &u), 0);
+	ck_assert_ptr_null(u);
+}
+END_TEST
+
+/* SWP zones release their blocks at a reset instead (a host writes them anywhere): nothing to zero. */
+START_TEST(host_aware_has_no_unwritten_plan)
+{
+	struct zbc_unwritten *u;
+
+	CHECK_WRITE(Z(4) + 10, 8, 0, 0);
+	ck_assert_int_eq(zbc_unwritten_plan(h.lu, Z(4), ZS, &u), 0);
+	ck_assert_ptr_null(u);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("zbc_rw");
@@ -438,6 +494,7 @@ static Suite *suite(void)
 
 	tcase_add_checked_fixture(unrestricted, setup_hm_urswrz, teardown);
 	tcase_add_test(unrestricted, rule_read_unrestricted_with_urswrz);
+	tcase_add_test(unrestricted, unwritten_plan_and_zeroing);
 	suite_add_tcase(s, unrestricted);
 
 	tcase_add_checked_fixture(physical, setup_hm_4k_physical, teardown);
@@ -455,6 +512,7 @@ static Suite *suite(void)
 
 	tcase_add_checked_fixture(ha, setup_ha, teardown);
 	tcase_add_test(ha, host_aware_writes_anywhere);
+	tcase_add_test(ha, host_aware_has_no_unwritten_plan);
 	suite_add_tcase(s, ha);
 	return s;
 }
