@@ -35,7 +35,10 @@
  * start-up (the cluster out of reach, the pool or the image missing, its
  * lock held by a live client), a thread of the backend's own tries again
  * every LATER_RETRY_S seconds; until it succeeds every call fails with
- * -ESHUTDOWN and ready() says false.
+ * -ESHUTDOWN and ready() says false.  With p->ask_holder each attempt asks
+ * another client's lock of rbd_lock_acquire, which librbd grants once that
+ * client has released it or died (then librbd breaks the dead client's
+ * lock, which blocklists it): the failover of a node in standby.
  *
  * Not offered: atomic writes (a write that spans RADOS objects is not all
  * or nothing), allocation counts (-EOPNOTSUPP), the power cut.
@@ -645,23 +648,40 @@ static int record_owner(const char *path, const char *owner)
  * a dead one until the OSDs drop its watch (osd_client_watch_timeout, 30 s).
  * 0, or a negative errno with the reason in err.
  */
-static int take_lock(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen)
+static int take_lock(struct be_rbd *r, const struct be_rbd_params *p, bool ask_holder, char *err, size_t errlen)
 {
 	rbd_lock_mode_t mode;
 	char owner[256];
 	int rc = lock_owner(r, &mode, owner, sizeof(owner));
 
 	if (rc == 0 && !recorded_owner(p->owner_record, owner)) {
-		snprintf(err, errlen, "image %s/%s: its exclusive lock is held by %s, another client (a second node "
-			 "serving the same image is not supported yet, docs/rbd.md)", p->pool, p->image, owner);
-		return -EROFS;
-	}
-	if (rc == 0)
-		rc = rbd_lock_break(r->image, mode, owner);
-	else if (rc == -ENOENT)
-		rc = 0;
-	if (rc == 0)
+		if (!ask_holder) {
+			snprintf(err, errlen, "image %s/%s: its exclusive lock is held by %s, another client%s", p->pool,
+				 p->image, owner,
+				 p->ask_holder ? "" : " (rbd_unavailable = standby waits for it: docs/rbd.md)");
+			return -EROFS;
+		}
+		/*
+		 * Failover: librbd asks the holder, which keeps the lock while it
+		 * lives (this attempt fails at once); once the OSDs have dropped a
+		 * dead holder's watch (osd_client_watch_timeout), librbd breaks its
+		 * lock, blocklisting it (rbd_blocklist_on_break), and takes it.
+		 */
 		rc = rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
+		if (rc < 0) {
+			snprintf(err, errlen, "image %s/%s: its exclusive lock is held by %s, another client, which keeps "
+				 "it (%s)", p->pool, p->image, owner, strerror(-rc));
+			return rc;
+		}
+	} else {
+		/* Free, or this LU's own from before a crash (above). */
+		if (rc == 0)
+			rc = rbd_lock_break(r->image, mode, owner);
+		else if (rc == -ENOENT)
+			rc = 0;
+		if (rc == 0)
+			rc = rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE);
+	}
 	if (rc == 0)
 		rc = lock_owner(r, &mode, owner, sizeof(owner));
 	if (rc == 0)
@@ -726,7 +746,7 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 	r->be.read_only = read_only;
 	r->be.can_discard = true;
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
-	    (!read_only && take_lock(r, p, err, errlen) < 0)) {
+	    (!read_only && take_lock(r, p, false, err, errlen) < 0)) {
 		release(r);
 		return NULL;
 	}
@@ -742,7 +762,7 @@ static bool later_attempt(struct be_rbd *r)
 
 	err[0] = '\0';
 	if (connect_pool(&t, &l->p, err, sizeof(err)) < 0 || open_image(&t, &l->p, l->size, l->read_only, err, sizeof(err)) < 0 ||
-	    t.be.size != r->be.size || (!l->read_only && take_lock(&t, &l->p, err, sizeof(err)) < 0)) {
+	    t.be.size != r->be.size || (!l->read_only && take_lock(&t, &l->p, l->p.ask_holder, err, sizeof(err)) < 0)) {
 		release_handles(&t);
 		pthread_mutex_lock(&l->lock);
 		snprintf(l->last_error, sizeof(l->last_error), "%s", err[0] ? err : "the image's size changed");
@@ -817,7 +837,8 @@ struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, 
 	snprintf(l->image, sizeof(l->image), "%s", p->image);
 	snprintf(l->owner_record, sizeof(l->owner_record), "%s", p->owner_record ? p->owner_record : "");
 	l->p = (struct be_rbd_params){ .conf = l->conf, .id = l->id, .pool = l->pool, .image = l->image,
-				       .owner_record = p->owner_record ? l->owner_record : NULL };
+				       .owner_record = p->owner_record ? l->owner_record : NULL,
+				       .ask_holder = p->ask_holder };
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_condattr_init(&clock_attr);
 	pthread_condattr_setclock(&clock_attr, CLOCK_MONOTONIC);

@@ -380,7 +380,12 @@ static void finish_rbd_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 		cfg_lun_fail(c, l, "ceph_conf", "too long once joined to state_dir");
 	/* The LU's capacity must be known before the image is. */
 	if (l->rbd_unavailable && !l->size)
-		cfg_lun_fail(c, l, "rbd_unavailable", "not-ready needs size (the capacity before the image is there)");
+		cfg_lun_fail(c, l, "rbd_unavailable", "%s needs size (the capacity before the image is there)",
+			     l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY ? "standby" : "not-ready");
+	/* The group's move to active/optimized when the image is had is an implicit transition (SPC-4 5.15.2.2). */
+	if (l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY && !(l->alua & 1))
+		cfg_lun_fail(c, l, "rbd_unavailable", "standby needs alua = implicit or both (the LU's target port "
+			     "group becomes active/optimized by itself when it has the image)");
 }
 
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)

@@ -128,6 +128,7 @@ static const struct cfg_enum_value product_types[] = {
 static const struct cfg_enum_value rbd_unavailable[] = {
 	{ "fail", 0 },
 	{ "not-ready", 1 },
+	{ "standby", 2 },
 	{ NULL, 0 },
 };
 
@@ -283,7 +284,9 @@ const struct cfg_key cfg_schema[] = {
 	    "missing, its lock held by a live client): `fail`: the daemon does not start, naming the reason; "
 	    "`not-ready`: the reason is logged, the LU answers NOT READY, LOGICAL UNIT IS IN PROCESS OF BECOMING "
 	    "READY (02/04/01) to medium access and the image is tried again every 5 s until it comes (needs "
-	    "`size`)."),
+	    "`size`); `standby`: the same, but the LU's target port group waits in standby (02/04/0B) and "
+	    "becomes active/optimized when this node has the image, asking another node's lock at each attempt "
+	    "(failover when that node dies; needs `size` and `alua` implicit or both: docs/rbd.md)."),
 	LUN(size, CFG_TYPE_U64, "0", 0, INT64_MAX, NULL, cfg_set_u64,
 	    "Capacity in bytes (K, M, G, T, P: powers of 1024); a missing file is created sparse; "
 	    "0: the existing file's size."),

@@ -153,6 +153,13 @@ struct be_rbd_params {
 	const char *pool;
 	const char *image;
 	const char *owner_record; /* a file only this process uses: the lock owner (be_rbd.c); NULL: none */
+	/*
+	 * be_rbd_open_later: a lock another client holds is asked for at each
+	 * attempt (rbd_lock_acquire), so the image is had once that client
+	 * gives it up or dies (failover: be_rbd.c); without it such a lock
+	 * fails the attempt.
+	 */
+	bool ask_holder;
 };
 
 /*

@@ -82,6 +82,13 @@ enum cfg_backend {
 	CFG_BACKEND_RBD,  /* lun.rbd_pool / rbd_image: a Ceph RBD image through librbd */
 };
 
+/* lun.rbd_unavailable: an image that cannot be had at start-up (docs/rbd.md). */
+enum cfg_rbd_unavailable {
+	CFG_RBD_UNAVAILABLE_FAIL,      /* the daemon does not start */
+	CFG_RBD_UNAVAILABLE_NOT_READY, /* the LU is becoming ready until it has the image */
+	CFG_RBD_UNAVAILABLE_STANDBY,   /* its target port group is in standby until then */
+};
+
 /* lun.profile: device profiles (config/profiles.c, docs/profiles.md). */
 /* Which mode pages a DLD selects from (lun.command_duration_limits). */
 enum cfg_cdl_pages {
@@ -216,7 +223,7 @@ struct cfg_lun {
 	char rbd_image[CFG_RBD_NAME_MAX];
 	char ceph_conf[CFG_PATH_MAX];
 	char ceph_id[CFG_RBD_NAME_MAX];
-	uint32_t rbd_unavailable;  /* 0 fail: the daemon does not start; 1 not-ready: the LU waits for the image */
+	uint32_t rbd_unavailable;  /* 0 fail: the daemon does not start; 1 not-ready: the LU waits for the image; 2 standby: in ALUA standby */
 	uint64_t size;             /* bytes; 0 = the existing file's size */
 	uint32_t logical_block_size;
 	uint32_t lbppbe;

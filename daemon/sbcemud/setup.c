@@ -345,15 +345,21 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 		char owner_record[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 16];
 		struct be_rbd_params rbd = {
 			.conf = l->ceph_conf, .id = l->ceph_id, .pool = l->rbd_pool, .image = l->rbd_image,
-			.owner_record = owner_record,
+			.owner_record = owner_record, .ask_holder = l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY,
 		};
 
 		snprintf(owner_record, sizeof(owner_record), "%s/rbd-lock-owner", state_dir);
 
 		be = be_rbd_open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
-		if (!be && l->rbd_unavailable) {
+		if (!be && l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY) {
+			sbce_warn("%s: %s; the LU's target port group is in standby (02/04/0B) until this node has the "
+				  "image: it is tried again every 5 s, asking for its lock (rbd_unavailable = standby)",
+				  who, err);
+		} else if (!be && l->rbd_unavailable) {
 			sbce_warn("%s: %s; the LU answers NOT READY, IN PROCESS OF BECOMING READY (02/04/01) until the "
 				  "image can be had: it is tried again every 5 s (rbd_unavailable = not-ready)", who, err);
+		}
+		if (!be && l->rbd_unavailable) {
 			if (!(be = be_rbd_open_later(&rbd, backing_bytes(l), l->write_protect, err)))
 				snprintf(err, errlen, "out of memory");
 		}
@@ -447,6 +453,7 @@ static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *s
 	p->target_port_group = (uint16_t)l->target_port_group;
 	p->alua_state = (uint8_t)l->alua_state;
 	p->alua_transition_ms = l->alua_transition_ms;
+	p->alua_standby_until_backend = l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY;
 	p->lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
 	p->minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
 	p->quirks = l->quirks;

@@ -409,6 +409,160 @@ static void fenced(struct itest_daemon *d)
 		itest_close(s);
 }
 
+/* ---- two nodes, one image: ALUA standby and failover ---- */
+
+/* A node serving image ha as LUN 1, in target port group tpg, waiting in standby when another holds it. */
+static bool node_start(struct itest_daemon *n, int tpg)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = 1M\n"
+		 "[lun \"" ITEST_TARGET "\" 1]\nbackend = rbd\nrbd_image = ha\nsize = 16M\nceph_conf = %s\n"
+		 "rbd_unavailable = standby\nalua = both\ntarget_port_group = %d\n",
+		 conf_path, tpg);
+	itest_daemon_write_config(n, text);
+	return itest_daemon_start(n) == 0;
+}
+
+/* REPORT TARGET PORT GROUPS (MAINTENANCE IN A3h/0Ah) on LUN 1: the first descriptor's state and group. */
+static bool rtpg(struct iscsi_context *s, int *state, int *group)
+{
+	uint8_t cdb[12] = { 0xa3, 0x0a, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 };
+	struct itest_result r;
+	bool ok;
+
+	itest_cmd(s, 1, cdb, 12, ITEST_IN, NULL, 0, 256, &r);
+	ok = r.transport_ok && r.status == 0 && r.data_len >= 8;
+	*state = ok ? r.data[4] & 0x0f : -1;
+	*group = ok ? itest_get_be16(r.data + 6) : -1;
+	itest_result_free(&r);
+	return ok;
+}
+
+/* Polls TEST UNIT READY on LUN 1 until GOOD (at most 60 s): whether it came, and whether 06/2A/06 came first. */
+static bool becomes_active(struct iscsi_context *s, bool *saw_ua, double *seconds)
+{
+	uint8_t tur[6] = { 0 };
+	struct itest_result r;
+	bool active = false;
+	int waited = 0;
+
+	*saw_ua = false;
+	for (; waited < 240 && !active; waited++) {
+		itest_cmd(s, 1, tur, 6, ITEST_NONE, NULL, 0, 0, &r);
+		*saw_ua |= itest_result_matches(&r, EXPECT_SENSE(0x06, 0x2a, 0x06));
+		active = itest_result_matches(&r, EXPECT_GOOD);
+		itest_result_free(&r);
+		if (!active)
+			usleep(250 * 1000);
+	}
+	*seconds = waited / 4.0;
+	return active;
+}
+
+/*
+ * rbd_unavailable = standby: node A (group 1) has the image, node B (group
+ * 2) waits in standby (SPC-4 5.15.2.4.4: 02/04/0B; SET TARGET PORT GROUPS
+ * to active: 04/67/0A, as tcmu-runner answers when its lock cannot be had).
+ * A is killed (-9): once the OSDs drop its watch (the cluster's
+ * osd_client_watch_timeout, 10 s here) B's next attempt breaks A's lock
+ * (blocklisting A) and takes it, and B's group becomes active/optimized
+ * (06/2A/06 ASYMMETRIC ACCESS STATE CHANGED), with every write A
+ * acknowledged.  A, restarted, finds B's live lock and waits in standby.
+ * Then B only stops (SIGSTOP: cut off, not dead): A takes over the same
+ * way, and B, back, cannot write (blocklisted: 02/04/03).
+ */
+static void standby_and_failover(void)
+{
+	struct itest_daemon a, b;
+	struct iscsi_context *sa = NULL, *sb = NULL;
+	uint8_t tur[6] = { 0 }, cdb[16], buf[16 * BS];
+	uint8_t stpg[12] = { 0xa4, 0x0a, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0 }, to_optimized[8] = { 0, 0, 0, 0, 0, 0, 0, 2 };
+	char out[8192];
+	bool saw_ua = false;
+	double seconds;
+	int state, group;
+
+	itest_daemon_init(&a, "rbd-node-a");
+	itest_daemon_init(&b, "rbd-node-b");
+	if (!itest_ok(node_start(&a, 1), "node A (group 1) starts and takes image ha", "see %s", a.log))
+		goto out;
+	sa = session(&a);
+	itest_ok(sa && rtpg(sa, &state, &group) && state == 0 && group == 1,
+		 "node A: REPORT TARGET PORT GROUPS -> group 1 active/optimized", "state %d group %d", state, group);
+	if (sa)
+		write_pattern(sa, 700, 31);
+	if (!itest_ok(node_start(&b, 2) && itest_daemon_log_has(&b, "standby"),
+		      "node B (group 2) on the same image starts, in standby, logging why", "see %s", b.log))
+		goto out;
+	sb = session(&b);
+	if (!itest_ok(sb != NULL, "login to node B", "no session"))
+		goto out;
+	itest_expect_cmd(sb, 1, "node B: TEST UNIT READY -> 02/04/0B (TARGET PORT IN STANDBY STATE)", tur, 6, ITEST_NONE,
+			 NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	cdb16(cdb, 0x88, 0, 700, 16);
+	itest_expect_cmd(sb, 1, "node B: READ(16) -> 02/04/0B", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
+			 EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	itest_ok(rtpg(sb, &state, &group) && state == 2 && group == 2,
+		 "node B: REPORT TARGET PORT GROUPS -> group 2 standby", "state %d group %d", state, group);
+	itest_expect_cmd(sb, 1, "node B: SET TARGET PORT GROUPS to active/optimized -> 04/67/0A (COMMAND FAILED)", stpg,
+			 12, ITEST_OUT, to_optimized, sizeof(to_optimized), 0, EXPECT_SENSE(0x04, 0x67, 0x0a), NULL);
+	itest_ctl_expect(&b, out, sizeof(out), 0, "lu show 1", "node B: sbcemuctl lu show 1 -> exit 0");
+	itest_ok(strstr(out, "waiting for the image") && strstr(out, "its exclusive lock is held by"),
+		 "node B: backend_status says it waits for the image, whose lock another client holds", "%s", out);
+
+	itest_close(sa);
+	sa = NULL;
+	itest_daemon_stop(&a, SIGKILL);
+	itest_ok(becomes_active(sb, &saw_ua, &seconds),
+		 "after kill -9 of node A: node B's TEST UNIT READY -> GOOD within 60 s", NULL);
+	itest_note("node B took over %.1f s after node A was killed", seconds);
+	itest_ok(saw_ua, "before that: 06/2A/06 ASYMMETRIC ACCESS STATE CHANGED", NULL);
+	itest_ok(rtpg(sb, &state, &group) && state == 0 && group == 2,
+		 "node B: REPORT TARGET PORT GROUPS -> group 2 active/optimized", "state %d group %d", state, group);
+	itest_ok(reads_back(sb, 700, 31), "node B reads what node A acknowledged before it died", "different data");
+	write_pattern(sb, 800, 32);
+	itest_ok(reads_back(sb, 800, 32), "node B writes and reads back", "different data");
+
+	if (itest_ok(itest_daemon_start(&a) == 0, "node A restarts", "see %s", a.log)) {
+		sa = session(&a);
+		itest_ok(sa != NULL, "login to the restarted node A", "no session");
+		if (sa)
+			itest_expect_cmd(sa, 1, "restarted node A waits in standby (B holds the lock) -> 02/04/0B", tur, 6,
+					 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	}
+	if (!sa)
+		goto out;
+	/*
+	 * A node that only lost contact (stopped, not dead): the other takes
+	 * the image once its watch lapses, and when it comes back it cannot
+	 * write: blocklisted, 02/04/03 (Fenced, docs/rbd.md).
+	 */
+	itest_daemon_signal(&b, SIGSTOP);
+	itest_ok(becomes_active(sa, &saw_ua, &seconds) && saw_ua,
+		 "node B stopped (SIGSTOP): node A becomes active within 60 s, with 06/2A/06 first", NULL);
+	itest_note("node A took over %.1f s after node B was stopped", seconds);
+	write_pattern(sa, 900, 33);
+	itest_daemon_signal(&b, SIGCONT);
+	itest_pattern(buf, sizeof(buf), 34);
+	cdb16(cdb, 0x8a, 0, 900, 16);
+	itest_expect_cmd(sb, 1, "node B, back after losing the image: WRITE(16) -> 02/04/03, not done", cdb, 16,
+			 ITEST_OUT, buf, sizeof(buf), 0, EXPECT_SENSE(0x02, 0x04, 0x03), NULL);
+	itest_ok(reads_back(sa, 900, 33), "node A still reads its own write there, not node B's", "different data");
+out:
+	if (sa)
+		itest_close(sa);
+	if (sb)
+		itest_close(sb);
+	if (a.pid > 0)
+		itest_daemon_stop(&a, SIGTERM);
+	if (b.pid > 0)
+		itest_daemon_stop(&b, SIGTERM);
+	itest_daemon_cleanup(&a);
+	itest_daemon_cleanup(&b);
+}
+
 /* ---- an image that comes later ---- */
 
 /*
@@ -550,7 +704,8 @@ static bool cluster_up(void)
 		return false;
 	}
 	snprintf(cluster_dir, sizeof(cluster_dir), "/tmp/sbcemu-ceph.%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "'%s' up '%s' | tail -n 1", script, cluster_dir);
+	/* A killed node's lock is broken 10 s after its death rather than 30 (standby_and_failover). */
+	snprintf(cmd, sizeof(cmd), "OSD_CLIENT_WATCH_TIMEOUT=10 '%s' up '%s' | tail -n 1", script, cluster_dir);
 	f = popen(cmd, "r");
 	if (!f)
 		return false;
@@ -593,6 +748,7 @@ int main(int argc, char **argv)
 		itest_close(s);
 	}
 	second_node_refused();
+	standby_and_failover();
 	comes_later();
 	stops_while_waiting();
 	survives(&d);
@@ -607,6 +763,9 @@ int main(int argc, char **argv)
 		       "backend = rbd\nrbd_image = x\nvolatile_write_cache = true\n", "volatile_write_cache: not with");
 	config_refused(&d, "config: rbd_unavailable = not-ready without size -> error naming it",
 		       "backend = rbd\nrbd_image = x\nrbd_unavailable = not-ready\n", "not-ready needs size");
+	config_refused(&d, "config: rbd_unavailable = standby without alua -> error naming it",
+		       "backend = rbd\nrbd_image = x\nsize = 1M\nrbd_unavailable = standby\n",
+		       "standby needs alua = implicit or both");
 	config_refused(&d, "config: rbd_unavailable on a file LU -> error naming it",
 		       "path = x.img\nsize = 1M\nrbd_unavailable = not-ready\n", "only with backend rbd");
 	config_refused(&d, "config: backend nfs -> error naming backend", "backend = nfs\npath = x.img\nsize = 1M\n",

@@ -668,10 +668,15 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 		return;
 	}
 	if (cmd->lu && cmd->lu->backend_pending && cmd->lu->backend->ops->ready(cmd->lu->backend)) {
-		/* Its backend opened in the background: ready, with 06/28/00 for every I_T nexus, this one first. */
+		/*
+		 * Its backend opened in the background: ready, with 06/28/00 for
+		 * every I_T nexus, this one first; or the group that waited in
+		 * standby becomes active/optimized, with 06/2A/06.
+		 */
 		cmd->lu->backend_pending = false;
 		if (cmd->lu->readiness == SCSI_LU_BECOMING_READY)
 			scsi_lu_set_readiness(cmd->lu, SCSI_LU_READY);
+		spc_alua_backend_ready(cmd->lu);
 	}
 	/* SAM-5 5.14: a pending unit attention ends every command but INQUIRY, REPORT LUNS, REQUEST SENSE. */
 	cmd->op = scsi_op_lookup(cmd->lu, cmd->cdb, &sense);

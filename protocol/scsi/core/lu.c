@@ -333,9 +333,13 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	pthread_mutex_init(&lu->fault_rules_lock, NULL);
 	spc_alua_init(lu);
 	if (backend->ops->ready && !backend->ops->ready(backend)) {
-		/* Still being opened (be_rbd_open_later): 02/04/01 until it is (cmd.c, scsi_cmd_submit). */
-		lu->readiness = SCSI_LU_BECOMING_READY;
+		/*
+		 * Still being opened (be_rbd_open_later): 02/04/01 until it is
+		 * (cmd.c, scsi_cmd_submit), or the group's standby (02/04/0B).
+		 */
 		lu->backend_pending = true;
+		if (!spc_alua_wait_for_backend(lu))
+			lu->readiness = SCSI_LU_BECOMING_READY;
 	}
 	{
 		char kept[sizeof(lu->state_dir) + sizeof(STATE_KEPT_FILE) + 1];

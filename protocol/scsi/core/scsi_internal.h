@@ -591,6 +591,14 @@ enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd);
 void spc_alua_init(struct scsi_lu *lu);
 void spc_alua_fini(struct scsi_lu *lu);
 /*
+ * The backend is still being opened (lu->backend_pending): true when the
+ * group waits for it in standby (params.alua_standby_until_backend), false
+ * when the LU must be becoming ready instead.  spc_alua_backend_ready: it is
+ * open now: the group that waited becomes active/optimized (implicit).
+ */
+bool spc_alua_wait_for_backend(struct scsi_lu *lu);
+void spc_alua_backend_ready(struct scsi_lu *lu);
+/*
  * Whether the command may be processed in the asymmetric access state of
  * the LU's target port group (the op table's OP_ALUA_* flags); false with
  * NOT READY, LOGICAL UNIT NOT ACCESSIBLE and the state's ASCQ stored.

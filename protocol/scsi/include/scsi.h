@@ -682,6 +682,14 @@ struct scsi_lu_params {
 	uint16_t target_port_group;
 	uint8_t alua_state;           /* enum scsi_alua_state */
 	uint32_t alua_transition_ms;
+	/*
+	 * A backend still being opened (backend_ops.ready false) keeps the
+	 * group in standby rather than the LU becoming ready, and the LU's
+	 * group moves to active/optimized when it is (implicitly): the node
+	 * that has the medium is the active one (docs/rbd.md, rbd_unavailable
+	 * = standby).  Needs alua_tpgs with implicit.
+	 */
+	bool alua_standby_until_backend;
 	/* Default values of mode page fields (spc_mode_pages.c; PC = 10b), where they differ from the device's own. */
 	struct scsi_mode_defaults {
 		uint32_t set;                    /* bit i: field i (enum scsi_mode_field) has a value */

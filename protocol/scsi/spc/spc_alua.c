@@ -6,6 +6,9 @@
  *
  * One target port group per device: the daemon's node.  The groups of
  * other nodes serving the same LU are not known here yet (docs/alua.md).
+ * With params.alua_standby_until_backend the group waits in standby while
+ * the backend is being opened (another node holds the medium) and becomes
+ * active/optimized once it is open (docs/rbd.md).
  * Supported states: active/optimized, active/non-optimized, standby,
  * unavailable, and transitioning between them; not offline or logical
  * block dependent.
@@ -115,6 +118,27 @@ void spc_alua_init(struct scsi_lu *lu)
 	lu->alua.status = STATUS_NONE;
 }
 
+bool spc_alua_wait_for_backend(struct scsi_lu *lu)
+{
+	if (!lu->params.alua_standby_until_backend || !(lu->params.alua_tpgs & SCSI_TPGS_IMPLICIT))
+		return false;
+	lu->alua.state = lu->alua.target = SCSI_ALUA_STANDBY;
+	return true;
+}
+
+void spc_alua_backend_ready(struct scsi_lu *lu)
+{
+	if (lu->params.alua_standby_until_backend && (lu->params.alua_tpgs & SCSI_TPGS_IMPLICIT))
+		transition(lu, SCSI_ALUA_ACTIVE_OPTIMIZED, NULL);
+}
+
+/* Whether the group may become active now: not while it waits for its backend (spc_alua_wait_for_backend). */
+static bool may_be_active(const struct scsi_lu *lu, enum scsi_alua_state state)
+{
+	return !(lu->backend_pending && lu->params.alua_standby_until_backend) ||
+	       (state != SCSI_ALUA_ACTIVE_OPTIMIZED && state != SCSI_ALUA_ACTIVE_NON_OPTIMIZED);
+}
+
 void spc_alua_fini(struct scsi_lu *lu)
 {
 	if (scsi_timer_armed(lu->dev, &lu->alua.timer))
@@ -133,6 +157,11 @@ int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char 
 	if (!settable(state)) {
 		snprintf(err, errlen, "a target port group can be active/optimized, active/non-optimized, standby "
 				      "or unavailable");
+		return -1;
+	}
+	if (!may_be_active(lu, state)) {
+		snprintf(err, errlen, "LUN %u waits for its medium in standby (rbd_unavailable = standby): it becomes "
+			 "active/optimized when it has it", lu->lun);
 		return -1;
 	}
 	transition(lu, state, NULL);
@@ -257,6 +286,14 @@ enum scsi_result spc_set_target_port_groups_exec(struct scsi_cmd *cmd)
 			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)(off + 2), 7));
 		found = (int)off;
 	}
+	/*
+	 * A group that waits for its medium (another node holds it) cannot be
+	 * made active: HARDWARE ERROR, SET TARGET PORT GROUPS COMMAND FAILED
+	 * (SPC-4 6.45; tcmu-runner's alua.c answers so when its image lock
+	 * cannot be had).  Nothing changes.
+	 */
+	if (!may_be_active(lu, (enum scsi_alua_state)(p[found] & 0x0f)))
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_HARDWARE_ERROR, ASC_SET_TARGET_PORT_GROUPS_COMMAND_FAILED));
 	transition(lu, (enum scsi_alua_state)(p[found] & 0x0f), cmd->nexus);
 	return SCSI_OK;
 }

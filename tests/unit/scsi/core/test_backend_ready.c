@@ -25,38 +25,45 @@ static bool later_ready(struct backend *be)
 	return backend_ready;
 }
 
-START_TEST(becoming_ready_until_the_backend_is)
+/* An LU on a backend whose ready() is backend_ready, with two I_T nexuses in h. */
+static void lu_on_later_backend(struct harness *h, struct scsi_lu_params *p, char *dir)
 {
-	static const uint8_t tur[6] = { 0x00 };
-	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
-	static const uint8_t read10[10] = { 0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
 	struct scsi_device *dev = scsi_device_create("iqn.2026-12.org.sbcemu:later", NULL, NULL);
 	struct backend *be = be_mem_open(NUM_BLOCKS * BS);
-	struct scsi_lu_params p;
-	struct harness h;
-	struct harness_result r;
-	char err[256], dir[] = "/tmp/sbce-later-XXXXXX";
-	struct scsi_lu *lu;
+	char err[256];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	later_ops = *be->ops;
 	later_ops.ready = later_ready;
 	be->ops = &later_ops;
 	backend_ready = false;
-	memset(&p, 0, sizeof(p));
-	p.kind = SCSI_LU_CONVENTIONAL;
-	p.logical_block_size = BS;
-	p.num_blocks = NUM_BLOCKS;
-	p.state_dir = dir;
-	lu = scsi_lu_create(dev, &p, be, err, sizeof(err));
-	ck_assert_msg(lu != NULL, "%s", err);
+	p->kind = SCSI_LU_CONVENTIONAL;
+	p->logical_block_size = BS;
+	p->num_blocks = NUM_BLOCKS;
+	p->state_dir = dir;
+	memset(h, 0, sizeof(*h));
+	h->lu = scsi_lu_create(dev, p, be, err, sizeof(err));
+	ck_assert_msg(h->lu != NULL, "%s", err);
 	/* The harness's commands, on this device: its nexuses are made here. */
-	memset(&h, 0, sizeof(h));
-	h.dev = dev;
-	h.lu = lu;
-	snprintf(h.state_dir, sizeof(h.state_dir), "%s", dir);
-	h.nexus[0] = scsi_nexus_create(dev, &harness_transport, "iqn.2026-12.org.sbcemu:a", "", 1);
-	h.nexus[1] = scsi_nexus_create(dev, &harness_transport, "iqn.2026-12.org.sbcemu:b", "", 1);
+	h->dev = dev;
+	snprintf(h->state_dir, sizeof(h->state_dir), "%s", dir);
+	h->nexus[0] = scsi_nexus_create(dev, &harness_transport, "iqn.2026-12.org.sbcemu:a", "", 1);
+	h->nexus[1] = scsi_nexus_create(dev, &harness_transport, "iqn.2026-12.org.sbcemu:b", "", 1);
+}
+
+static const uint8_t tur[6] = { 0x00 };
+static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 96, 0 };
+static const uint8_t read10[10] = { 0x28, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+
+START_TEST(becoming_ready_until_the_backend_is)
+{
+	struct scsi_lu_params p;
+	struct harness h;
+	struct harness_result r;
+	char dir[] = "/tmp/sbce-later-XXXXXX";
+
+	memset(&p, 0, sizeof(p));
+	lu_on_later_backend(&h, &p, dir);
 	harness_run(&h, 0, inquiry, sizeof(inquiry), NULL, 0, 96, &r);
 	harness_expect_good(&r);
 	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
@@ -81,6 +88,70 @@ START_TEST(becoming_ready_until_the_backend_is)
 }
 END_TEST
 
+/*
+ * alua_standby_until_backend (rbd_unavailable = standby): while the backend
+ * is being opened the LU's target port group is in standby (SPC-4
+ * 5.15.2.4.4: TEST UNIT READY and READ get 02/04/0B, READ CAPACITY and
+ * REPORT TARGET PORT GROUPS are served); SET TARGET PORT GROUPS cannot make
+ * it active (HARDWARE ERROR, SET TARGET PORT GROUPS COMMAND FAILED, 04/67/0A,
+ * SPC-4 6.45); once the backend is open the group becomes active/optimized
+ * by an implicit transition: ASYMMETRIC ACCESS STATE CHANGED (06/2A/06) for
+ * every I_T nexus, no NOT READY TO READY CHANGE, then I/O.
+ */
+START_TEST(standby_until_the_backend_is)
+{
+	static const uint8_t rtpg[12] = { 0xa3, 0x0a, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 };
+	static const uint8_t stpg[12] = { 0xa4, 0x0a, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0 };
+	static const uint8_t to_optimized[8] = { 0, 0, 0, 0, 0x00, 0, 0, 1 };
+	static const uint8_t read_capacity[10] = { 0x25 };
+	struct scsi_lu_params p;
+	struct harness h;
+	struct harness_result r;
+	char dir[] = "/tmp/sbce-standby-XXXXXX";
+
+	memset(&p, 0, sizeof(p));
+	p.alua_tpgs = SCSI_TPGS_IMPLICIT | SCSI_TPGS_EXPLICIT;
+	p.target_port_group = 1;
+	p.alua_standby_until_backend = true;
+	lu_on_later_backend(&h, &p, dir);
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x6, 0x2900);
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x2, 0x040b);
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_sense(&r, 0x2, 0x040b);
+	harness_run(&h, 0, read_capacity, sizeof(read_capacity), NULL, 0, 8, &r);
+	harness_expect_good(&r);
+	harness_run(&h, 0, rtpg, sizeof(rtpg), NULL, 0, 256, &r);
+	harness_expect_good(&r);
+	ck_assert_uint_eq(r.data_in[4] & 0x0f, SCSI_ALUA_STANDBY);
+	harness_run(&h, 0, stpg, sizeof(stpg), to_optimized, sizeof(to_optimized), 0, &r);
+	harness_expect_sense(&r, 0x4, 0x670a);
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x2, 0x040b); /* nothing changed */
+	ck_assert_int_ne(scsi_lu_set_alua_state(h.lu, SCSI_ALUA_ACTIVE_OPTIMIZED, dir, 8), 0);
+
+	backend_ready = true;
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x6, 0x2a06);
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_good(&r);
+	harness_run(&h, 0, rtpg, sizeof(rtpg), NULL, 0, 256, &r);
+	harness_expect_good(&r);
+	ck_assert_uint_eq(r.data_in[4] & 0x0f, SCSI_ALUA_ACTIVE_OPTIMIZED);
+	ck_assert_uint_eq(r.data_in[9], 0x02); /* STATUS CODE: altered by implicit behaviour */
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_good(&r);
+	harness_run(&h, 1, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x6, 0x2900);
+	harness_run(&h, 1, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x6, 0x2a06);
+	harness_run(&h, 1, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_good(&r);
+	harness_fini(&h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("backend_ready");
@@ -89,6 +160,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, becoming_ready_until_the_backend_is);
+	tcase_add_test(tc, standby_until_the_backend_is);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
