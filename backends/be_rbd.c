@@ -63,6 +63,17 @@
 
 struct later;
 
+#define STATE_NAME_MAX 64
+#define STATE_BLOBS_MAX 64 /* omap values read at once: more than the core keeps */
+
+/* A named blob of state (backend_ops.state_load / state_store), as last read or written. */
+struct state_blob {
+	struct state_blob *next;
+	char name[STATE_NAME_MAX];
+	size_t len;
+	uint8_t data[];
+};
+
 struct be_rbd {
 	struct backend be;
 	rados_t cluster;
@@ -70,6 +81,9 @@ struct be_rbd {
 	rbd_image_t image;
 	struct later *later; /* be_rbd_open_later; NULL: opened at once */
 	char owner[256];     /* the lock owner's address, ours once take_lock took it; "" without a lock */
+	char state_oid[300]; /* the object whose omap holds the state blobs: "sbcemu_state.<image>" */
+	pthread_mutex_t blobs_lock;
+	struct state_blob *blobs;
 };
 
 #define LATER_RETRY_S 5
@@ -145,10 +159,22 @@ static void later_free(struct later *l)
 	free(l);
 }
 
+static void blobs_free(struct state_blob *b)
+{
+	while (b) {
+		struct state_blob *next = b->next;
+
+		free(b);
+		b = next;
+	}
+}
+
 static void release(struct be_rbd *r)
 {
 	release_handles(r);
 	later_free(r->later);
+	blobs_free(r->blobs);
+	pthread_mutex_destroy(&r->blobs_lock);
 	free(r);
 }
 
@@ -530,6 +556,146 @@ static void be_rbd_status(struct backend *be, char *buf, size_t len)
 	}
 }
 
+/* ---- state blobs: the omap of one object beside the image, written by the lock's holder ---- */
+
+static struct state_blob *blob_new(const char *name, const void *data, size_t len)
+{
+	struct state_blob *b = malloc(sizeof(*b) + len);
+
+	if (b) {
+		b->next = NULL;
+		snprintf(b->name, sizeof(b->name), "%s", name);
+		b->len = len;
+		memcpy(b->data, data, len);
+	}
+	return b;
+}
+
+/*
+ * Reads every blob of t's image into t->blobs (t: being opened, not yet
+ * shared).  0 or a negative errno with the reason in err.  After the lock:
+ * what was read is the last that any holder wrote.
+ */
+static int load_blobs(struct be_rbd *t, const struct be_rbd_params *p, char *err, size_t errlen)
+{
+	rados_read_op_t op;
+	rados_omap_iter_t iter = NULL;
+	unsigned char more = 0;
+	struct state_blob **tail = &t->blobs;
+	int prval = 0, rc;
+
+	snprintf(t->state_oid, sizeof(t->state_oid), "sbcemu_state.%s", p->image);
+	op = rados_create_read_op();
+	if (!op)
+		return -ENOMEM;
+	rados_read_op_omap_get_vals2(op, "", "", STATE_BLOBS_MAX, &iter, &more, &prval);
+	rc = rados_read_op_operate(op, t->ioctx, t->state_oid, 0);
+	if (rc == 0)
+		rc = prval;
+	for (char *key, *val; rc == 0;) {
+		size_t key_len, val_len;
+
+		if (rados_omap_get_next2(iter, &key, &val, &key_len, &val_len) < 0 || !key)
+			break;
+		if (key_len >= STATE_NAME_MAX)
+			continue;
+		*tail = blob_new(key, val, val_len);
+		if (!*tail) {
+			rc = -ENOMEM;
+			break;
+		}
+		tail = &(*tail)->next;
+	}
+	if (iter)
+		rados_omap_get_end(iter);
+	rados_release_read_op(op);
+	if (rc == -ENOENT)
+		rc = 0; /* no state kept yet */
+	if (rc < 0)
+		snprintf(err, errlen, "pool %s, object %s (the LU's state): %s", p->pool, t->state_oid, strerror(-rc));
+	return rc;
+}
+
+static int be_rbd_state_load(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max)
+{
+	struct be_rbd *r = be_rbd_from(be);
+	int rc = -ENOENT;
+
+	*data = NULL;
+	*len = 0;
+	if (!usable(r))
+		return -ESHUTDOWN;
+	pthread_mutex_lock(&r->blobs_lock);
+	for (struct state_blob *b = r->blobs; b; b = b->next) {
+		if (strcmp(b->name, name) != 0)
+			continue;
+		rc = b->len > max ? -EFBIG : 0;
+		if (rc == 0 && !(*data = malloc(b->len ? b->len : 1)))
+			rc = -ENOMEM;
+		if (rc == 0) {
+			memcpy(*data, b->data, b->len);
+			*len = b->len;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&r->blobs_lock);
+	return rc;
+}
+
+/*
+ * One write operation on the state object: create it if missing, set (or
+ * remove) the key.  RADOS applies an operation whole and acknowledges it
+ * once it is durable on the object's replicas; a client that lost the
+ * image's lock is blocklisted and fails here (-ESHUTDOWN, EBLOCKLISTED).
+ */
+static int be_rbd_state_store(struct backend *be, const char *name, const uint8_t *data, size_t len)
+{
+	struct be_rbd *r = be_rbd_from(be);
+	size_t key_len = strlen(name), val_len = len;
+	const char *val = (const char *)data;
+	struct state_blob *fresh = NULL, **pp;
+	rados_write_op_t op;
+	int rc;
+
+	if (!usable(r))
+		return -ESHUTDOWN;
+	if (key_len >= STATE_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (len && !(fresh = blob_new(name, data, len)))
+		return -ENOMEM;
+	op = rados_create_write_op();
+	if (!op) {
+		free(fresh);
+		return -ENOMEM;
+	}
+	rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+	if (len)
+		rados_write_op_omap_set2(op, &name, &val, &key_len, &val_len, 1);
+	else
+		rados_write_op_omap_rm_keys2(op, &name, &key_len, 1);
+	rc = rados_write_op_operate2(op, r->ioctx, r->state_oid, NULL, 0);
+	rados_release_write_op(op);
+	if (rc < 0) {
+		free(fresh);
+		return rc;
+	}
+	pthread_mutex_lock(&r->blobs_lock);
+	for (pp = &r->blobs; *pp && strcmp((*pp)->name, name) != 0; pp = &(*pp)->next)
+		;
+	if (*pp) {
+		struct state_blob *old = *pp;
+
+		*pp = old->next;
+		free(old);
+	}
+	if (fresh) {
+		fresh->next = r->blobs;
+		r->blobs = fresh;
+	}
+	pthread_mutex_unlock(&r->blobs_lock);
+	return 0;
+}
+
 static const struct backend_ops be_rbd_ops = {
 	.name = "rbd",
 	.ready = be_rbd_ready,
@@ -545,6 +711,8 @@ static const struct backend_ops be_rbd_ops = {
 	.write_zeroes = be_rbd_write_zeroes,
 	.extent = be_rbd_extent,
 	.resize = be_rbd_resize,
+	.state_load = be_rbd_state_load,
+	.state_store = be_rbd_state_store,
 };
 
 /* Connects to the cluster and opens the pool.  0, or a negative errno with the step in err. */
@@ -745,8 +913,9 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 	r->be.ops = &be_rbd_ops;
 	r->be.read_only = read_only;
 	r->be.can_discard = true;
+	pthread_mutex_init(&r->blobs_lock, NULL);
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
-	    (!read_only && take_lock(r, p, false, err, errlen) < 0)) {
+	    (!read_only && take_lock(r, p, false, err, errlen) < 0) || load_blobs(r, p, err, errlen) < 0) {
 		release(r);
 		return NULL;
 	}
@@ -762,14 +931,18 @@ static bool later_attempt(struct be_rbd *r)
 
 	err[0] = '\0';
 	if (connect_pool(&t, &l->p, err, sizeof(err)) < 0 || open_image(&t, &l->p, l->size, l->read_only, err, sizeof(err)) < 0 ||
-	    t.be.size != r->be.size || (!l->read_only && take_lock(&t, &l->p, l->p.ask_holder, err, sizeof(err)) < 0)) {
+	    t.be.size != r->be.size || (!l->read_only && take_lock(&t, &l->p, l->p.ask_holder, err, sizeof(err)) < 0) ||
+	    load_blobs(&t, &l->p, err, sizeof(err)) < 0) {
 		release_handles(&t);
+		blobs_free(t.blobs);
 		pthread_mutex_lock(&l->lock);
 		snprintf(l->last_error, sizeof(l->last_error), "%s", err[0] ? err : "the image's size changed");
 		pthread_mutex_unlock(&l->lock);
 		return false;
 	}
 	memcpy(r->owner, t.owner, sizeof(r->owner));
+	memcpy(r->state_oid, t.state_oid, sizeof(r->state_oid));
+	r->blobs = t.blobs;
 	r->cluster = t.cluster;
 	r->ioctx = t.ioctx;
 	r->image = t.image;
@@ -828,6 +1001,7 @@ struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, 
 	r->be.can_discard = true;
 	r->be.size = size;
 	r->later = l;
+	pthread_mutex_init(&r->blobs_lock, NULL);
 	l->size = size;
 	l->read_only = read_only;
 	snprintf(l->last_error, sizeof(l->last_error), "%s", why ? why : "");

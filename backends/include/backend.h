@@ -117,6 +117,20 @@ struct backend_ops {
 	 * completed write wrote is durable below (nothing to lose).
 	 */
 	uint64_t (*power_loss)(struct backend *be);
+	/*
+	 * Named blobs of state kept with the medium, for a medium that several
+	 * nodes serve in turn (be_rbd.c: an object beside the image).  NULL:
+	 * not offered (the caller keeps its state in its own files).
+	 * state_load: a copy of the blob name in *data (malloc) and *len, from
+	 * what the backend read when it was opened and wrote since (no I/O:
+	 * any thread); -ENOENT when there is none, -EFBIG when it exceeds max,
+	 * -ESHUTDOWN when the backend is not ready.  state_store: replaces the
+	 * blob whole (len 0: removes it), atomically and durably when it
+	 * returns; fails like a write once another node has taken the medium
+	 * (-ESHUTDOWN).  A worker's call.
+	 */
+	int (*state_load)(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max);
+	int (*state_store)(struct backend *be, const char *name, const uint8_t *data, size_t len);
 };
 
 struct backend {

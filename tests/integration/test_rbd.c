@@ -462,22 +462,69 @@ static bool becomes_active(struct iscsi_context *s, bool *saw_ua, double *second
 }
 
 /*
+ * The host's session to a node: one I_T nexus whatever the node (the same
+ * initiator name and ISID, the same target name and target port group tag),
+ * as a host that logs in again to a portal that moved.
+ */
+static struct iscsi_context *host_session(struct itest_daemon *n)
+{
+	struct itest_login opt = { .initiator = ITEST_INITIATOR_1, .initial_r2t = -1, .immediate_data = -1,
+				   .fixed_isid = true, .isid_random = 0x5eed };
+	char err[256];
+	struct iscsi_context *s = itest_connect(n, &opt, 1, err, sizeof(err));
+
+	if (!s)
+		itest_note("login: %s", err);
+	for (int lun = 0; s && lun <= 1; lun++)
+		itest_clear_ua(s, lun);
+	return s;
+}
+
+/* PERSISTENT RESERVE OUT (5Fh) on LUN 1: service action sa, TYPE type, RESERVATION KEY key, SERVICE ACTION RESERVATION KEY sa_key. */
+static bool prout1(struct iscsi_context *s, const char *name, uint8_t sa, uint8_t type, uint64_t key, uint64_t sa_key)
+{
+	uint8_t param[24] = { 0 }, cdb[10] = { 0x5f, sa, type, 0, 0, 0, 0, 0, 24, 0 };
+
+	itest_put_be64(param, key);
+	itest_put_be64(param + 8, sa_key);
+	return itest_expect_cmd(s, 1, name, cdb, 10, ITEST_OUT, param, 24, 0, EXPECT_GOOD, NULL);
+}
+
+/* PERSISTENT RESERVE IN (5Eh) READ RESERVATION on LUN 1: whether key holds a reservation of type. */
+static bool reserved_by(struct iscsi_context *s, uint64_t key, int type)
+{
+	uint8_t cdb[10] = { 0x5e, 0x01, 0, 0, 0, 0, 0, 0, 255, 0 };
+	struct itest_result r;
+	bool ok;
+
+	itest_cmd(s, 1, cdb, 10, ITEST_IN, NULL, 0, 255, &r);
+	ok = r.transport_ok && r.status == 0 && r.data_len >= 24 && itest_get_be32(r.data + 4) >= 16 &&
+	     itest_get_be64(r.data + 8) == key && (r.data[21] & 0x0f) == type;
+	itest_result_free(&r);
+	return ok;
+}
+
+/*
  * rbd_unavailable = standby: node A (group 1) has the image, node B (group
  * 2) waits in standby (SPC-4 5.15.2.4.4: 02/04/0B; SET TARGET PORT GROUPS
- * to active: 04/67/0A, as tcmu-runner answers when its lock cannot be had).
+ * to active: 04/67/0A, as tcmu-runner answers when its lock cannot be had;
+ * PERSISTENT RESERVE IN: 02/04/0B, the reservations living with the image).
  * A is killed (-9): once the OSDs drop its watch (the cluster's
  * osd_client_watch_timeout, 10 s here) B's next attempt breaks A's lock
  * (blocklisting A) and takes it, and B's group becomes active/optimized
  * (06/2A/06 ASYMMETRIC ACCESS STATE CHANGED), with every write A
- * acknowledged.  A, restarted, finds B's live lock and waits in standby.
- * Then B only stops (SIGSTOP: cut off, not dead): A takes over the same
- * way, and B, back, cannot write (blocklisted: 02/04/03).
+ * acknowledged and the persistent reservation A's host made (its key, its
+ * type, RESERVATION CONFLICT for another I_T nexus's WRITE).  A, restarted,
+ * finds B's live lock and waits in standby.  Then B only stops (SIGSTOP:
+ * cut off, not dead): A takes over the same way, reservation included, and
+ * B, back, cannot write (blocklisted: 02/04/03).
  */
 static void standby_and_failover(void)
 {
+	const uint64_t key = 0xabc0ffee;
 	struct itest_daemon a, b;
-	struct iscsi_context *sa = NULL, *sb = NULL;
-	uint8_t tur[6] = { 0 }, cdb[16], buf[16 * BS];
+	struct iscsi_context *ha = NULL, *hb = NULL, *other = NULL;
+	uint8_t tur[6] = { 0 }, cdb[16], buf[16 * BS], keys[10] = { 0x5e, 0x00, 0, 0, 0, 0, 0, 0x10, 0x00, 0 };
 	uint8_t stpg[12] = { 0xa4, 0x0a, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0 }, to_optimized[8] = { 0, 0, 0, 0, 0, 0, 0, 2 };
 	char out[8192];
 	bool saw_ua = false;
@@ -488,51 +535,64 @@ static void standby_and_failover(void)
 	itest_daemon_init(&b, "rbd-node-b");
 	if (!itest_ok(node_start(&a, 1), "node A (group 1) starts and takes image ha", "see %s", a.log))
 		goto out;
-	sa = session(&a);
-	itest_ok(sa && rtpg(sa, &state, &group) && state == 0 && group == 1,
+	ha = host_session(&a);
+	if (!itest_ok(ha != NULL, "the host logs in to node A", "no session"))
+		goto out;
+	itest_ok(rtpg(ha, &state, &group) && state == 0 && group == 1,
 		 "node A: REPORT TARGET PORT GROUPS -> group 1 active/optimized", "state %d group %d", state, group);
-	if (sa)
-		write_pattern(sa, 700, 31);
+	write_pattern(ha, 700, 31);
+	prout1(ha, "node A: PERSISTENT RESERVE OUT REGISTER -> GOOD", 0x00, 0, 0, key);
+	prout1(ha, "node A: PERSISTENT RESERVE OUT RESERVE, Write Exclusive -> GOOD", 0x01, 0x01, key, 0);
 	if (!itest_ok(node_start(&b, 2) && itest_daemon_log_has(&b, "standby"),
 		      "node B (group 2) on the same image starts, in standby, logging why", "see %s", b.log))
 		goto out;
-	sb = session(&b);
-	if (!itest_ok(sb != NULL, "login to node B", "no session"))
+	hb = host_session(&b);
+	if (!itest_ok(hb != NULL, "the host logs in to node B", "no session"))
 		goto out;
-	itest_expect_cmd(sb, 1, "node B: TEST UNIT READY -> 02/04/0B (TARGET PORT IN STANDBY STATE)", tur, 6, ITEST_NONE,
+	itest_expect_cmd(hb, 1, "node B: TEST UNIT READY -> 02/04/0B (TARGET PORT IN STANDBY STATE)", tur, 6, ITEST_NONE,
 			 NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
 	cdb16(cdb, 0x88, 0, 700, 16);
-	itest_expect_cmd(sb, 1, "node B: READ(16) -> 02/04/0B", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
+	itest_expect_cmd(hb, 1, "node B: READ(16) -> 02/04/0B", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
 			 EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
-	itest_ok(rtpg(sb, &state, &group) && state == 2 && group == 2,
+	itest_expect_cmd(hb, 1, "node B: PERSISTENT RESERVE IN READ KEYS -> 02/04/0B (they live with the image)", keys,
+			 10, ITEST_IN, NULL, 0, 4096, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	itest_ok(rtpg(hb, &state, &group) && state == 2 && group == 2,
 		 "node B: REPORT TARGET PORT GROUPS -> group 2 standby", "state %d group %d", state, group);
-	itest_expect_cmd(sb, 1, "node B: SET TARGET PORT GROUPS to active/optimized -> 04/67/0A (COMMAND FAILED)", stpg,
+	itest_expect_cmd(hb, 1, "node B: SET TARGET PORT GROUPS to active/optimized -> 04/67/0A (COMMAND FAILED)", stpg,
 			 12, ITEST_OUT, to_optimized, sizeof(to_optimized), 0, EXPECT_SENSE(0x04, 0x67, 0x0a), NULL);
 	itest_ctl_expect(&b, out, sizeof(out), 0, "lu show 1", "node B: sbcemuctl lu show 1 -> exit 0");
 	itest_ok(strstr(out, "waiting for the image") && strstr(out, "its exclusive lock is held by"),
 		 "node B: backend_status says it waits for the image, whose lock another client holds", "%s", out);
 
-	itest_close(sa);
-	sa = NULL;
+	itest_close(ha);
+	ha = NULL;
 	itest_daemon_stop(&a, SIGKILL);
-	itest_ok(becomes_active(sb, &saw_ua, &seconds),
+	itest_ok(becomes_active(hb, &saw_ua, &seconds),
 		 "after kill -9 of node A: node B's TEST UNIT READY -> GOOD within 60 s", NULL);
 	itest_note("node B took over %.1f s after node A was killed", seconds);
 	itest_ok(saw_ua, "before that: 06/2A/06 ASYMMETRIC ACCESS STATE CHANGED", NULL);
-	itest_ok(rtpg(sb, &state, &group) && state == 0 && group == 2,
+	itest_ok(rtpg(hb, &state, &group) && state == 0 && group == 2,
 		 "node B: REPORT TARGET PORT GROUPS -> group 2 active/optimized", "state %d group %d", state, group);
-	itest_ok(reads_back(sb, 700, 31), "node B reads what node A acknowledged before it died", "different data");
-	write_pattern(sb, 800, 32);
-	itest_ok(reads_back(sb, 800, 32), "node B writes and reads back", "different data");
+	itest_ok(reads_back(hb, 700, 31), "node B reads what node A acknowledged before it died", "different data");
+	itest_ok(reserved_by(hb, key, 0x01),
+		 "node B: READ RESERVATION -> the key and type (Write Exclusive) reserved through node A", NULL);
+	other = itest_session(&b, ITEST_INITIATOR_2, 1);
+	itest_pattern(buf, sizeof(buf), 35);
+	cdb16(cdb, 0x8a, 0, 800, 16);
+	if (other)
+		itest_expect_cmd(other, 1, "node B: another I_T nexus's WRITE(16) -> RESERVATION CONFLICT (the reservation "
+				 "came over)", cdb, 16, ITEST_OUT, buf, sizeof(buf), 0, EXPECT_CONFLICT, NULL);
+	write_pattern(hb, 800, 32);
+	itest_ok(reads_back(hb, 800, 32), "node B: the reservation holder writes and reads back", "different data");
 
 	if (itest_ok(itest_daemon_start(&a) == 0, "node A restarts", "see %s", a.log)) {
-		sa = session(&a);
-		itest_ok(sa != NULL, "login to the restarted node A", "no session");
-		if (sa)
-			itest_expect_cmd(sa, 1, "restarted node A waits in standby (B holds the lock) -> 02/04/0B", tur, 6,
+		ha = host_session(&a);
+		itest_ok(ha != NULL, "the host logs in to the restarted node A", "no session");
+		if (ha)
+			itest_expect_cmd(ha, 1, "restarted node A waits in standby (B holds the lock) -> 02/04/0B", tur, 6,
 					 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
 	}
-	if (!sa)
+	if (!ha)
 		goto out;
 	/*
 	 * A node that only lost contact (stopped, not dead): the other takes
@@ -540,21 +600,24 @@ static void standby_and_failover(void)
 	 * write: blocklisted, 02/04/03 (Fenced, docs/rbd.md).
 	 */
 	itest_daemon_signal(&b, SIGSTOP);
-	itest_ok(becomes_active(sa, &saw_ua, &seconds) && saw_ua,
+	itest_ok(becomes_active(ha, &saw_ua, &seconds) && saw_ua,
 		 "node B stopped (SIGSTOP): node A becomes active within 60 s, with 06/2A/06 first", NULL);
 	itest_note("node A took over %.1f s after node B was stopped", seconds);
-	write_pattern(sa, 900, 33);
+	itest_ok(reserved_by(ha, key, 0x01), "node A: the reservation came back with the image", NULL);
+	write_pattern(ha, 900, 33);
 	itest_daemon_signal(&b, SIGCONT);
 	itest_pattern(buf, sizeof(buf), 34);
 	cdb16(cdb, 0x8a, 0, 900, 16);
-	itest_expect_cmd(sb, 1, "node B, back after losing the image: WRITE(16) -> 02/04/03, not done", cdb, 16,
+	itest_expect_cmd(hb, 1, "node B, back after losing the image: WRITE(16) -> 02/04/03, not done", cdb, 16,
 			 ITEST_OUT, buf, sizeof(buf), 0, EXPECT_SENSE(0x02, 0x04, 0x03), NULL);
-	itest_ok(reads_back(sa, 900, 33), "node A still reads its own write there, not node B's", "different data");
+	itest_ok(reads_back(ha, 900, 33), "node A still reads its own write there, not node B's", "different data");
 out:
-	if (sa)
-		itest_close(sa);
-	if (sb)
-		itest_close(sb);
+	if (ha)
+		itest_close(ha);
+	if (hb)
+		itest_close(hb);
+	if (other)
+		itest_close(other);
 	if (a.pid > 0)
 		itest_daemon_stop(&a, SIGTERM);
 	if (b.pid > 0)
@@ -766,6 +829,10 @@ int main(int argc, char **argv)
 	config_refused(&d, "config: rbd_unavailable = standby without alua -> error naming it",
 		       "backend = rbd\nrbd_image = x\nsize = 1M\nrbd_unavailable = standby\n",
 		       "standby needs alua = implicit or both");
+	config_refused(&d, "config: rbd_unavailable = standby on a zbc-hm LU -> error naming it",
+		       "backend = rbd\nrbd_image = x\nsize = 16M\nkind = zbc-hm\nzone_size = 1M\nalua = both\n"
+		       "rbd_unavailable = standby\n",
+		       "standby is for conventional logical units");
 	config_refused(&d, "config: rbd_unavailable on a file LU -> error naming it",
 		       "path = x.img\nsize = 1M\nrbd_unavailable = not-ready\n", "only with backend rbd");
 	config_refused(&d, "config: backend nfs -> error naming backend", "backend = nfs\npath = x.img\nsize = 1M\n",

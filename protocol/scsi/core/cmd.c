@@ -674,6 +674,8 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 		 * standby becomes active/optimized, with 06/2A/06.
 		 */
 		cmd->lu->backend_pending = false;
+		spc_pr_reload(cmd->lu);
+		spc_mode_reload(cmd->lu);
 		if (cmd->lu->readiness == SCSI_LU_BECOMING_READY)
 			scsi_lu_set_readiness(cmd->lu, SCSI_LU_READY);
 		spc_alua_backend_ready(cmd->lu);

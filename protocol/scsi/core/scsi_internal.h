@@ -587,6 +587,15 @@ enum scsi_result spc_release_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_out_parse(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd);
+/*
+ * A backend opened in the background that keeps state with the medium
+ * (backend_ops.state_store): the reservations and saved mode pages the node
+ * that had the medium before left there, taken over whole (spc_pr.c,
+ * spc_mode_pages.c).  Loop thread; no I/O (the backend read them when it
+ * opened).
+ */
+void spc_pr_reload(struct scsi_lu *lu);
+void spc_mode_reload(struct scsi_lu *lu);
 /* spc_alua.c */
 void spc_alua_init(struct scsi_lu *lu);
 void spc_alua_fini(struct scsi_lu *lu);

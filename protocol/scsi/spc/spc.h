@@ -75,6 +75,13 @@ enum scsi_result spc_inquiry_vpd(struct scsi_cmd *cmd, struct scsi_lu *lu, uint8
  */
 struct spc_persist_file {
 	char path[PATH_MAX + 32];
+	/*
+	 * A backend that keeps state with the medium (backend_ops.state_store,
+	 * several nodes serving one medium in turn: docs/rbd.md): the image is
+	 * the blob name there, not a file.  NULL: the file.
+	 */
+	struct backend *shared;
+	char name[32];
 	uint64_t gen_next;        /* loop thread */
 	pthread_mutex_t lock;     /* workers: serialises the writes */
 	uint64_t gen_written;     /* under lock */

@@ -132,10 +132,15 @@ void spc_alua_backend_ready(struct scsi_lu *lu)
 		transition(lu, SCSI_ALUA_ACTIVE_OPTIMIZED, NULL);
 }
 
+static bool waits_for_backend(const struct scsi_lu *lu)
+{
+	return lu->backend_pending && lu->params.alua_standby_until_backend;
+}
+
 /* Whether the group may become active now: not while it waits for its backend (spc_alua_wait_for_backend). */
 static bool may_be_active(const struct scsi_lu *lu, enum scsi_alua_state state)
 {
-	return !(lu->backend_pending && lu->params.alua_standby_until_backend) ||
+	return !waits_for_backend(lu) ||
 	       (state != SCSI_ALUA_ACTIVE_OPTIMIZED && state != SCSI_ALUA_ACTIVE_NON_OPTIMIZED);
 }
 
@@ -168,6 +173,18 @@ int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char 
 	return 0;
 }
 
+/*
+ * PERSISTENT RESERVE IN / OUT, MODE SELECT(6/10), LOG SELECT: the state they
+ * show or save lives with the medium (backend_ops.state_store: docs/rbd.md),
+ * which a group that waits for it does not have; they get the standby
+ * state's 02/04/0B there rather than the node's own stale state.
+ */
+static bool keeps_state_with_medium(const struct scsi_op *op)
+{
+	return op->opcode == 0x5e || op->opcode == 0x5f || op->opcode == 0x15 || op->opcode == 0x55 ||
+	       op->opcode == 0x4c;
+}
+
 bool spc_alua_gate(struct scsi_cmd *cmd)
 {
 	uint32_t flags = cmd->op->flags;
@@ -180,7 +197,7 @@ bool spc_alua_gate(struct scsi_cmd *cmd)
 	case SCSI_ALUA_ACTIVE_NON_OPTIMIZED:
 		return true;
 	case SCSI_ALUA_STANDBY:
-		if (flags & OP_ALUA_STANDBY_OK)
+		if ((flags & OP_ALUA_STANDBY_OK) && !(waits_for_backend(cmd->lu) && keeps_state_with_medium(cmd->op)))
 			return true;
 		asc_ascq = ASC_LOGICAL_UNIT_NOT_ACCESSIBLE_TARGET_PORT_IN_STANDBY_STATE;
 		break;

@@ -341,6 +341,22 @@ int spc_mode_init(struct scsi_lu *lu)
 	return 0;
 }
 
+void spc_mode_reload(struct scsi_lu *lu)
+{
+	struct spc_mode_state *m = lu->mode;
+	uint8_t *img;
+	size_t len;
+
+	if (!m || !m->file.shared || spc_persist_load(&m->file, &img, &len, 4096) != 0)
+		return;
+	if (load_image(lu, m, img, len)) {
+		m->saved_by_select = true;
+		memcpy(m->current, m->saved, sizeof(m->current));
+		spc_mode_sync_current(lu);
+	}
+	free(img);
+}
+
 void spc_mode_fini(struct scsi_lu *lu)
 {
 	if (!lu->mode)

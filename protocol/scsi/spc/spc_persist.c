@@ -8,6 +8,9 @@
  * crash leaves either the old or the new image, never a torn one.  Both
  * files are opened with be_state_open(): never through a symbolic link
  * (rename(2) replaces a link at the file's own name, it does not follow it).
+ * A backend that keeps state with the medium (backend_ops.state_store: an
+ * RBD image several nodes serve) keeps the images instead, as named blobs
+ * it replaces whole, so that the node that takes the medium over has them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +26,9 @@ void spc_persist_init(struct spc_persist_file *f, const struct scsi_lu *lu, cons
 {
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s/%s", lu->state_dir, name);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	if (lu->backend && lu->backend->ops->state_load && lu->backend->ops->state_store)
+		f->shared = lu->backend;
 	pthread_mutex_init(&f->lock, NULL);
 }
 
@@ -33,10 +39,13 @@ void spc_persist_fini(struct spc_persist_file *f)
 
 int spc_persist_load(const struct spc_persist_file *f, uint8_t **data, size_t *len, size_t max)
 {
-	int fd = be_state_open(f->path, O_RDONLY);
+	int fd;
 	uint8_t *buf;
 	size_t n = 0;
 
+	if (f->shared)
+		return f->shared->ops->state_load(f->shared, f->name, data, len, max);
+	fd = be_state_open(f->path, O_RDONLY);
 	*data = NULL;
 	*len = 0;
 	if (fd < 0)
@@ -127,7 +136,8 @@ static int write_generation(struct spc_persist_file *f, uint64_t gen, const uint
 
 	pthread_mutex_lock(&f->lock);
 	if (gen > f->gen_written) {
-		rc = write_file(f->path, image, len);
+		rc = f->shared ? f->shared->ops->state_store(f->shared, f->name, image, image ? len : 0)
+			       : write_file(f->path, image, len);
 		if (rc == 0)
 			f->gen_written = gen;
 	}

@@ -31,6 +31,7 @@
 #define PR_FILE_NAME "persistent_reservations"
 #define PR_FILE_MAGIC "SBCEPR01"
 #define PR_FILE_MAX (1u << 20)
+#define PR_IMAGE_NOT_APTPL 0x02
 
 bool spc_pr_type_valid(uint8_t type)
 {
@@ -265,7 +266,8 @@ void spc_pr_lu_reset(struct scsi_lu *lu)
 /* ---- APTPL state file ---- */
 
 /*
- * Image: "SBCEPR01", u32 PRGENERATION, u8 reserved, u8 type, u16 holder
+ * Image: "SBCEPR01", u32 PRGENERATION, u8 flags (bit 0 reserved, bit 1 not
+ * APTPL: kept only where the state is shared, spc_pr_changed), u8 type, u16 holder
  * index (FFFFh: none), u32 registration count; per registration: u64 key,
  * u16 relative target port, u8 ALL_TG_PT, u8 port name length, the name,
  * u16 TransportID length, the TransportID.
@@ -288,7 +290,7 @@ static uint8_t *pr_image(const struct spc_pr_state *pr, size_t *len)
 		return NULL;
 	memcpy(img, PR_FILE_MAGIC, 8);
 	put_be32(img + 8, pr->generation);
-	img[12] = pr->reserved;
+	img[12] = (uint8_t)(pr->reserved | (pr->aptpl ? 0 : PR_IMAGE_NOT_APTPL));
 	img[13] = pr->type;
 	put_be16(img + 14, holder);
 	put_be32(img + 16, count);
@@ -341,7 +343,8 @@ static bool pr_load(struct spc_pr_state *pr, const uint8_t *img, size_t len)
 	if (len < 20 || memcmp(img, PR_FILE_MAGIC, 8) != 0)
 		return false;
 	pr->generation = get_be32(img + 8);
-	pr->reserved = img[12] != 0;
+	pr->reserved = (img[12] & 0x01) != 0;
+	pr->aptpl = !(img[12] & PR_IMAGE_NOT_APTPL);
 	pr->type = img[13];
 	holder = get_be16(img + 14);
 	count = get_be32(img + 16);
@@ -376,7 +379,6 @@ static bool pr_load(struct spc_pr_state *pr, const uint8_t *img, size_t len)
 	if (pr->reserved && (!spc_pr_type_valid(pr->type) || !pr->regs ||
 			     (!spc_pr_type_all_registrants(pr->type) && !pr->holder)))
 		goto corrupt;
-	pr->aptpl = true;
 	return true;
 corrupt:
 	free_regs(pr);
@@ -390,7 +392,12 @@ enum scsi_result spc_pr_changed(struct scsi_cmd *cmd)
 	uint8_t *img = NULL;
 	size_t len = 0;
 
-	if (pr->aptpl && pr->regs) {
+	/*
+	 * Kept: with APTPL (SPC-4 5.13.5); and always where the backend shares
+	 * the state with the nodes that may take the medium over (docs/rbd.md):
+	 * a failover is not a power loss, so they take every registration.
+	 */
+	if ((pr->aptpl || pr->file.shared) && pr->regs) {
 		img = pr_image(pr, &len);
 		if (!img)
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
@@ -424,9 +431,29 @@ int spc_pr_init(struct scsi_lu *lu)
 		(void)pr_load(pr, img, len);
 		free(img);
 		pr->file_present = true;
+		/* Shared state (spc_pr_changed) at a power on: what APTPL did not keep goes, there too. */
+		if (!pr->aptpl) {
+			free_regs(pr);
+			if (spc_persist_write_now(&pr->file, NULL, 0) == 0)
+				pr->file_present = false;
+		}
 	}
 	lu->pr = pr;
 	return 0;
+}
+
+void spc_pr_reload(struct scsi_lu *lu)
+{
+	struct spc_pr_state *pr = lu->pr;
+	uint8_t *img;
+	size_t len;
+
+	if (!pr || !pr->file.shared || spc_persist_load(&pr->file, &img, &len, PR_FILE_MAX) != 0)
+		return;
+	free_regs(pr);
+	(void)pr_load(pr, img, len);
+	free(img);
+	pr->file_present = true;
 }
 
 void spc_pr_fini(struct scsi_lu *lu)

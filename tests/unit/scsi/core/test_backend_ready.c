@@ -3,15 +3,20 @@
  * be_rbd_open_later's): medium access gets NOT READY, LOGICAL UNIT IS IN
  * PROCESS OF BECOMING READY (02/04/01), INQUIRY is served; once ready, the
  * next command of each I_T nexus gets NOT READY TO READY CHANGE (06/28/00),
- * then I/O runs.
+ * then I/O runs.  With alua_standby_until_backend the group waits in
+ * standby instead.  A backend that keeps state with the medium
+ * (backend_ops.state_store, as be_rbd's): the reservations go there, and the
+ * LU that gets the medium later takes them over.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "harness.h"
+#include "scsi_wire.h"
 
 #define NUM_BLOCKS 1024
 #define BS 512
@@ -25,18 +30,31 @@ static bool later_ready(struct backend *be)
 	return backend_ready;
 }
 
-/* An LU on a backend whose ready() is backend_ready, with two I_T nexuses in h. */
-static void lu_on_later_backend(struct harness *h, struct scsi_lu_params *p, char *dir)
+static struct backend_ops shared_ops;
+static int store_load(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max);
+static int store_store(struct backend *be, const char *name, const uint8_t *data, size_t len);
+
+/*
+ * An LU on a backend whose ready() is backend_ready (ready: its value at the
+ * LU's creation), with two I_T nexuses in h; shared: the backend keeps state
+ * with the medium in the store below.
+ */
+static void lu_on_backend(struct harness *h, struct scsi_lu_params *p, char *dir, bool ready, bool shared)
 {
 	struct scsi_device *dev = scsi_device_create("iqn.2026-12.org.sbcemu:later", NULL, NULL);
 	struct backend *be = be_mem_open(NUM_BLOCKS * BS);
+	struct backend_ops *ops = shared ? &shared_ops : &later_ops;
 	char err[256];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	later_ops = *be->ops;
-	later_ops.ready = later_ready;
-	be->ops = &later_ops;
-	backend_ready = false;
+	*ops = *be->ops;
+	ops->ready = later_ready;
+	if (shared) {
+		ops->state_load = store_load;
+		ops->state_store = store_store;
+	}
+	be->ops = ops;
+	backend_ready = ready;
 	p->kind = SCSI_LU_CONVENTIONAL;
 	p->logical_block_size = BS;
 	p->num_blocks = NUM_BLOCKS;
@@ -63,7 +81,7 @@ START_TEST(becoming_ready_until_the_backend_is)
 	char dir[] = "/tmp/sbce-later-XXXXXX";
 
 	memset(&p, 0, sizeof(p));
-	lu_on_later_backend(&h, &p, dir);
+	lu_on_backend(&h, &p, dir, false, false);
 	harness_run(&h, 0, inquiry, sizeof(inquiry), NULL, 0, 96, &r);
 	harness_expect_good(&r);
 	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
@@ -113,7 +131,7 @@ START_TEST(standby_until_the_backend_is)
 	p.alua_tpgs = SCSI_TPGS_IMPLICIT | SCSI_TPGS_EXPLICIT;
 	p.target_port_group = 1;
 	p.alua_standby_until_backend = true;
-	lu_on_later_backend(&h, &p, dir);
+	lu_on_backend(&h, &p, dir, false, false);
 	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
 	harness_expect_sense(&r, 0x6, 0x2900);
 	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
@@ -152,6 +170,131 @@ START_TEST(standby_until_the_backend_is)
 }
 END_TEST
 
+/* ---- state kept with the medium: one store that every backend below shares ---- */
+
+static struct {
+	char name[64];
+	uint8_t data[4096];
+	size_t len;
+	bool present;
+} store[4];
+
+static int store_load(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max)
+{
+	if (!later_ready(be))
+		return -ESHUTDOWN;
+	for (size_t i = 0; i < 4; i++) {
+		if (!store[i].present || strcmp(store[i].name, name) != 0)
+			continue;
+		if (store[i].len > max)
+			return -EFBIG;
+		*data = malloc(store[i].len ? store[i].len : 1);
+		memcpy(*data, store[i].data, store[i].len);
+		*len = store[i].len;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int store_store(struct backend *be, const char *name, const uint8_t *data, size_t len)
+{
+	size_t i, free_slot = 4;
+
+	if (!later_ready(be))
+		return -ESHUTDOWN;
+	for (i = 0; i < 4 && !(store[i].present && strcmp(store[i].name, name) == 0); i++)
+		if (!store[i].present && free_slot == 4)
+			free_slot = i;
+	if (i == 4)
+		i = free_slot;
+	ck_assert_uint_lt(i, 4);
+	ck_assert_uint_le(len, sizeof(store[i].data));
+	snprintf(store[i].name, sizeof(store[i].name), "%s", name);
+	if (len)
+		memcpy(store[i].data, data, len);
+	store[i].len = len;
+	store[i].present = len != 0;
+	return 0;
+}
+
+static bool stored(const char *name)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (store[i].present && strcmp(store[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static void register_key(struct harness *h, int nexus, uint64_t key)
+{
+	static const uint8_t prout[10] = { 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24, 0 };
+	uint8_t param[24] = { 0 };
+	struct harness_result r;
+
+	put_be64(param + 8, key);
+	harness_run(h, nexus, prout, sizeof(prout), param, sizeof(param), 0, &r);
+	harness_expect_good(&r);
+}
+
+/* PERSISTENT RESERVE IN READ KEYS: how many keys, the first in *first. */
+static int read_keys(struct harness *h, int nexus, uint64_t *first, struct harness_result *r)
+{
+	static const uint8_t prin[10] = { 0x5e, 0x00, 0, 0, 0, 0, 0, 0x10, 0x00, 0 };
+
+	harness_run(h, nexus, prin, sizeof(prin), NULL, 0, 4096, r);
+	if (r->status != SCSI_STATUS_GOOD)
+		return -1;
+	*first = get_be64(r->data_in + 8);
+	return (int)(get_be32(r->data_in + 4) / 8);
+}
+
+/*
+ * SPC-4 5.13.5: registrations without APTPL do not survive a power loss, so
+ * an LU that has the medium from its start drops them from the store too;
+ * an LU that gets the medium later (another node's failover) takes every
+ * registration over; while it waits in standby, PERSISTENT RESERVE IN gets
+ * 02/04/0B rather than its own empty state.
+ */
+START_TEST(reservations_come_with_the_medium)
+{
+	struct scsi_lu_params p;
+	struct harness h1, h2, h3;
+	struct harness_result r;
+	char dir1[] = "/tmp/sbce-shared-XXXXXX", dir2[] = "/tmp/sbce-shared-XXXXXX", dir3[] = "/tmp/sbce-shared-XXXXXX";
+	uint64_t first;
+	int n;
+
+	memset(store, 0, sizeof(store));
+	memset(&p, 0, sizeof(p));
+	lu_on_backend(&h1, &p, dir1, true, true);
+	harness_clear_ua(&h1);
+	register_key(&h1, 0, 0x11);
+	ck_assert(stored("persistent_reservations")); /* APTPL 0, yet kept where the state is shared */
+
+	lu_on_backend(&h2, &p, dir2, true, true);
+	harness_clear_ua(&h2);
+	ck_assert_int_eq(read_keys(&h2, 0, &first, &r), 0);
+	ck_assert(!stored("persistent_reservations"));
+
+		register_key(&h1, 1, 0x22); /* h1 writes both of its registrations again */
+	memset(&p, 0, sizeof(p));
+	p.alua_tpgs = SCSI_TPGS_IMPLICIT | SCSI_TPGS_EXPLICIT;
+	p.target_port_group = 2;
+	p.alua_standby_until_backend = true;
+	lu_on_backend(&h3, &p, dir3, false, true);
+	harness_clear_ua(&h3);
+	read_keys(&h3, 0, &first, &r);
+	harness_expect_sense(&r, 0x2, 0x040b);
+	backend_ready = true;
+	harness_clear_ua(&h3);
+	n = read_keys(&h3, 0, &first, &r);
+	ck_assert_int_eq(n, 2);
+	harness_fini(&h1);
+	harness_fini(&h2);
+	harness_fini(&h3);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("backend_ready");
@@ -161,6 +304,7 @@ int main(void)
 
 	tcase_add_test(tc, becoming_ready_until_the_backend_is);
 	tcase_add_test(tc, standby_until_the_backend_is);
+	tcase_add_test(tc, reservations_come_with_the_medium);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
