@@ -383,10 +383,6 @@ static void finish_rbd_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 		cfg_lun_fail(c, l, "rbd_unavailable", "%s needs size (the capacity before the image is there)",
 			     l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY ? "standby" : "not-ready");
 	/* The group's move to active/optimized when the image is had is an implicit transition (SPC-4 5.15.2.2). */
-	/* Zone write pointers live in the state directory, not with the image yet (docs/rbd.md). */
-	if (l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY && l->kind != CFG_LU_CONVENTIONAL)
-		cfg_lun_fail(c, l, "rbd_unavailable", "standby is for conventional logical units (a zoned LU's write "
-			     "pointers stay on the node that wrote them: docs/rbd.md)");
 	if (l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY && !(l->alua & 1))
 		cfg_lun_fail(c, l, "rbd_unavailable", "standby needs alua = implicit or both (the LU's target port "
 			     "group becomes active/optimized by itself when it has the image)");

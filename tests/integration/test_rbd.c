@@ -292,8 +292,8 @@ static void write_pattern(struct iscsi_context *s, uint64_t lba, uint32_t seed)
 	itest_write16(s, 1, lba, buf, 16, BS, false, "WRITE(16) to the rbd LU");
 }
 
-/* WRITE(16) at LBA of the zbc-hm rbd LU: its status. */
-static int zoned_write(struct iscsi_context *s, uint64_t lba)
+/* WRITE(16) of 8 blocks at LBA of LUN lun: its status. */
+static int zoned_write_to(struct iscsi_context *s, int lun, uint64_t lba)
 {
 	uint8_t cdb[16], buf[8 * BS];
 	struct itest_result r;
@@ -301,10 +301,16 @@ static int zoned_write(struct iscsi_context *s, uint64_t lba)
 
 	memset(buf, 0x3c, sizeof(buf));
 	cdb16(cdb, 0x8a, 0, lba, 8);
-	itest_cmd(s, 5, cdb, 16, ITEST_OUT, buf, sizeof(buf), 0, &r);
+	itest_cmd(s, lun, cdb, 16, ITEST_OUT, buf, sizeof(buf), 0, &r);
 	status = r.transport_ok ? r.status : -1;
 	itest_result_free(&r);
 	return status;
+}
+
+/* WRITE(16) at LBA of the zbc-hm rbd LU: its status. */
+static int zoned_write(struct iscsi_context *s, uint64_t lba)
+{
+	return zoned_write_to(s, 5, lba);
 }
 
 static void survives(struct itest_daemon *d)
@@ -414,13 +420,15 @@ static void fenced(struct itest_daemon *d)
 /* A node serving image ha as LUN 1, in target port group tpg, waiting in standby when another holds it. */
 static bool node_start(struct itest_daemon *n, int tpg)
 {
-	char text[1024];
+	char text[2048];
 
 	snprintf(text, sizeof(text),
 		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = 1M\n"
 		 "[lun \"" ITEST_TARGET "\" 1]\nbackend = rbd\nrbd_image = ha\nsize = 16M\nceph_conf = %s\n"
-		 "rbd_unavailable = standby\nalua = both\ntarget_port_group = %d\n",
-		 conf_path, tpg);
+		 "rbd_unavailable = standby\nalua = both\ntarget_port_group = %d\n"
+		 "[lun \"" ITEST_TARGET "\" 2]\nbackend = rbd\nrbd_image = hazbc\nsize = 16M\nceph_conf = %s\n"
+		 "kind = zbc-hm\nzone_size = 1M\nrbd_unavailable = standby\nalua = both\ntarget_port_group = %d\n",
+		 conf_path, tpg, conf_path, tpg);
 	itest_daemon_write_config(n, text);
 	return itest_daemon_start(n) == 0;
 }
@@ -440,8 +448,8 @@ static bool rtpg(struct iscsi_context *s, int *state, int *group)
 	return ok;
 }
 
-/* Polls TEST UNIT READY on LUN 1 until GOOD (at most 60 s): whether it came, and whether 06/2A/06 came first. */
-static bool becomes_active(struct iscsi_context *s, bool *saw_ua, double *seconds)
+/* Polls TEST UNIT READY on LUN lun until GOOD (at most 60 s): whether it came, and whether 06/2A/06 came first. */
+static bool becomes_active(struct iscsi_context *s, int lun, bool *saw_ua, double *seconds)
 {
 	uint8_t tur[6] = { 0 };
 	struct itest_result r;
@@ -450,7 +458,7 @@ static bool becomes_active(struct iscsi_context *s, bool *saw_ua, double *second
 
 	*saw_ua = false;
 	for (; waited < 240 && !active; waited++) {
-		itest_cmd(s, 1, tur, 6, ITEST_NONE, NULL, 0, 0, &r);
+		itest_cmd(s, lun, tur, 6, ITEST_NONE, NULL, 0, 0, &r);
 		*saw_ua |= itest_result_matches(&r, EXPECT_SENSE(0x06, 0x2a, 0x06));
 		active = itest_result_matches(&r, EXPECT_GOOD);
 		itest_result_free(&r);
@@ -475,7 +483,7 @@ static struct iscsi_context *host_session(struct itest_daemon *n)
 
 	if (!s)
 		itest_note("login: %s", err);
-	for (int lun = 0; s && lun <= 1; lun++)
+	for (int lun = 0; s && lun <= 2; lun++)
 		itest_clear_ua(s, lun);
 	return s;
 }
@@ -543,6 +551,8 @@ static void standby_and_failover(void)
 	write_pattern(ha, 700, 31);
 	prout1(ha, "node A: PERSISTENT RESERVE OUT REGISTER -> GOOD", 0x00, 0, 0, key);
 	prout1(ha, "node A: PERSISTENT RESERVE OUT RESERVE, Write Exclusive -> GOOD", 0x01, 0x01, key, 0);
+	itest_ok(zoned_write_to(ha, 2, 2 * ZONE_BLOCKS) == 0, "node A, zbc-hm LUN 2: WRITE at zone 2's write pointer -> GOOD",
+		 "not GOOD");
 	if (!itest_ok(node_start(&b, 2) && itest_daemon_log_has(&b, "standby"),
 		      "node B (group 2) on the same image starts, in standby, logging why", "see %s", b.log))
 		goto out;
@@ -567,7 +577,7 @@ static void standby_and_failover(void)
 	itest_close(ha);
 	ha = NULL;
 	itest_daemon_stop(&a, SIGKILL);
-	itest_ok(becomes_active(hb, &saw_ua, &seconds),
+	itest_ok(becomes_active(hb, 1, &saw_ua, &seconds),
 		 "after kill -9 of node A: node B's TEST UNIT READY -> GOOD within 60 s", NULL);
 	itest_note("node B took over %.1f s after node A was killed", seconds);
 	itest_ok(saw_ua, "before that: 06/2A/06 ASYMMETRIC ACCESS STATE CHANGED", NULL);
@@ -576,6 +586,13 @@ static void standby_and_failover(void)
 	itest_ok(reads_back(hb, 700, 31), "node B reads what node A acknowledged before it died", "different data");
 	itest_ok(reserved_by(hb, key, 0x01),
 		 "node B: READ RESERVATION -> the key and type (Write Exclusive) reserved through node A", NULL);
+	/* LUN 2 takes its image over at its own first command after its backend has it (06/2A/06 first, as LUN 1). */
+	itest_ok(becomes_active(hb, 2, &saw_ua, &seconds) && saw_ua, "node B, zbc-hm LUN 2: active too, with 06/2A/06",
+		 NULL);
+	itest_ok(zoned_write_to(hb, 2, 2 * ZONE_BLOCKS + 8) == 0,
+		 "node B, zbc-hm LUN 2: WRITE at the write pointer node A left (zone 2 + 8) -> GOOD", "not GOOD");
+	itest_ok(zoned_write_to(hb, 2, 2 * ZONE_BLOCKS) == 2,
+		 "node B, zbc-hm LUN 2: WRITE at the zone start, below that pointer -> CHECK CONDITION", "not so");
 	other = itest_session(&b, ITEST_INITIATOR_2, 1);
 	itest_pattern(buf, sizeof(buf), 35);
 	cdb16(cdb, 0x8a, 0, 800, 16);
@@ -600,7 +617,7 @@ static void standby_and_failover(void)
 	 * write: blocklisted, 02/04/03 (Fenced, docs/rbd.md).
 	 */
 	itest_daemon_signal(&b, SIGSTOP);
-	itest_ok(becomes_active(ha, &saw_ua, &seconds) && saw_ua,
+	itest_ok(becomes_active(ha, 1, &saw_ua, &seconds) && saw_ua,
 		 "node B stopped (SIGSTOP): node A becomes active within 60 s, with 06/2A/06 first", NULL);
 	itest_note("node A took over %.1f s after node B was stopped", seconds);
 	itest_ok(reserved_by(ha, key, 0x01), "node A: the reservation came back with the image", NULL);
@@ -829,10 +846,6 @@ int main(int argc, char **argv)
 	config_refused(&d, "config: rbd_unavailable = standby without alua -> error naming it",
 		       "backend = rbd\nrbd_image = x\nsize = 1M\nrbd_unavailable = standby\n",
 		       "standby needs alua = implicit or both");
-	config_refused(&d, "config: rbd_unavailable = standby on a zbc-hm LU -> error naming it",
-		       "backend = rbd\nrbd_image = x\nsize = 16M\nkind = zbc-hm\nzone_size = 1M\nalua = both\n"
-		       "rbd_unavailable = standby\n",
-		       "standby is for conventional logical units");
 	config_refused(&d, "config: rbd_unavailable on a file LU -> error naming it",
 		       "path = x.img\nsize = 1M\nrbd_unavailable = not-ready\n", "only with backend rbd");
 	config_refused(&d, "config: backend nfs -> error naming backend", "backend = nfs\npath = x.img\nsize = 1M\n",

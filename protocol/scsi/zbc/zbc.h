@@ -138,6 +138,15 @@ struct zbc_state {
 	/* persistence (zbc_persist.c) */
 	char path[PATH_MAX + 16];
 	int state_fd;
+	/*
+	 * A backend that keeps state with the medium (backend_ops.state_store:
+	 * an RBD image several nodes serve): the state file's image is the blob
+	 * "zones" there instead, replaced whole; NULL: the file.
+	 */
+	struct backend *shared;
+	uint64_t shadow_gen;           /* under shadow_lock: bumped by each encode */
+	uint64_t stored_gen;           /* under file_lock: the shadow_gen the blob holds */
+	uint8_t *image;                /* shared: the header and the records to store, under file_lock */
 	uint8_t *shadow;               /* encoded records, one per zone; under shadow_lock */
 	pthread_mutex_t shadow_lock;   /* loop thread (encode) vs workers (copy); never held over I/O */
 	pthread_mutex_t file_lock;     /* workers: copy + pwrite as one step, so the file never goes back */
@@ -367,5 +376,11 @@ int zbc_state_open(struct scsi_lu *lu, char *err, size_t errlen);
 void zbc_state_close(struct zbc_state *z);
 /* Synchronous write of one record (set-up time). */
 int zbc_state_write_now(struct zbc_state *z, uint32_t index);
+/*
+ * A backend opened in the background that keeps state with the medium: the
+ * zones as the node that had the medium before left them (loop thread, no
+ * I/O; no write is in flight then).
+ */
+void zbc_reload(struct scsi_lu *lu);
 
 #endif

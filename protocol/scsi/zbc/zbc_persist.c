@@ -49,6 +49,7 @@
 #include "zbc/zbc.h"
 
 #define ZBC_STATE_FILE "zones.state"
+#define ZBC_STATE_BLOB "zones" /* its name where the state is kept with the medium */
 #define ZBC_STATE_MAGIC "SBCEZONE"
 #define ZBC_STATE_VERSION 1
 #define ZBC_HEADER_LEN 64
@@ -114,6 +115,7 @@ void zbc_zone_changed(struct zbc_state *z, struct zbc_zone *zone)
 		return;
 	pthread_mutex_lock(&z->shadow_lock);
 	encode_record(zone, z->shadow + (uint64_t)zbc_zone_index(z, zone) * ZBC_RECORD_LEN);
+	z->shadow_gen++;
 	pthread_mutex_unlock(&z->shadow_lock);
 }
 
@@ -125,6 +127,41 @@ static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t offset)
 	return n < 0 ? (int)n : (size_t)n < len ? -EIO : 0;
 }
 
+/* Whether the zone state is kept anywhere (a file, or with the medium). */
+static bool persists(const struct zbc_state *z)
+{
+	return z->state_fd >= 0 || z->shared;
+}
+
+/*
+ * Shared: the whole image (header and every record) replaces the blob, one
+ * store at a time; a store that a later one already covered (it copied the
+ * shadow after this caller's change) is skipped, so concurrent writers share
+ * one round trip to the cluster.
+ */
+static int store_shared(struct zbc_state *z)
+{
+	size_t records_len = (size_t)z->nr_zones * ZBC_RECORD_LEN;
+	uint64_t want, gen;
+	int rc = 0;
+
+	pthread_mutex_lock(&z->shadow_lock);
+	want = z->shadow_gen;
+	pthread_mutex_unlock(&z->shadow_lock);
+	pthread_mutex_lock(&z->file_lock);
+	if (z->stored_gen < want) {
+		pthread_mutex_lock(&z->shadow_lock);
+		memcpy(z->image + ZBC_HEADER_LEN, z->shadow, records_len);
+		gen = z->shadow_gen;
+		pthread_mutex_unlock(&z->shadow_lock);
+		rc = z->shared->ops->state_store(z->shared, ZBC_STATE_BLOB, z->image, ZBC_HEADER_LEN + records_len);
+		if (rc == 0)
+			z->stored_gen = gen;
+	}
+	pthread_mutex_unlock(&z->file_lock);
+	return rc;
+}
+
 /* Copies the shadow records [lo, hi] and writes them, as one step against other writers. */
 static int write_records(struct zbc_state *z, uint32_t lo, uint32_t hi, unsigned flags)
 {
@@ -133,6 +170,8 @@ static int write_records(struct zbc_state *z, uint32_t lo, uint32_t hi, unsigned
 	uint8_t *buf = len <= sizeof(small) ? small : malloc(len);
 	int rc;
 
+	if (z->shared)
+		return store_shared(z); /* durable when stored: flags ask nothing more */
 	if (!buf)
 		return -ENOMEM;
 	pthread_mutex_lock(&z->file_lock);
@@ -158,7 +197,7 @@ int zbc_persist_range(struct scsi_lu *lu, uint64_t lba, uint64_t nblocks, unsign
 	struct zbc_state *z = lu->zbc;
 	uint64_t lo, hi;
 
-	if (!z || z->state_fd < 0 || nblocks == 0 || lba >= lu->num_blocks)
+	if (!z || !persists(z) || nblocks == 0 || lba >= lu->num_blocks)
 		return 0;
 	if (nblocks > lu->num_blocks - lba)
 		nblocks = lu->num_blocks - lba;
@@ -176,7 +215,7 @@ int zbc_persist_all(struct scsi_lu *lu, unsigned flags)
 {
 	struct zbc_state *z = lu->zbc;
 
-	if (!z || z->state_fd < 0)
+	if (!z || !persists(z))
 		return 0;
 	return write_records(z, 0, z->nr_zones - 1, flags);
 }
@@ -186,7 +225,7 @@ int zbc_flush(struct scsi_lu *lu)
 	struct zbc_state *z = lu->zbc;
 
 	if (!z || z->state_fd < 0)
-		return 0;
+		return 0; /* none, or shared: every store was durable */
 	return be_fdatasync(z->state_fd);
 }
 
@@ -194,7 +233,7 @@ int zbc_state_write_now(struct zbc_state *z, uint32_t index)
 {
 	int rc;
 
-	if (z->state_fd < 0)
+	if (!persists(z))
 		return 0;
 	rc = write_records(z, index, index, BE_WRITE_FUA);
 	if (rc < 0)
@@ -261,55 +300,64 @@ static bool apply_record(struct zbc_zone *zone, const uint8_t *rec)
 	return true;
 }
 
-static int load(struct scsi_lu *lu, struct zbc_state *z, uint64_t file_size, char *err, size_t errlen)
+/* Restores the zones from an image of the state (z->path names where it came from). */
+static int load_image(struct scsi_lu *lu, struct zbc_state *z, const uint8_t *img, size_t len, char *err,
+		      size_t errlen)
 {
-	uint8_t have[ZBC_HEADER_LEN], want[ZBC_HEADER_LEN];
+	uint8_t want[ZBC_HEADER_LEN];
 	char have_text[200], want_text[200];
-	uint8_t *records;
-	int rc;
 
-	if (file_size < ZBC_HEADER_LEN || pread_all(z->state_fd, have, ZBC_HEADER_LEN, 0) != 0 ||
-	    memcmp(have, ZBC_STATE_MAGIC, 8) != 0 || get_be32(have + 8) != ZBC_STATE_VERSION ||
-	    get_be32(have + 12) != ZBC_RECORD_LEN) {
+	if (len < ZBC_HEADER_LEN || memcmp(img, ZBC_STATE_MAGIC, 8) != 0 || get_be32(img + 8) != ZBC_STATE_VERSION ||
+	    get_be32(img + 12) != ZBC_RECORD_LEN) {
 		snprintf(err, errlen, "%s is not a zone state file of this version", z->path);
 		return -1;
 	}
 	encode_header(lu, z, want);
-	if (memcmp(have + 16, want + 16, ZBC_HEADER_LEN - 16) != 0) {
-		describe(have_text, sizeof(have_text), get_be32(have + 16), get_be32(have + 20),
-			 get_be64(have + 24), get_be32(have + 32), have[36], get_be64(have + 40));
+	if (memcmp(img + 16, want + 16, ZBC_HEADER_LEN - 16) != 0) {
+		describe(have_text, sizeof(have_text), get_be32(img + 16), get_be32(img + 20), get_be64(img + 24),
+			 get_be32(img + 32), img[36], get_be64(img + 40));
 		describe(want_text, sizeof(want_text), get_be32(want + 16), get_be32(want + 20),
 			 get_be64(want + 24), get_be32(want + 32), want[36], get_be64(want + 40));
 		snprintf(err, errlen, "%s was written for %s; this LU has %s (remove the file to start with empty zones)",
 			 z->path, have_text, want_text);
 		return -1;
 	}
-	if (file_size != record_offset(z->nr_zones)) {
-		snprintf(err, errlen, "%s has %llu bytes, expected %llu (truncated?)", z->path,
-			 (unsigned long long)file_size, (unsigned long long)record_offset(z->nr_zones));
-		return -1;
-	}
-	records = malloc((size_t)z->nr_zones * ZBC_RECORD_LEN);
-	if (!records) {
-		snprintf(err, errlen, "out of memory reading %s", z->path);
-		return -1;
-	}
-	rc = pread_all(z->state_fd, records, (size_t)z->nr_zones * ZBC_RECORD_LEN, ZBC_HEADER_LEN);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot read %s: %s", z->path, strerror(-rc));
-		free(records);
+	if (len != record_offset(z->nr_zones)) {
+		snprintf(err, errlen, "%s has %llu bytes, expected %llu (truncated?)", z->path, (unsigned long long)len,
+			 (unsigned long long)record_offset(z->nr_zones));
 		return -1;
 	}
 	for (uint32_t i = 0; i < z->nr_zones; i++) {
-		if (!apply_record(&z->zones[i], records + (uint64_t)i * ZBC_RECORD_LEN)) {
+		if (!apply_record(&z->zones[i], img + record_offset(i))) {
 			snprintf(err, errlen, "%s: the record of zone %u (start LBA %llu) is corrupt", z->path, i,
 				 (unsigned long long)z->zones[i].start);
-			free(records);
 			return -1;
 		}
 	}
-	free(records);
 	return 0;
+}
+
+static int load(struct scsi_lu *lu, struct zbc_state *z, uint64_t file_size, char *err, size_t errlen)
+{
+	uint8_t *img;
+	int rc;
+
+	if (file_size > record_offset(z->nr_zones) + ZBC_HEADER_LEN)
+		file_size = record_offset(z->nr_zones) + ZBC_HEADER_LEN; /* too long: load_image says so */
+	img = malloc(file_size ? file_size : 1);
+	if (!img) {
+		snprintf(err, errlen, "out of memory reading %s", z->path);
+		return -1;
+	}
+	rc = pread_all(z->state_fd, img, file_size, 0);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot read %s: %s", z->path, strerror(-rc));
+		free(img);
+		return -1;
+	}
+	rc = load_image(lu, z, img, file_size, err, errlen);
+	free(img);
+	return rc;
 }
 
 static int create(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t errlen)
@@ -330,10 +378,88 @@ static int create(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t err
 	return 0;
 }
 
+static int encode_shadow(struct zbc_state *z, char *err, size_t errlen)
+{
+	z->shadow = malloc((size_t)z->nr_zones * ZBC_RECORD_LEN);
+	if (!z->shadow) {
+		snprintf(err, errlen, "out of memory for the zone records");
+		return -1;
+	}
+	for (uint32_t i = 0; i < z->nr_zones; i++)
+		encode_record(&z->zones[i], z->shadow + (uint64_t)i * ZBC_RECORD_LEN);
+	return 0;
+}
+
+/*
+ * The state kept with the medium: loaded if the backend has it, stored
+ * first if the backend is open and has none; a backend still being opened
+ * has nothing to give yet (zbc_reload then).
+ */
+static int open_shared(struct scsi_lu *lu, struct zbc_state *z, char *err, size_t errlen)
+{
+	size_t len = record_offset(z->nr_zones);
+	uint8_t *img;
+	size_t have;
+	int rc;
+
+	z->shared = lu->backend;
+	snprintf(z->path, sizeof(z->path), "the zone state kept with the medium (%s)", ZBC_STATE_BLOB);
+	z->image = malloc(len);
+	if (!z->image) {
+		snprintf(err, errlen, "out of memory for the zone records");
+		return -1;
+	}
+	encode_header(lu, z, z->image);
+	rc = z->shared->ops->state_load(z->shared, ZBC_STATE_BLOB, &img, &have, len + ZBC_HEADER_LEN);
+	if (rc == 0) {
+		rc = load_image(lu, z, img, have, err, errlen);
+		free(img);
+		if (rc != 0)
+			return -1;
+	} else if (rc != -ENOENT && rc != -ESHUTDOWN) {
+		snprintf(err, errlen, "cannot read %s: %s", z->path, strerror(-rc));
+		return -1;
+	}
+	if (encode_shadow(z, err, errlen) != 0)
+		return -1;
+	if (rc == -ENOENT) {
+		z->shadow_gen = 1;
+		rc = store_shared(z);
+		if (rc != 0) {
+			snprintf(err, errlen, "cannot write %s: %s", z->path, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void zbc_reload(struct scsi_lu *lu)
+{
+	struct zbc_state *z = lu->zbc;
+	char err[300];
+	uint8_t *img;
+	size_t have;
+
+	if (!z || !z->shared ||
+	    z->shared->ops->state_load(z->shared, ZBC_STATE_BLOB, &img, &have, record_offset(z->nr_zones) + ZBC_HEADER_LEN) != 0)
+		return;
+	if (load_image(lu, z, img, have, err, sizeof(err)) == 0) {
+		/* Loaded zones are never open (apply_record). */
+		z->nr_implicit_open = 0;
+		z->nr_explicit_open = 0;
+		for (uint32_t i = 0; i < z->nr_zones; i++)
+			zbc_zone_changed(z, &z->zones[i]);
+	}
+	free(img);
+}
+
 int zbc_state_open(struct scsi_lu *lu, char *err, size_t errlen)
 {
 	struct zbc_state *z = lu->zbc;
 	struct stat st;
+
+	if (lu->backend && lu->backend->ops->state_load && lu->backend->ops->state_store)
+		return open_shared(lu, z, err, errlen);
 
 	snprintf(z->path, sizeof(z->path), "%s/%s", lu->state_dir, ZBC_STATE_FILE);
 	z->state_fd = be_state_open(z->path, O_RDWR | O_CREAT);
@@ -343,13 +469,8 @@ int zbc_state_open(struct scsi_lu *lu, char *err, size_t errlen)
 	}
 	if (st.st_size > 0 && load(lu, z, (uint64_t)st.st_size, err, errlen) != 0)
 		return -1;
-	z->shadow = malloc((size_t)z->nr_zones * ZBC_RECORD_LEN);
-	if (!z->shadow) {
-		snprintf(err, errlen, "out of memory for the zone records");
+	if (encode_shadow(z, err, errlen) != 0)
 		return -1;
-	}
-	for (uint32_t i = 0; i < z->nr_zones; i++)
-		encode_record(&z->zones[i], z->shadow + (uint64_t)i * ZBC_RECORD_LEN);
 	if (st.st_size == 0)
 		return create(lu, z, err, errlen);
 	return 0;
@@ -362,4 +483,6 @@ void zbc_state_close(struct zbc_state *z)
 	z->state_fd = -1;
 	free(z->shadow);
 	z->shadow = NULL;
+	free(z->image);
+	z->image = NULL;
 }
