@@ -143,6 +143,13 @@ struct backend {
 	 * it the core does not offer WRITE ATOMIC.
 	 */
 	bool can_write_atomic;
+	/*
+	 * Nonzero: write_atomic keeps its promise only for a range inside one
+	 * aligned unit of this many bytes (an RBD object: be_rbd.c), and fails
+	 * others with -EINVAL; the caller's limits must keep WRITE ATOMIC
+	 * inside one.  0: any range.
+	 */
+	uint64_t atomic_unit;
 	bool read_only;
 	char note[200];       /* what opening it did that is worth a log line (a journal replay), or "" */
 };

@@ -376,6 +376,27 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 		be_file_untorn_writes(be, &unit_min, &unit_max);
 	else
 		unit_max = 0;
+	if (be->can_write_atomic && be->atomic_unit && (l->max_atomic_transfer_length ||
+							l->max_atomic_transfer_length_with_boundary || l->write_scattered_atomic)) {
+		/*
+		 * Atomic only inside one unit (an RBD object): every WRITE ATOMIC
+		 * the limits let through must fit in one, and nothing else (PI
+		 * tuples beside the data, several ranges, boundaries) can be kept.
+		 */
+		uint64_t unit_blocks = be->atomic_unit / l->logical_block_size;
+
+		if (l->protection_type || l->write_scattered_atomic || l->max_atomic_transfer_length_with_boundary ||
+		    !l->atomic_alignment || unit_blocks % l->atomic_alignment ||
+		    l->max_atomic_transfer_length > l->atomic_alignment) {
+			be->can_write_atomic = false;
+			sbce_warn("%s: %s writes atomically only inside one of its %llu-block objects: WRITE ATOMIC is "
+				  "offered with atomic_alignment dividing %llu and max_atomic_transfer_length at most "
+				  "atomic_alignment, without protection_type, write_scattered_atomic and "
+				  "max_atomic_transfer_length_with_boundary (docs/rbd.md)",
+				  who, sbce_lu_backing(l, where, sizeof(where)), (unsigned long long)unit_blocks,
+				  (unsigned long long)unit_blocks);
+		}
+	}
 	if (!be->can_write_atomic && (l->max_atomic_transfer_length || l->max_atomic_transfer_length_with_boundary ||
 				      l->write_scattered_atomic))
 		sbce_warn("%s: %s cannot write atomically: WRITE ATOMIC is not offered (docs/rbd.md)", who,

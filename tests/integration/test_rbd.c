@@ -51,8 +51,10 @@ static void write_config(struct itest_daemon *d)
 		 "protection_type = 1\n"
 		 "[lun \"" ITEST_TARGET "\" 4]\npath = @DIR@/zbc.img\nsize = 16M\nkind = zbc-hm\nzone_size = 1M\n"
 		 "[lun \"" ITEST_TARGET "\" 5]\nbackend = rbd\nrbd_image = zbc\nrbd_pool = rbd\nceph_id = admin\n"
-		 "ceph_conf = %s\nsize = 16M\nkind = zbc-hm\nzone_size = 1M\n",
-		 conf_path, conf_path, conf_path);
+		 "ceph_conf = %s\nsize = 16M\nkind = zbc-hm\nzone_size = 1M\n"
+		 "[lun \"" ITEST_TARGET "\" 6]\nbackend = rbd\nrbd_image = atomic\nceph_conf = %s\nsize = 16M\n"
+		 "max_atomic_transfer_length = 16\natomic_alignment = 16\n",
+		 conf_path, conf_path, conf_path, conf_path);
 	if (itest_daemon_write_config(d, text) != 0) {
 		printf("Bail out! cannot write %s\n", d->conf);
 		exit(1);
@@ -251,7 +253,11 @@ static void provisioning(struct iscsi_context *s)
 		 "got %d", lba_status(s, lba));
 }
 
-/* WRITE ATOMIC(16) is not offered where the backend cannot keep it (docs/rbd.md). */
+/*
+ * WRITE ATOMIC(16) is offered on an image only when its limits keep every
+ * atomic write inside one RADOS object (docs/rbd.md): LUN 1 has a maximum
+ * length but no alignment, so not there.
+ */
 static void no_atomic(struct iscsi_context *s, struct itest_daemon *d)
 {
 	uint8_t cdb[16], buf[BS];
@@ -260,8 +266,39 @@ static void no_atomic(struct iscsi_context *s, struct itest_daemon *d)
 	cdb16(cdb, 0x9c, 0, 20, 1);
 	itest_expect_cmd(s, 1, "rbd LU with max_atomic_transfer_length: WRITE ATOMIC(16) -> 05/20/00 (not offered)",
 			 cdb, 16, ITEST_OUT, buf, sizeof(buf), 0, EXPECT_SENSE(0x05, 0x20, 0x00), NULL);
-	itest_ok(itest_daemon_log_has(d, "cannot write atomically: WRITE ATOMIC is not offered"),
-		 "rbd LU with max_atomic_transfer_length: the log says WRITE ATOMIC is not offered", "no such line");
+	itest_ok(itest_daemon_log_has(d, "cannot write atomically: WRITE ATOMIC is not offered") &&
+			 itest_daemon_log_has(d, "WRITE ATOMIC is offered with atomic_alignment dividing 8192"),
+		 "rbd LU with max_atomic_transfer_length: the log says WRITE ATOMIC is not offered, and what would do",
+		 "no such lines");
+}
+
+/*
+ * LUN 6: max_atomic_transfer_length 16 and atomic_alignment 16, so every
+ * WRITE ATOMIC lies inside one 4 MiB object: one RADOS operation, all or
+ * nothing.  The Block Limits VPD page (B0h) reports both (SBC-4 6.6.4,
+ * bytes 44-47 and 48-51); a misaligned LBA or a longer transfer is INVALID
+ * FIELD IN CDB (SBC-4 5.48).
+ */
+static void atomic_in_one_object(struct iscsi_context *s)
+{
+	uint8_t cdb[16], inq[6] = { 0x12, 0x01, 0xb0, 0, 64, 0 }, buf[16 * BS], got[16 * BS];
+	struct itest_result r;
+
+	itest_cmd(s, 6, inq, 6, ITEST_IN, NULL, 0, 64, &r);
+	itest_ok(r.status == 0 && r.data_len >= 52 && itest_get_be32(r.data + 44) == 16 &&
+			 itest_get_be32(r.data + 48) == 16,
+		 "rbd LU 6: Block Limits VPD MAXIMUM ATOMIC TRANSFER LENGTH 16, ATOMIC ALIGNMENT 16", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	itest_pattern(buf, sizeof(buf), 41);
+	cdb16(cdb, 0x9c, 0, 32, 16);
+	itest_expect_cmd(s, 6, "rbd LU 6: WRITE ATOMIC(16) of 16 aligned blocks -> GOOD", cdb, 16, ITEST_OUT, buf,
+			 sizeof(buf), 0, EXPECT_GOOD, NULL);
+	itest_ok(itest_read16(s, 6, 32, got, 16, BS, "READ(16) of LU 6") && memcmp(got, buf, sizeof(buf)) == 0,
+		 "rbd LU 6: the atomic write reads back", "different data");
+	cdb16(cdb, 0x9c, 0, 40, 16);
+	itest_expect_cmd(s, 6, "rbd LU 6: WRITE ATOMIC(16) at a misaligned LBA -> 05/24/00", cdb, 16, ITEST_OUT, buf,
+			 sizeof(buf), 0, EXPECT_SENSE(0x05, 0x24, 0x00), NULL);
 }
 
 /* ---- what an image keeps ---- */
@@ -271,7 +308,7 @@ static struct iscsi_context *session(struct itest_daemon *d)
 	struct iscsi_context *s = itest_session(d, ITEST_INITIATOR_1, 0);
 
 	if (s)
-		for (int lun = 0; lun <= 5; lun++)
+		for (int lun = 0; lun <= 6; lun++)
 			itest_clear_ua(s, lun);
 	return s;
 }
@@ -824,6 +861,7 @@ int main(int argc, char **argv)
 		pi_steps(s);
 		zbc_steps(s);
 		no_atomic(s, &d);
+		atomic_in_one_object(s);
 		provisioning(s);
 		itest_close(s);
 	}
