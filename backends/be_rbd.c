@@ -36,8 +36,8 @@
  * lock held by a live client), a thread of the backend's own tries again
  * every LATER_RETRY_S seconds; until it succeeds every call fails with
  * -ESHUTDOWN and ready() says false.  With p->ask_holder each attempt asks
- * another client's lock of rbd_lock_acquire, which librbd grants once that
- * client has released it or died (then librbd breaks the dead client's
+ * for a lock another client holds (rbd_lock_acquire), which librbd grants
+ * once that client has released it or died (then librbd breaks the dead client's
  * lock, which blocklists it): the failover of a node in standby.
  *
  * Atomic writes: RADOS applies each operation on an object whole, and

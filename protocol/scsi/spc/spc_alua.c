@@ -181,8 +181,9 @@ int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char 
  */
 static bool keeps_state_with_medium(const struct scsi_op *op)
 {
-	return op->opcode == 0x5e || op->opcode == 0x5f || op->opcode == 0x15 || op->opcode == 0x55 ||
-	       op->opcode == 0x4c;
+	return op->opcode == SCSI_OP_PERSISTENT_RESERVE_IN || op->opcode == SCSI_OP_PERSISTENT_RESERVE_OUT ||
+	       op->opcode == SCSI_OP_MODE_SELECT_6 || op->opcode == SCSI_OP_MODE_SELECT_10 ||
+	       op->opcode == SCSI_OP_LOG_SELECT;
 }
 
 bool spc_alua_gate(struct scsi_cmd *cmd)
