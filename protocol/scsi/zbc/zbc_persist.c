@@ -167,11 +167,12 @@ static int write_records(struct zbc_state *z, uint32_t lo, uint32_t hi, unsigned
 {
 	uint8_t small[8 * ZBC_RECORD_LEN];
 	size_t len = (size_t)(hi - lo + 1) * ZBC_RECORD_LEN;
-	uint8_t *buf = len <= sizeof(small) ? small : malloc(len);
+	uint8_t *buf;
 	int rc;
 
 	if (z->shared)
 		return store_shared(z); /* durable when stored: flags ask nothing more */
+	buf = len <= sizeof(small) ? small : malloc(len);
 	if (!buf)
 		return -ENOMEM;
 	pthread_mutex_lock(&z->file_lock);
