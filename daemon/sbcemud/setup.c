@@ -351,15 +351,13 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 		snprintf(owner_record, sizeof(owner_record), "%s/rbd-lock-owner", state_dir);
 
 		be = be_rbd_open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
-		if (!be && l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY) {
-			sbce_warn("%s: %s; the LU's target port group is in standby (02/04/0B) until this node has the "
-				  "image: it is tried again every 5 s, asking for its lock (rbd_unavailable = standby)",
-				  who, err);
-		} else if (!be && l->rbd_unavailable) {
-			sbce_warn("%s: %s; the LU answers NOT READY, IN PROCESS OF BECOMING READY (02/04/01) until the "
-				  "image can be had: it is tried again every 5 s (rbd_unavailable = not-ready)", who, err);
-		}
 		if (!be && l->rbd_unavailable) {
+			sbce_warn("%s: %s; %s", who, err,
+				  l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY
+					  ? "the LU's target port group is in standby (02/04/0B) until this node has the "
+					    "image: it is tried again every 5 s, asking for its lock (rbd_unavailable = standby)"
+					  : "the LU answers NOT READY, IN PROCESS OF BECOMING READY (02/04/01) until the image "
+					    "can be had: it is tried again every 5 s (rbd_unavailable = not-ready)");
 			if (!(be = be_rbd_open_later(&rbd, backing_bytes(l), l->write_protect, err)))
 				snprintf(err, errlen, "out of memory");
 		}

@@ -118,9 +118,15 @@ void spc_alua_init(struct scsi_lu *lu)
 	lu->alua.status = STATUS_NONE;
 }
 
+/* The group follows its backend: standby until it is open, then active/optimized (an implicit transition). */
+static bool follows_backend(const struct scsi_lu *lu)
+{
+	return lu->params.alua_standby_until_backend && (lu->params.alua_tpgs & SCSI_TPGS_IMPLICIT);
+}
+
 bool spc_alua_wait_for_backend(struct scsi_lu *lu)
 {
-	if (!lu->params.alua_standby_until_backend || !(lu->params.alua_tpgs & SCSI_TPGS_IMPLICIT))
+	if (!follows_backend(lu))
 		return false;
 	lu->alua.state = lu->alua.target = SCSI_ALUA_STANDBY;
 	return true;
@@ -128,13 +134,13 @@ bool spc_alua_wait_for_backend(struct scsi_lu *lu)
 
 void spc_alua_backend_ready(struct scsi_lu *lu)
 {
-	if (lu->params.alua_standby_until_backend && (lu->params.alua_tpgs & SCSI_TPGS_IMPLICIT))
+	if (follows_backend(lu))
 		transition(lu, SCSI_ALUA_ACTIVE_OPTIMIZED, NULL);
 }
 
 static bool waits_for_backend(const struct scsi_lu *lu)
 {
-	return lu->backend_pending && lu->params.alua_standby_until_backend;
+	return lu->backend_pending && follows_backend(lu);
 }
 
 /* Whether the group may become active now: not while it waits for its backend (spc_alua_wait_for_backend). */

@@ -202,7 +202,7 @@ static void release_tail(struct zbc_release *r, const struct zbc_zone *zone)
 {
 	uint64_t zone_end = zone->start + zone->length;
 
-	if (zbc_zone_keeps_blocks(zone) && zone->condition != ZBC_ZC_FULL && zone->wp < zone_end)
+	if (zbc_zone_keeps_blocks(zone) && zone->wp < zone_end) /* a FULL zone's write pointer is its end */
 		r->range[r->n++] = (struct scsi_lba_range){ .lba = zone->wp, .nblocks = zone_end - zone->wp };
 }
 
@@ -276,9 +276,7 @@ static enum scsi_result finish(struct scsi_cmd *cmd, struct zbc_state *z, bool a
 	}
 	zone = zbc_zone_of(z, cmd->lba);
 	seq_before = zone->seq;
-	if (zbc_zone_fault_sense(zone, &sense))
-		return scsi_cmd_fail(cmd, sense);
-	release_tail(r, zone);
+	release_tail(r, zone); /* a finish that fails runs no work: the range goes unused */
 	if (!zbc_zone_finish(z, zone, &sense))
 		return scsi_cmd_fail(cmd, sense);
 	return zone->seq != seq_before ? scsi_cmd_run_io(cmd, release_and_persist_work, NULL) : SCSI_OK;
