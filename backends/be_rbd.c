@@ -38,7 +38,12 @@
  * -ESHUTDOWN and ready() says false.  With p->ask_holder each attempt asks
  * for a lock another client holds (rbd_lock_acquire), which librbd grants
  * once that client has released it or died (then librbd breaks the dead client's
- * lock, which blocklists it): the failover of a node in standby.
+ * lock, which blocklists it): the failover of a node in standby.  The
+ * client that takes the lock writes p->holder_note beside the image's state
+ * (omap key "holder" of the state object); an attempt that finds the lock
+ * held reads it, so a node in standby knows who holds the image
+ * (backend_ops.holder_note: REPORT TARGET PORT GROUPS of every node names
+ * the same group active).
  *
  * Atomic writes: RADOS applies each operation on an object whole, and
  * librbd makes a write that lies inside one object one write operation
@@ -71,6 +76,8 @@ struct later;
 
 #define STATE_NAME_MAX 64
 #define STATE_BLOBS_MAX 64 /* omap values read at once: more than the core keeps */
+#define NOTE_MAX 64
+#define NOTE_KEY "holder" /* the omap key of the lock holder's note (backend_ops.holder_note) */
 
 /* A named blob of state (backend_ops.state_load / state_store), as last read or written. */
 struct state_blob {
@@ -91,6 +98,7 @@ struct be_rbd {
 	uint64_t object_size; /* the image's (rbd_stat), once open */
 	pthread_mutex_t blobs_lock;
 	struct state_blob *blobs;
+	char note[NOTE_MAX]; /* be_rbd_params.holder_note: written with the lock; "" none */
 };
 
 #define LATER_RETRY_S 5
@@ -106,10 +114,11 @@ struct later {
 	bool stop;       /* the backend was closed: the thread ends */
 	bool detached;   /* ... and frees it: its attempt outlasted the close's wait */
 	char last_error[512]; /* why the last attempt failed */
+	char seen_note[NOTE_MAX]; /* the holder's note as the last attempt read it; "" none */
 	uint64_t size;
 	bool read_only;
 	struct be_rbd_params p;
-	char conf[4096], id[256], pool[256], image[256], owner_record[4096];
+	char conf[4096], id[256], pool[256], image[256], owner_record[4096], note[NOTE_MAX];
 };
 
 /* Whether the image is there to be used (always, unless be_rbd_open_later is still trying). */
@@ -606,7 +615,6 @@ static int load_blobs(struct be_rbd *t, const struct be_rbd_params *p, char *err
 	struct state_blob **tail = &t->blobs;
 	int prval = 0, rc;
 
-	snprintf(t->state_oid, sizeof(t->state_oid), "sbcemu_state.%s", p->image);
 	op = rados_create_read_op();
 	if (!op)
 		return -ENOMEM;
@@ -635,6 +643,55 @@ static int load_blobs(struct be_rbd *t, const struct be_rbd_params *p, char *err
 		rc = 0; /* no state kept yet */
 	if (rc < 0)
 		snprintf(err, errlen, "pool %s, object %s (the LU's state): %s", p->pool, t->state_oid, strerror(-rc));
+	return rc;
+}
+
+/*
+ * The holder's note (NOTE_KEY) beside the state blobs: written by the
+ * client that has just taken the lock, in one operation (RADOS applies it
+ * whole); read by one that could not take it.  0, or a negative errno.
+ */
+static int write_note(struct be_rbd *r, const char *note)
+{
+	const char *key = NOTE_KEY;
+	size_t key_len = strlen(key), val_len = strlen(note);
+	rados_write_op_t op = rados_create_write_op();
+	int rc;
+
+	if (!op)
+		return -ENOMEM;
+	rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+	rados_write_op_omap_set2(op, &key, &note, &key_len, &val_len, 1);
+	rc = rados_write_op_operate2(op, r->ioctx, r->state_oid, NULL, 0);
+	rados_release_write_op(op);
+	return rc;
+}
+
+static int read_note(struct be_rbd *r, char *buf, size_t len)
+{
+	const char *key = NOTE_KEY;
+	size_t key_len = strlen(key);
+	rados_read_op_t op = rados_create_read_op();
+	rados_omap_iter_t iter = NULL;
+	int prval = 0, rc;
+
+	buf[0] = '\0';
+	if (!op)
+		return -ENOMEM;
+	rados_read_op_omap_get_vals_by_keys2(op, &key, 1, &key_len, &iter, &prval);
+	rc = rados_read_op_operate(op, r->ioctx, r->state_oid, 0);
+	if (rc == 0)
+		rc = prval;
+	if (rc == 0) {
+		char *k, *v;
+		size_t kl, vl;
+
+		if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) == 0 && k && v)
+			snprintf(buf, len, "%.*s", (int)(vl < len ? vl : len - 1), v);
+	}
+	if (iter)
+		rados_omap_get_end(iter);
+	rados_release_read_op(op);
 	return rc;
 }
 
@@ -718,6 +775,23 @@ static int be_rbd_state_store(struct backend *be, const char *name, const uint8_
 	return 0;
 }
 
+static int be_rbd_holder_note(struct backend *be, char *buf, size_t len)
+{
+	struct be_rbd *r = be_rbd_from(be);
+	int rc = -ENOENT;
+
+	if (usable(r)) {
+		if (r->note[0])
+			rc = snprintf(buf, len, "%s", r->note) < 0 ? -EIO : 0;
+		return rc;
+	}
+	pthread_mutex_lock(&r->later->lock);
+	if (r->later->seen_note[0])
+		rc = snprintf(buf, len, "%s", r->later->seen_note) < 0 ? -EIO : 0;
+	pthread_mutex_unlock(&r->later->lock);
+	return rc;
+}
+
 static const struct backend_ops be_rbd_ops = {
 	.name = "rbd",
 	.ready = be_rbd_ready,
@@ -736,6 +810,7 @@ static const struct backend_ops be_rbd_ops = {
 	.write_atomic = be_rbd_write_atomic,
 	.state_load = be_rbd_state_load,
 	.state_store = be_rbd_state_store,
+	.holder_note = be_rbd_holder_note,
 };
 
 /* Connects to the cluster and opens the pool.  0, or a negative errno with the step in err. */
@@ -892,6 +967,7 @@ static int open_image(struct be_rbd *r, const struct be_rbd_params *p, uint64_t 
 	uint64_t have;
 	int order = 0, rc;
 
+	snprintf(r->state_oid, sizeof(r->state_oid), "sbcemu_state.%s", p->image);
 	rc = read_only ? rbd_open_read_only(r->ioctx, p->image, &r->image, NULL)
 		       : rbd_open(r->ioctx, p->image, &r->image, NULL);
 	if (rc == -ENOENT && !read_only && size) {
@@ -931,6 +1007,21 @@ static int open_image(struct be_rbd *r, const struct be_rbd_params *p, uint64_t 
 	return 0;
 }
 
+/* With the lock just taken: p->holder_note for the clients that wait (write_note).  0, or a negative errno with the reason in err. */
+static int leave_note(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!p->holder_note || !p->holder_note[0])
+		return 0;
+	snprintf(r->note, sizeof(r->note), "%s", p->holder_note);
+	rc = write_note(r, r->note);
+	if (rc < 0)
+		snprintf(err, errlen, "pool %s, object %s (the LU's state): cannot leave the holder's note: %s", p->pool,
+			 r->state_oid, strerror(-rc));
+	return rc;
+}
+
 struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err, size_t errlen)
 {
 	struct be_rbd *r = calloc(1, sizeof(*r));
@@ -945,7 +1036,8 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 	r->be.can_write_atomic = true;
 	pthread_mutex_init(&r->blobs_lock, NULL);
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
-	    (!read_only && take_lock(r, p, false, err, errlen) < 0) || load_blobs(r, p, err, errlen) < 0) {
+	    (!read_only && (take_lock(r, p, false, err, errlen) < 0 || leave_note(r, p, err, errlen) < 0)) ||
+	    load_blobs(r, p, err, errlen) < 0) {
 		release(r);
 		return NULL;
 	}
@@ -962,17 +1054,26 @@ static bool later_attempt(struct be_rbd *r)
 
 	err[0] = '\0';
 	if (connect_pool(&t, &l->p, err, sizeof(err)) < 0 || open_image(&t, &l->p, l->size, l->read_only, err, sizeof(err)) < 0 ||
-	    t.be.size != r->be.size || (!l->read_only && take_lock(&t, &l->p, l->p.ask_holder, err, sizeof(err)) < 0) ||
+	    t.be.size != r->be.size ||
+	    (!l->read_only && (take_lock(&t, &l->p, l->p.ask_holder, err, sizeof(err)) < 0 ||
+			       leave_note(&t, &l->p, err, sizeof(err)) < 0)) ||
 	    load_blobs(&t, &l->p, err, sizeof(err)) < 0) {
+		char note[NOTE_MAX];
+		/* The lock another client keeps: the note it left when it took it (backend_ops.holder_note). */
+		bool seen = t.image && !t.owner[0] && read_note(&t, note, sizeof(note)) == 0;
+
 		release_handles(&t);
 		blobs_free(t.blobs);
 		pthread_mutex_lock(&l->lock);
 		snprintf(l->last_error, sizeof(l->last_error), "%s", err[0] ? err : "the image's size changed");
+		if (seen)
+			memcpy(l->seen_note, note, sizeof(note));
 		pthread_mutex_unlock(&l->lock);
 		return false;
 	}
 	memcpy(r->owner, t.owner, sizeof(r->owner));
 	memcpy(r->state_oid, t.state_oid, sizeof(r->state_oid));
+	memcpy(r->note, t.note, sizeof(r->note));
 	r->object_size = t.object_size;
 	r->blobs = t.blobs;
 	r->cluster = t.cluster;
@@ -986,15 +1087,21 @@ static void *later_thread(void *p)
 	struct be_rbd *r = p;
 	struct later *l = r->later;
 	struct timespec until;
-	bool detached;
+	bool detached, first = true;
 
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
 		bool opened;
 
-		/* be_rbd_open has just failed: every attempt here comes LATER_RETRY_S after the last. */
+		/*
+		 * be_rbd_open has just failed: every attempt here comes
+		 * LATER_RETRY_S after the last, but the first one that asks a
+		 * holder, which is at once (it reads the holder's note, and a dead
+		 * holder's lock is broken the sooner).
+		 */
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += LATER_RETRY_S;
+		until.tv_sec += first && l->p.ask_holder ? 0 : LATER_RETRY_S;
+		first = false;
 		while (!l->stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) != ETIMEDOUT)
 			;
 		if (l->stop)
@@ -1044,9 +1151,10 @@ struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, 
 	snprintf(l->pool, sizeof(l->pool), "%s", p->pool);
 	snprintf(l->image, sizeof(l->image), "%s", p->image);
 	snprintf(l->owner_record, sizeof(l->owner_record), "%s", p->owner_record ? p->owner_record : "");
+	snprintf(l->note, sizeof(l->note), "%s", p->holder_note ? p->holder_note : "");
 	l->p = (struct be_rbd_params){ .conf = l->conf, .id = l->id, .pool = l->pool, .image = l->image,
 				       .owner_record = p->owner_record ? l->owner_record : NULL,
-				       .ask_holder = p->ask_holder };
+				       .ask_holder = p->ask_holder, .holder_note = l->note };
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_condattr_init(&clock_attr);
 	pthread_condattr_setclock(&clock_attr, CLOCK_MONOTONIC);

@@ -137,6 +137,9 @@ struct cfg_lun_check {
 };
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l);
 void cfg_finish_conglomerate(const struct cfg_lun_check *c, struct cfg_lun *l);
+/* alua.c: lun.alua_peer_groups. */
+int cfg_set_alua_peers(const struct cfg_key *key, void *object, const char *value, char *why, size_t whylen);
+void cfg_finish_alua_peers(const struct cfg_lun_check *c, struct cfg_lun *l);
 /*
  * Reports "file:line: section.key: reason" for a LUN check, line being the
  * one that set key in l (cfg_key_line: else the section header).

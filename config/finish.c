@@ -359,6 +359,7 @@ static void finish_rbd_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 	if (l->backend != CFG_BACKEND_RBD) {
 		if (l->rbd_unavailable)
 			cfg_lun_fail(c, l, "rbd_unavailable", "only with backend rbd");
+		cfg_finish_alua_peers(c, l);
 		return;
 	}
 	if (c->template || l->kind == CFG_LU_CONGLOMERATE)
@@ -386,6 +387,7 @@ static void finish_rbd_lun(const struct cfg_lun_check *c, struct cfg_lun *l)
 	if (l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY && !(l->alua & 1))
 		cfg_lun_fail(c, l, "rbd_unavailable", "standby needs alua = implicit or both (the LU's target port "
 			     "group becomes active/optimized by itself when it has the image)");
+	cfg_finish_alua_peers(c, l);
 }
 
 void cfg_finish_lun(const struct cfg_lun_check *c, struct cfg_lun *l)

@@ -446,6 +446,11 @@ const struct cfg_key cfg_schema[] = {
 	LUN_U32(alua_transition_ms, "0", 0, 60000,
 		"Milliseconds each state change shows as transitioning (02/04/0A) first; REPORT TARGET PORT GROUPS' "
 		"IMPLICIT TRANSITION TIME is this in seconds, rounded up."),
+	LUN(alua_peer_groups, CFG_TYPE_STRING, "", 0, CFG_ALUA_PEERS_TEXT_MAX - 1, NULL, cfg_set_alua_peers,
+	    "With rbd_unavailable = standby: the target port groups of the other nodes serving the same image, "
+	    "`GROUP:PORT` items (the group and the relative target port identifier of its port, that node's "
+	    "tpgt), e.g. `2:2`. REPORT TARGET PORT GROUPS then lists every group, the same through each node: "
+	    "the one holding the image active/optimized, the others standby (docs/rbd.md)."),
 	LUN(lba_locks, CFG_TYPE_ENUM, "range", 0, 0, lba_locks, cfg_set_enum,
 	    "How commands share blocks: `range` locks only the blocks each command touches (reads together, "
 	    "writes alone, atomic writes and COMPARE AND WRITE alone); `lu` makes every lock cover the whole LU, "

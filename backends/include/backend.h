@@ -131,6 +131,14 @@ struct backend_ops {
 	 */
 	int (*state_load)(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max);
 	int (*state_store)(struct backend *be, const char *name, const uint8_t *data, size_t len);
+	/*
+	 * The note that the client holding the medium left when it took it
+	 * (be_rbd_params.holder_note), as this backend last read it: its own
+	 * once it holds the medium, else what its last attempt to take it
+	 * found.  NUL-terminated in buf: 0, or -ENOENT when none was read.  No
+	 * I/O: any thread.  NULL: not offered.
+	 */
+	int (*holder_note)(struct backend *be, char *buf, size_t len);
 };
 
 struct backend {
@@ -181,6 +189,12 @@ struct be_rbd_params {
 	 * fails the attempt.
 	 */
 	bool ask_holder;
+	/*
+	 * Written beside the image's state (omap key "holder") each time this
+	 * client takes the lock, for the clients that wait for it
+	 * (backend_ops.holder_note); NULL: none.
+	 */
+	const char *holder_note;
 };
 
 /*

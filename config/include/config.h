@@ -53,6 +53,8 @@
 #define CFG_BINDINGS_MAX 189
 #define CFG_MAX_ELEMENT 16383 /* a conglomerate's subsidiary elements: 1..16383 (SAM-5 4.7, 14 bits) */
 #define CFG_CFGSTRING_MAX 256 /* the kernel's TCMU_CONFIG_LEN (target_core_user.c) */
+#define CFG_ALUA_PEERS_MAX 8 /* lun.alua_peer_groups items */
+#define CFG_ALUA_PEERS_TEXT_MAX 128
 
 enum cfg_log_level {
 	CFG_LOG_ERROR,
@@ -281,6 +283,7 @@ struct cfg_lun {
 	uint32_t target_port_group;
 	uint32_t alua_state;       /* ASYMMETRIC ACCESS STATE (enum scsi_alua_state) */
 	uint32_t alua_transition_ms;
+	char alua_peer_groups[CFG_ALUA_PEERS_TEXT_MAX]; /* "2:2, 3:3": the other nodes' groups (config/alua.c) */
 	enum cfg_lba_locks lba_locks;
 	/* device profiles: docs/profiles.md */
 	enum cfg_profile profile;
@@ -397,6 +400,13 @@ int cfg_bindings_walk(const char *text, int (*fn)(void *arg, const char *initiat
 		      void *arg, char *why, size_t whylen);
 int cfg_zone_list_walk(const char *text, int (*fn)(void *arg, uint32_t first, uint32_t last), void *arg,
 		       char *why, size_t whylen);
+/*
+ * lun.alua_peer_groups, "GROUP:PORT" items separated by spaces or commas:
+ * calls fn(arg, group, port) for each.  0, fn's nonzero result, or -1 with
+ * the reason in why (config/alua.c).
+ */
+int cfg_alua_peers_walk(const char *text, int (*fn)(void *arg, uint32_t group, uint32_t port), void *arg,
+			char *why, size_t whylen);
 
 /*
  * A PI fault list (lun.pi_faults): "FIELD LBA" or "FIELD FIRST-LAST" items,

@@ -342,13 +342,15 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 	 */
 	if (l->backend == CFG_BACKEND_RBD) {
 		/* The state directory's lock (sbce_state_dir_lock) makes this process the record's only user. */
-		char owner_record[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 16];
+		char owner_record[CFG_PATH_MAX + 2 * CFG_NAME_MAX + 16], note[32];
 		struct be_rbd_params rbd = {
 			.conf = l->ceph_conf, .id = l->ceph_id, .pool = l->rbd_pool, .image = l->rbd_image,
 			.owner_record = owner_record, .ask_holder = l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY,
+			.holder_note = l->alua ? note : NULL,
 		};
 
 		snprintf(owner_record, sizeof(owner_record), "%s/rbd-lock-owner", state_dir);
+		scsi_alua_holder_note((uint16_t)l->target_port_group, note, sizeof(note));
 
 		be = be_rbd_open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
 		if (!be && l->rbd_unavailable) {
@@ -417,6 +419,16 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 }
 
 /* The SCSI core's parameters of LU l, num_blocks of them in its backend.  0, or -1 with the reason in err. */
+/* cfg_alua_peers_walk: one of lun.alua_peer_groups (the config checked the count and the groups). */
+static int add_alua_peer(void *arg, uint32_t group, uint32_t port)
+{
+	struct scsi_lu_params *p = arg;
+
+	if (p->alua_peer_count < SCSI_ALUA_PEERS_MAX)
+		p->alua_peers[p->alua_peer_count++] = (struct scsi_alua_peer){ (uint16_t)group, (uint16_t)port };
+	return 0;
+}
+
 static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *state_dir, struct scsi_lu_params *p,
 		     char *err, size_t errlen)
 {
@@ -473,6 +485,9 @@ static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *s
 	p->alua_state = (uint8_t)l->alua_state;
 	p->alua_transition_ms = l->alua_transition_ms;
 	p->alua_standby_until_backend = l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY;
+	p->alua_peer_count = 0;
+	if (cfg_alua_peers_walk(l->alua_peer_groups, add_alua_peer, p, err, errlen) != 0)
+		return -1;
 	p->lba_locks_whole_lu = l->lba_locks == CFG_LBA_LOCKS_LU;
 	p->minimal_command_set = l->profile == CFG_PROFILE_SBC4_MINIMAL;
 	p->quirks = l->quirks;

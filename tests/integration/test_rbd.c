@@ -454,35 +454,68 @@ static void fenced(struct itest_daemon *d)
 
 /* ---- two nodes, one image: ALUA standby and failover ---- */
 
-/* A node serving image ha as LUN 1, in target port group tpg, waiting in standby when another holds it. */
+/*
+ * A node serving image ha as LUN 1, in target port group tpg (1 or 2) with
+ * one target port, relative target port identifier tpg (the target's
+ * tpgt), waiting in standby when another holds it; the other node's group
+ * (3 - tpg, port 3 - tpg) is its peer.
+ */
 static bool node_start(struct itest_daemon *n, int tpg)
 {
 	char text[2048];
 
 	snprintf(text, sizeof(text),
-		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = 1M\n"
+		 "[target \"" ITEST_TARGET "\"]\ntpgt = %d\n[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = 1M\n"
 		 "[lun \"" ITEST_TARGET "\" 1]\nbackend = rbd\nrbd_image = ha\nsize = 16M\nceph_conf = %s\n"
-		 "rbd_unavailable = standby\nalua = both\ntarget_port_group = %d\n"
+		 "rbd_unavailable = standby\nalua = both\ntarget_port_group = %d\nalua_peer_groups = %d:%d\n"
 		 "[lun \"" ITEST_TARGET "\" 2]\nbackend = rbd\nrbd_image = hazbc\nsize = 16M\nceph_conf = %s\n"
 		 "kind = zbc-hm\nzone_size = 1M\nrbd_unavailable = standby\nalua = both\ntarget_port_group = %d\n",
-		 conf_path, tpg, conf_path, tpg);
+		 tpg, conf_path, tpg, 3 - tpg, 3 - tpg, conf_path, tpg);
 	itest_daemon_write_config(n, text);
 	return itest_daemon_start(n) == 0;
 }
 
-/* REPORT TARGET PORT GROUPS (MAINTENANCE IN A3h/0Ah) on LUN 1: the first descriptor's state and group. */
-static bool rtpg(struct iscsi_context *s, int *state, int *group)
+/*
+ * REPORT TARGET PORT GROUPS (MAINTENANCE IN A3h/0Ah) on LUN 1 through s, as "G:STATE:PORT ..." for
+ * each descriptor (the STATUS CODE left out: a node reports 00h for another
+ * node's group, whose moves it does not see).  Whether it was GOOD.
+ */
+static bool rtpg_groups(struct iscsi_context *s, char *out, size_t len)
 {
 	uint8_t cdb[12] = { 0xa3, 0x0a, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 };
 	struct itest_result r;
 	bool ok;
+	size_t used = 0;
 
+	out[0] = '\0';
 	itest_cmd(s, 1, cdb, 12, ITEST_IN, NULL, 0, 256, &r);
-	ok = r.transport_ok && r.status == 0 && r.data_len >= 8;
-	*state = ok ? r.data[4] & 0x0f : -1;
-	*group = ok ? itest_get_be16(r.data + 6) : -1;
+	ok = r.transport_ok && r.status == 0 && r.data_len >= 4;
+	for (size_t off = 4; ok && off + 12 <= (size_t)r.data_len && used < len; off += 12)
+		used += (size_t)snprintf(out + used, len - used, "%s%u:%u:%u", off > 4 ? " " : "",
+					 itest_get_be16(r.data + off + 2), r.data[off] & 0x0f,
+					 itest_get_be16(r.data + off + 10));
 	itest_result_free(&r);
 	return ok;
+}
+
+/*
+ * REPORT TARGET PORT GROUPS through two nodes (SPC-4 6.37): the same
+ * groups, states and ports through both, polled for at most 15 s (a waiting
+ * node learns the holder from the note its next attempt reads, every 5 s),
+ * and equal to want.
+ */
+static void same_groups_through_both(struct iscsi_context *s1, struct iscsi_context *s2, const char *want,
+				     const char *name)
+{
+	char g1[128], g2[128];
+
+	for (int i = 0; i < 60; i++) {
+		if (rtpg_groups(s1, g1, sizeof(g1)) && rtpg_groups(s2, g2, sizeof(g2)) && strcmp(g1, want) == 0 &&
+		    strcmp(g2, want) == 0)
+			break;
+		usleep(250 * 1000);
+	}
+	itest_ok(strcmp(g1, want) == 0 && strcmp(g2, want) == 0, name, "one node: %s, the other: %s", g1, g2);
 }
 
 /* Polls TEST UNIT READY on LUN lun until GOOD (at most 60 s): whether it came, and whether 06/2A/06 came first. */
@@ -525,13 +558,20 @@ static struct iscsi_context *host_session(struct itest_daemon *n)
 	return s;
 }
 
-/* PERSISTENT RESERVE OUT (5Fh) on LUN 1: service action sa, TYPE type, RESERVATION KEY key, SERVICE ACTION RESERVATION KEY sa_key. */
+/*
+ * PERSISTENT RESERVE OUT (5Fh) on LUN 1: service action sa, TYPE type,
+ * RESERVATION KEY key, SERVICE ACTION RESERVATION KEY sa_key; ALL_TG_PT
+ * (byte 20 bit 2: the host's I_T nexuses through every target port, each
+ * node's one) with REGISTER, as a multipath host registers.
+ */
 static bool prout1(struct iscsi_context *s, const char *name, uint8_t sa, uint8_t type, uint64_t key, uint64_t sa_key)
 {
 	uint8_t param[24] = { 0 }, cdb[10] = { 0x5f, sa, type, 0, 0, 0, 0, 0, 24, 0 };
 
 	itest_put_be64(param, key);
 	itest_put_be64(param + 8, sa_key);
+	if (sa == 0x00)
+		param[20] = 0x04;
 	return itest_expect_cmd(s, 1, name, cdb, 10, ITEST_OUT, param, 24, 0, EXPECT_GOOD, NULL);
 }
 
@@ -560,7 +600,9 @@ static bool reserved_by(struct iscsi_context *s, uint64_t key, int type)
  * (06/2A/06 ASYMMETRIC ACCESS STATE CHANGED), with every write A
  * acknowledged and the persistent reservation A's host made (its key, its
  * type, RESERVATION CONFLICT for another I_T nexus's WRITE).  A, restarted,
- * finds B's live lock and waits in standby.  Then B only stops (SIGSTOP:
+ * finds B's live lock and waits in standby.  REPORT TARGET PORT GROUPS
+ * (SPC-4 6.37) lists both groups, the same through each node, with the
+ * holder's active/optimized (alua_peer_groups).  Then B only stops (SIGSTOP:
  * cut off, not dead): A takes over the same way, reservation included, and
  * B, back, cannot write (blocklisted: 02/04/03).
  */
@@ -574,7 +616,7 @@ static void standby_and_failover(void)
 	char out[8192];
 	bool saw_ua = false;
 	double seconds;
-	int state, group;
+	char groups[128];
 
 	itest_daemon_init(&a, "rbd-node-a");
 	itest_daemon_init(&b, "rbd-node-b");
@@ -583,8 +625,9 @@ static void standby_and_failover(void)
 	ha = host_session(&a);
 	if (!itest_ok(ha != NULL, "the host logs in to node A", "no session"))
 		goto out;
-	itest_ok(rtpg(ha, &state, &group) && state == 0 && group == 1,
-		 "node A: REPORT TARGET PORT GROUPS -> group 1 active/optimized", "state %d group %d", state, group);
+	itest_ok(rtpg_groups(ha, groups, sizeof(groups)) && strcmp(groups, "1:0:1 2:2:2") == 0,
+		 "node A: REPORT TARGET PORT GROUPS -> group 1 (port 1) active/optimized, group 2 (port 2) standby",
+		 "%s", groups);
 	write_pattern(ha, 700, 31);
 	prout1(ha, "node A: PERSISTENT RESERVE OUT REGISTER -> GOOD", 0x00, 0, 0, key);
 	prout1(ha, "node A: PERSISTENT RESERVE OUT RESERVE, Write Exclusive -> GOOD", 0x01, 0x01, key, 0);
@@ -603,8 +646,8 @@ static void standby_and_failover(void)
 			 EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
 	itest_expect_cmd(hb, 1, "node B: PERSISTENT RESERVE IN READ KEYS -> 02/04/0B (they live with the image)", keys,
 			 10, ITEST_IN, NULL, 0, 4096, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
-	itest_ok(rtpg(hb, &state, &group) && state == 2 && group == 2,
-		 "node B: REPORT TARGET PORT GROUPS -> group 2 standby", "state %d group %d", state, group);
+	same_groups_through_both(ha, hb, "1:0:1 2:2:2", "REPORT TARGET PORT GROUPS through node A and node B: the "
+				 "same, group 1 (A, port 1) active/optimized, group 2 (B, port 2) standby");
 	itest_expect_cmd(hb, 1, "node B: SET TARGET PORT GROUPS to active/optimized -> 04/67/0A (COMMAND FAILED)", stpg,
 			 12, ITEST_OUT, to_optimized, sizeof(to_optimized), 0, EXPECT_SENSE(0x04, 0x67, 0x0a), NULL);
 	itest_ctl_expect(&b, out, sizeof(out), 0, "lu show 1", "node B: sbcemuctl lu show 1 -> exit 0");
@@ -618,8 +661,8 @@ static void standby_and_failover(void)
 		 "after kill -9 of node A: node B's TEST UNIT READY -> GOOD within 60 s", NULL);
 	itest_note("node B took over %.1f s after node A was killed", seconds);
 	itest_ok(saw_ua, "before that: 06/2A/06 ASYMMETRIC ACCESS STATE CHANGED", NULL);
-	itest_ok(rtpg(hb, &state, &group) && state == 0 && group == 2,
-		 "node B: REPORT TARGET PORT GROUPS -> group 2 active/optimized", "state %d group %d", state, group);
+	itest_ok(rtpg_groups(hb, groups, sizeof(groups)) && strcmp(groups, "1:2:1 2:0:2") == 0,
+		 "node B: REPORT TARGET PORT GROUPS -> group 1 standby, group 2 active/optimized", "%s", groups);
 	itest_ok(reads_back(hb, 700, 31), "node B reads what node A acknowledged before it died", "different data");
 	itest_ok(reserved_by(hb, key, 0x01),
 		 "node B: READ RESERVATION -> the key and type (Write Exclusive) reserved through node A", NULL);
@@ -645,6 +688,9 @@ static void standby_and_failover(void)
 		if (ha)
 			itest_expect_cmd(ha, 1, "restarted node A waits in standby (B holds the lock) -> 02/04/0B", tur, 6,
 					 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+		if (ha)
+			same_groups_through_both(ha, hb, "1:2:1 2:0:2", "REPORT TARGET PORT GROUPS through the restarted "
+						 "node A and node B: the same, group 2 (B) active/optimized");
 	}
 	if (!ha)
 		goto out;
@@ -658,6 +704,8 @@ static void standby_and_failover(void)
 		 "node B stopped (SIGSTOP): node A becomes active within 60 s, with 06/2A/06 first", NULL);
 	itest_note("node A took over %.1f s after node B was stopped", seconds);
 	itest_ok(reserved_by(ha, key, 0x01), "node A: the reservation came back with the image", NULL);
+	itest_ok(rtpg_groups(ha, groups, sizeof(groups)) && strcmp(groups, "1:0:1 2:2:2") == 0,
+		 "node A: REPORT TARGET PORT GROUPS -> group 1 active/optimized again, group 2 standby", "%s", groups);
 	write_pattern(ha, 900, 33);
 	itest_daemon_signal(&b, SIGCONT);
 	itest_pattern(buf, sizeof(buf), 34);

@@ -15,6 +15,9 @@
 #ifndef SBCEMU_SCSI_H
 #define SBCEMU_SCSI_H
 
+/* The other nodes' target port groups an LU can list (scsi_lu_params.alua_peers). */
+#define SCSI_ALUA_PEERS_MAX 8
+
 /* Layering (docs/architecture.md): a backend knows nothing of SCSI. */
 #ifdef SBCE_BUILDING_BACKENDS
 #error "sbcemu layering: a backend knows nothing of SCSI (backends/ may not include the SCSI core)"
@@ -690,6 +693,19 @@ struct scsi_lu_params {
 	 * = standby).  Needs alua_tpgs with implicit.
 	 */
 	bool alua_standby_until_backend;
+	/*
+	 * With alua_standby_until_backend: the target port groups of the other
+	 * nodes serving the same medium, each with the relative target port
+	 * identifier of its one port.  REPORT TARGET PORT GROUPS lists them
+	 * beside the LU's own group, in the states this node sees: the group
+	 * the backend names as the medium's holder (backend_ops.holder_note,
+	 * scsi_alua_holder_note) active/optimized, the others standby.
+	 */
+	uint8_t alua_peer_count;
+	struct scsi_alua_peer {
+		uint16_t group;
+		uint16_t relative_target_port;
+	} alua_peers[SCSI_ALUA_PEERS_MAX];
 	/* Default values of mode page fields (spc_mode_pages.c; PC = 10b), where they differ from the device's own. */
 	struct scsi_mode_defaults {
 		uint32_t set;                    /* bit i: field i (enum scsi_mode_field) has a value */
@@ -965,6 +981,13 @@ uint64_t scsi_device_power_cycle(struct scsi_device *dev);
  * state is not one a group can be put in.
  */
 int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char *err, size_t errlen);
+/*
+ * The note a node that holds a shared medium leaves for the nodes that wait
+ * for it (a backend's holder_note, be_rbd_params.holder_note): the name of
+ * its target port group, which their REPORT TARGET PORT GROUPS shows as
+ * active/optimized.
+ */
+void scsi_alua_holder_note(uint16_t target_port_group, char *buf, size_t len);
 /* Write-protects the medium (07/27/00 for writes, WP in MODE SENSE) or lifts it. */
 void scsi_lu_set_write_protect(struct scsi_lu *lu, bool on);
 /*

@@ -4,11 +4,15 @@
  * TARGET PORT GROUPS (MAINTENANCE IN A3h, SA 0Ah; SPC-4 6.37) and SET
  * TARGET PORT GROUPS (MAINTENANCE OUT A4h, SA 0Ah; SPC-4 6.45).
  *
- * One target port group per device: the daemon's node.  The groups of
- * other nodes serving the same LU are not known here yet (docs/alua.md).
- * With params.alua_standby_until_backend the group waits in standby while
- * the backend is being opened (another node holds the medium) and becomes
- * active/optimized once it is open (docs/rbd.md).
+ * One target port group per device: the daemon's node.  With
+ * params.alua_standby_until_backend the group waits in standby while the
+ * backend is being opened (another node holds the medium) and becomes
+ * active/optimized once it is open (docs/rbd.md).  The groups of the other
+ * nodes serving that medium (params.alua_peers) are listed beside it, in
+ * the states this node sees: while it holds the medium they wait in
+ * standby; while it waits, the group named in the holder's note
+ * (backend_ops.holder_note, scsi_alua_holder_note) is active/optimized and
+ * the others standby.  So every node reports the same groups.
  * Supported states: active/optimized, active/non-optimized, standby,
  * unavailable, and transitioning between them; not offline or logical
  * block dependent.
@@ -224,6 +228,55 @@ bool spc_alua_gate(struct scsi_cmd *cmd)
 	return false;
 }
 
+#define NOTE_FORMAT "target port group %u"
+
+void scsi_alua_holder_note(uint16_t target_port_group, char *buf, size_t len)
+{
+	snprintf(buf, len, NOTE_FORMAT, (unsigned)target_port_group);
+}
+
+/* The group of the node holding the medium, as the backend last heard (backend_ops.holder_note); 0: not known. */
+static uint16_t holder_group(const struct scsi_lu *lu)
+{
+	char note[64];
+	unsigned group;
+
+	if (!lu->backend || !lu->backend->ops->holder_note ||
+	    lu->backend->ops->holder_note(lu->backend, note, sizeof(note)) != 0 ||
+	    sscanf(note, NOTE_FORMAT, &group) != 1 || group == 0 || group > 0xffff)
+		return 0;
+	return (uint16_t)group;
+}
+
+/* A target port group as this node sees it. */
+struct group_view {
+	uint16_t group;
+	uint16_t relative_target_port;
+	uint8_t state;
+	uint8_t status;
+};
+
+/* The LU's own group (with port own_port) and the other nodes' (module comment), in group order; the count. */
+static unsigned groups_seen(const struct scsi_lu *lu, uint16_t own_port, struct group_view *v)
+{
+	uint16_t holder = waits_for_backend(lu) ? holder_group(lu) : 0;
+	unsigned n = 0;
+
+	v[n++] = (struct group_view){ lu->params.target_port_group, own_port, (uint8_t)lu->alua.state,
+				      lu->alua.status };
+	for (unsigned i = 0; i < lu->params.alua_peer_count && i < SCSI_ALUA_PEERS_MAX; i++) {
+		const struct scsi_alua_peer *p = &lu->params.alua_peers[i];
+		struct group_view g = { p->group, p->relative_target_port,
+					p->group == holder ? SCSI_ALUA_ACTIVE_OPTIMIZED : SCSI_ALUA_STANDBY, STATUS_NONE };
+		unsigned j = n++;
+
+		for (; j > 0 && v[j - 1].group > g.group; j--)
+			v[j] = v[j - 1];
+		v[j] = g;
+	}
+	return n;
+}
+
 /*
  * REPORT TARGET PORT GROUPS (SPC-4 6.37): PARAMETER DATA FORMAT (byte 1
  * bits 7:5) 000b gives the 4-byte header, 001b the extended one (FORMAT
@@ -232,16 +285,20 @@ bool spc_alua_gate(struct scsi_cmd *cmd)
  * formats, as sg3_utils' sg_rtpg reads it.  The data is cut at the
  * allocation length, whatever it cuts (libiscsi's test_rtpg_alloc_length).
  *
- * The one descriptor (8 bytes + 4 per target port): byte 0 PREF (0) and
- * ASYMMETRIC ACCESS STATE, byte 1 the supported states, bytes 2-3 TARGET
- * PORT GROUP, byte 5 STATUS CODE, byte 7 TARGET PORT COUNT; each target
- * port descriptor has its RELATIVE TARGET PORT IDENTIFIER in bytes 2-3.
+ * A descriptor per group (groups_seen; 8 bytes + 4 per target port): byte
+ * 0 PREF (0) and ASYMMETRIC ACCESS STATE, byte 1 the supported states,
+ * bytes 2-3 TARGET PORT GROUP, byte 5 STATUS CODE (00h for another node's
+ * group: this node does not know what moved it), byte 7 TARGET PORT COUNT
+ * (1); the target port descriptor has its RELATIVE TARGET PORT IDENTIFIER
+ * in bytes 2-3.
  */
 enum scsi_result spc_report_target_port_groups_exec(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	uint8_t format = cmd->cdb[1] >> 5;
-	size_t hdr = format == FORMAT_EXTENDED ? 8 : 4, len = hdr + 8 + 4;
+	struct group_view v[1 + SCSI_ALUA_PEERS_MAX];
+	unsigned n = groups_seen(lu, cmd->nexus->relative_target_port, v);
+	size_t hdr = format == FORMAT_EXTENDED ? 8 : 4, len = hdr + n * (8 + 4);
 	uint8_t *b, *d;
 
 	cmd->allocation_length = get_be32(cmd->cdb + 6);
@@ -257,13 +314,15 @@ enum scsi_result spc_report_target_port_groups_exec(struct scsi_cmd *cmd)
 		b[4] = FORMAT_EXTENDED << 4;                 /* FORMAT TYPE */
 		b[5] = (uint8_t)(secs > 255 ? 255 : secs);   /* IMPLICIT TRANSITION TIME */
 	}
-	d = b + hdr;
-	d[0] = (uint8_t)lu->alua.state;
-	d[1] = SUPPORTED_STATES;
-	put_be16(d + 2, lu->params.target_port_group);
-	d[5] = lu->alua.status;
-	d[7] = 1; /* TARGET PORT COUNT */
-	put_be16(d + 8 + 2, cmd->nexus->relative_target_port);
+	for (unsigned i = 0; i < n; i++) {
+		d = b + hdr + i * (8 + 4);
+		d[0] = v[i].state;
+		d[1] = SUPPORTED_STATES;
+		put_be16(d + 2, v[i].group);
+		d[5] = v[i].status;
+		d[7] = 1; /* TARGET PORT COUNT */
+		put_be16(d + 8 + 2, v[i].relative_target_port);
+	}
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
 }
@@ -289,35 +348,52 @@ enum scsi_result spc_set_target_port_groups_parse(struct scsi_cmd *cmd)
  * logical block dependent, reserved) or one group named twice: INVALID
  * FIELD IN PARAMETER LIST (05/26/00) with the field pointer, and nothing
  * changed.  No descriptor: nothing to do.
+ *
+ * Another node's group (params.alua_peers) is moved by that node alone: a
+ * descriptor asking it for the state it is in changes nothing; one asking
+ * for another state fails the command (below).
  */
 enum scsi_result spc_set_target_port_groups_exec(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
 	const uint8_t *p = cmd->data_out;
 	size_t len = cmd->data_length;
-	int found = -1;
+	struct group_view v[1 + SCSI_ALUA_PEERS_MAX];
+	unsigned n = groups_seen(lu, cmd->nexus->relative_target_port, v), named = 0, i;
+	bool refused = false;
+	int own = -1;
 
 	if (len == 0)
 		return SCSI_OK;
 	if (len < 4 || (len - 4) % 4 || !p)
 		return scsi_cmd_fail(cmd, sense_parameter_list_length_error());
 	for (size_t off = 4; off < len; off += 4) {
+		uint16_t group = get_be16(p + off + 2);
+
 		if (p[off] & 0xf0)
 			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)off, 7));
 		if (!settable(p[off] & 0x0f))
 			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)off, 3));
-		if (get_be16(p + off + 2) != lu->params.target_port_group || found >= 0)
+		for (i = 0; i < n && v[i].group != group; i++)
+			;
+		if (i == n || (named & (1u << i)))
 			return scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)(off + 2), 7));
-		found = (int)off;
+		named |= 1u << i;
+		if (group == lu->params.target_port_group)
+			own = (int)off;
+		else if ((p[off] & 0x0f) != v[i].state)
+			refused = true;
 	}
 	/*
-	 * A group that waits for its medium (another node holds it) cannot be
-	 * made active: HARDWARE ERROR, SET TARGET PORT GROUPS COMMAND FAILED
-	 * (SPC-4 6.45; tcmu-runner's alua.c answers so when its image lock
-	 * cannot be had).  Nothing changes.
+	 * Another node's group asked to move, or a group that waits for its
+	 * medium (another node holds it) asked to be active: HARDWARE ERROR,
+	 * SET TARGET PORT GROUPS COMMAND FAILED (SPC-4 6.45; tcmu-runner's
+	 * alua.c answers so when its image lock cannot be had).  Nothing
+	 * changes.
 	 */
-	if (!may_be_active(lu, (enum scsi_alua_state)(p[found] & 0x0f)))
+	if (refused || (own >= 0 && !may_be_active(lu, (enum scsi_alua_state)(p[own] & 0x0f))))
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_HARDWARE_ERROR, ASC_SET_TARGET_PORT_GROUPS_COMMAND_FAILED));
-	transition(lu, (enum scsi_alua_state)(p[found] & 0x0f), cmd->nexus);
+	if (own >= 0)
+		transition(lu, (enum scsi_alua_state)(p[own] & 0x0f), cmd->nexus);
 	return SCSI_OK;
 }

@@ -429,6 +429,38 @@ START_TEST(conglomerates)
 }
 END_TEST
 
+/*
+ * lun.alua_peer_groups (config/alua.c): GROUP:PORT items, each 1..65535, at
+ * most 8; only beside rbd_unavailable = standby; never the LU's own group,
+ * never one group twice.
+ */
+START_TEST(alua_peer_groups)
+{
+#define RBD_STANDBY "backend = rbd\nrbd_image = x\nsize = 1M\nalua = both\n"
+	cfg_test_expect("[lun \"" T "\" 0]\npath = a\nalua_peer_groups = 2-2\n", false,
+			"t.ini:3: lun \"" T "\" 0.alua_peer_groups: \"2-2\" is not a list of GROUP:PORT (target port "
+			"group and relative target port identifier, each 1..65535, like \"2:2, 3:3\")\n");
+	cfg_test_expect("[lun \"" T "\" 0]\npath = a\nalua_peer_groups = 2:0\n", false,
+			"t.ini:3: lun \"" T "\" 0.alua_peer_groups: \"2:0\" is not a list of GROUP:PORT (target port "
+			"group and relative target port identifier, each 1..65535, like \"2:2, 3:3\")\n");
+	cfg_test_expect("[lun \"" T "\" 0]\npath = a\nalua_peer_groups = 2:2 3:3 4:4 5:5 6:6 7:7 8:8 9:9 10:10\n",
+			false, "t.ini:3: lun \"" T "\" 0.alua_peer_groups: at most 8 other target port groups\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\npath = a\nalua_peer_groups = 2:2\n", true,
+			"t.ini:5: lun \"" T "\" 0.alua_peer_groups: only with rbd_unavailable = standby (the other "
+			"groups are the nodes that wait for the image while one holds it)\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\n" RBD_STANDBY "rbd_unavailable = standby\n"
+			"target_port_group = 2\nalua_peer_groups = 1:1, 2:2\n",
+			true, "t.ini:10: lun \"" T "\" 0.alua_peer_groups: group 2 is this LU's own target_port_group\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\n" RBD_STANDBY "rbd_unavailable = standby\n"
+			"alua_peer_groups = 3:1,3:2\n",
+			true, "t.ini:9: lun \"" T "\" 0.alua_peer_groups: group 3 is named twice\n");
+	cfg_test_expect("[daemon]\nstate_dir = /srv\n[lun \"" T "\" 0]\n" RBD_STANDBY "rbd_unavailable = standby\n"
+			"alua_peer_groups = 2:2, 3:3\n",
+			true, "");
+#undef RBD_STANDBY
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config_finish");
@@ -451,6 +483,7 @@ int main(void)
 	tcase_add_test(tc, default_control_socket);
 	tcase_add_test(tc, profiles);
 	tcase_add_test(tc, conglomerates);
+	tcase_add_test(tc, alua_peer_groups);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -170,6 +170,108 @@ START_TEST(standby_until_the_backend_is)
 }
 END_TEST
 
+/* The holder's note the backend read (backend_ops.holder_note); "" none. */
+static char holder_note_text[64];
+
+static int later_holder_note(struct backend *be, char *buf, size_t len)
+{
+	(void)be;
+	if (!holder_note_text[0])
+		return -ENOENT;
+	snprintf(buf, len, "%s", holder_note_text);
+	return 0;
+}
+
+/* REPORT TARGET PORT GROUPS descriptor i of data (4-byte header): group, state, status, port. */
+static void expect_group(const uint8_t *data, unsigned i, uint16_t group, unsigned state, unsigned status,
+			 uint16_t port)
+{
+	const uint8_t *d = data + 4 + i * 12;
+
+	ck_assert_uint_eq(get_be16(d + 2), group);
+	ck_assert_uint_eq(d[0] & 0x0f, state);
+	ck_assert_uint_eq(d[1], 0x8f);
+	ck_assert_uint_eq(d[5], status);
+	ck_assert_uint_eq(d[7], 1);
+	ck_assert_uint_eq(get_be16(d + 10), port);
+}
+
+/*
+ * The other nodes' groups (alua_peers, rbd's alua_peer_groups): REPORT
+ * TARGET PORT GROUPS (SPC-4 6.37) lists a descriptor per group in group
+ * order, RETURN DATA LENGTH 4 + 3 * 12 - 4 = 36.  While this node waits, the
+ * group named in the holder's note is active/optimized and the rest standby
+ * (all standby when no note was read); once it has the medium its own group
+ * is active/optimized (STATUS CODE 02h) and the others standby.  SET TARGET
+ * PORT GROUPS (SPC-4 6.45): another node's group asked for the state it is
+ * in changes nothing (GOOD), asked for another fails with 04/67/0A; a group
+ * nobody has, or one named twice: 05/26/00 pointing at the TARGET PORT
+ * GROUP field (byte 2 of the descriptor).
+ */
+START_TEST(every_node_reports_every_group)
+{
+	static const uint8_t rtpg[12] = { 0xa3, 0x0a, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 };
+	static const uint8_t stpg[12] = { 0xa4, 0x0a, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0 };
+	static const uint8_t stpg2[12] = { 0xa4, 0x0a, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0 };
+	static const uint8_t peer3_standby[8] = { 0, 0, 0, 0, 0x02, 0, 0, 3 };
+	static const uint8_t peer3_optimized[8] = { 0, 0, 0, 0, 0x00, 0, 0, 3 };
+	static const uint8_t group9[8] = { 0, 0, 0, 0, 0x02, 0, 0, 9 };
+	static const uint8_t group1_twice[12] = { 0, 0, 0, 0, 0x02, 0, 0, 1, 0x02, 0, 0, 1 };
+	struct scsi_lu_params p;
+	struct harness h;
+	struct harness_result r;
+	char dir[] = "/tmp/sbce-peers-XXXXXX";
+
+	memset(&p, 0, sizeof(p));
+	p.alua_tpgs = SCSI_TPGS_IMPLICIT | SCSI_TPGS_EXPLICIT;
+	p.target_port_group = 2;
+	p.alua_standby_until_backend = true;
+	p.alua_peer_count = 2;
+	p.alua_peers[0] = (struct scsi_alua_peer){ 3, 7 };
+	p.alua_peers[1] = (struct scsi_alua_peer){ 1, 5 };
+	holder_note_text[0] = '\0';
+	lu_on_backend(&h, &p, dir, false, false);
+	later_ops.holder_note = later_holder_note; /* lu_on_backend copied the memory backend's ops */
+	harness_clear_ua(&h);
+
+	harness_run(&h, 0, rtpg, sizeof(rtpg), NULL, 0, 256, &r);
+	harness_expect_good(&r);
+	ck_assert_uint_eq(r.data_in_len, 40);
+	ck_assert_uint_eq(get_be32(r.data_in), 36);
+	expect_group(r.data_in, 0, 1, SCSI_ALUA_STANDBY, 0, 5); /* no note read: nobody known active */
+	expect_group(r.data_in, 1, 2, SCSI_ALUA_STANDBY, 0, 1);
+	expect_group(r.data_in, 2, 3, SCSI_ALUA_STANDBY, 0, 7);
+
+	scsi_alua_holder_note(3, holder_note_text, sizeof(holder_note_text));
+	harness_run(&h, 0, rtpg, sizeof(rtpg), NULL, 0, 256, &r);
+	harness_expect_good(&r);
+	expect_group(r.data_in, 0, 1, SCSI_ALUA_STANDBY, 0, 5);
+	expect_group(r.data_in, 1, 2, SCSI_ALUA_STANDBY, 0, 1);
+	expect_group(r.data_in, 2, 3, SCSI_ALUA_ACTIVE_OPTIMIZED, 0, 7);
+
+	harness_run(&h, 0, stpg, sizeof(stpg), peer3_standby, sizeof(peer3_standby), 0, &r);
+	harness_expect_sense(&r, 0x4, 0x670a);
+	harness_run(&h, 0, stpg, sizeof(stpg), peer3_optimized, sizeof(peer3_optimized), 0, &r);
+	harness_expect_good(&r);
+	harness_run(&h, 0, stpg, sizeof(stpg), group9, sizeof(group9), 0, &r);
+	harness_expect_sense(&r, 0x5, 0x2600);
+	ck_assert_uint_eq(get_be16(r.sense + 16), 6); /* the field pointer: byte 6 of the list */
+	harness_run(&h, 0, stpg2, sizeof(stpg2), group1_twice, sizeof(group1_twice), 0, &r);
+	harness_expect_sense(&r, 0x5, 0x2600);
+	ck_assert_uint_eq(get_be16(r.sense + 16), 10);
+
+	backend_ready = true;
+	harness_clear_ua(&h);
+	harness_run(&h, 0, rtpg, sizeof(rtpg), NULL, 0, 256, &r);
+	harness_expect_good(&r);
+	expect_group(r.data_in, 0, 1, SCSI_ALUA_STANDBY, 0, 5);
+	expect_group(r.data_in, 1, 2, SCSI_ALUA_ACTIVE_OPTIMIZED, 2, 1);
+	expect_group(r.data_in, 2, 3, SCSI_ALUA_STANDBY, 0, 7);
+	harness_fini(&h);
+	later_ops.holder_note = NULL;
+}
+END_TEST
+
 /* ---- state kept with the medium: one store that every backend below shares ---- */
 
 static struct {
@@ -304,6 +406,7 @@ int main(void)
 
 	tcase_add_test(tc, becoming_ready_until_the_backend_is);
 	tcase_add_test(tc, standby_until_the_backend_is);
+	tcase_add_test(tc, every_node_reports_every_group);
 	tcase_add_test(tc, reservations_come_with_the_medium);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
