@@ -130,8 +130,14 @@ target_start() {
 	rm -rf "$STATE_DIR"
 	mkdir -p "$STATE_DIR"
 	PORT=$(sbce_pick_port) || return 1
+	PORT2=""
 	if [ -n "$STANDIN" ]; then
 		standin_tgt_start
+		return
+	fi
+	if declare -F suite_target_start >/dev/null; then
+		# The suite's own targets (suites/multipath.sh: two nodes on a Ceph cluster).
+		suite_target_start
 		return
 	fi
 	[ -x "$SBCEMUD" ] || { TARGET_ERROR="no sbcemud at $SBCEMUD (build it, or pass --builddir)"; return 1; }
@@ -145,6 +151,8 @@ target_start() {
 target_stop() {
 	if [ -n "$STANDIN" ]; then
 		sbce_tgt_stop
+	elif declare -F suite_target_stop >/dev/null; then
+		suite_target_stop
 	else
 		sbce_daemon_stop TERM 30
 		[ "${SBCE_DAEMON_STATUS:-0}" = 0 ] || kvm_log "sbcemud exited with status $SBCE_DAEMON_STATUS"
@@ -174,6 +182,7 @@ standin_tgt_start() {
 
 cleanup() {
 	[ -n "${SBCE_DAEMON_PID:-}" ] && sbce_daemon_stop KILL 5
+	declare -F suite_target_stop >/dev/null && [ -n "${STATE_DIR:-}" ] && suite_target_stop
 	[ -n "${SBCE_TGT_PID:-}" ] && sbce_tgt_stop
 }
 trap cleanup EXIT
@@ -223,9 +232,10 @@ run_suite() { # KERNEL MODULES SUITE
 	local -a envs args details
 	SUITE_PROGRAMS=""
 	SUITE_HOST_ROOT=0
+	SUITE_LOGIN=1
 	SUITE_MODULES=""
 	SUITE_MEMORY=1024
-	unset -f suite_after_start suite_guest_request
+	unset -f suite_after_start suite_guest_request suite_target_start suite_target_stop
 	# shellcheck disable=SC1090
 	. "$HERE/suites/$suite.sh"
 	SUITE_CONFIG_FILE="$HERE/suites/$SUITE_CONFIG"
@@ -279,6 +289,11 @@ run_suite() { # KERNEL MODULES SUITE
 		fi
 		args+=(--guest-file "$OUTDIR/bin/$p")
 	done
+	if [ "$SUITE_HOST_ROOT" != 1 ]; then
+		[ -n "$SUITE_MODULES" ] && args+=(--extra-modules "$SUITE_MODULES")
+		[ "$SUITE_LOGIN" = 1 ] || args+=(--no-login)
+		[ -n "${PORT2:-}" ] && args+=(--portal2 "$PORT2")
+	fi
 	for e in "${envs[@]}"; do args+=(--env "$e"); done
 	[ -n "$modules" ] && args+=(--modules "$modules")
 	[ "$VERBOSE" = 1 ] && args+=(--verbose)
