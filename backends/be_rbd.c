@@ -104,13 +104,27 @@ struct be_rbd {
 #define LATER_RETRY_S 5
 #define DEFAULT_OBJECT_SIZE (4u << 20) /* rbd_default_order 22 */
 
-/* The image opened on a thread of its own (be_rbd_open_later). */
+/* A fenced connection's handles, kept until the backend closes: calls still in flight use them (rejoin). */
+struct retired {
+	struct retired *next;
+	rados_t cluster;
+	rados_ioctx_t ioctx;
+	rbd_image_t image;
+};
+
+/*
+ * The image opened on a thread of its own (be_rbd_open_later), and opened
+ * again after a fencing (rejoin).
+ */
 struct later {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool ready;      /* the image is open: read with __atomic_load_n, acquire */
 	bool running;    /* the thread has not ended */
+	bool started;    /* the thread was made and is not joined yet */
+	bool rejoin;     /* be_rbd_params.rejoin: fenced, the image is opened again (rejoin) */
+	struct retired *retired; /* the handles of the connections fenced before */
 	bool stop;       /* the backend was closed: the thread ends */
 	bool detached;   /* ... and frees it: its attempt outlasted the close's wait */
 	char last_error[512]; /* why the last attempt failed */
@@ -130,6 +144,28 @@ static bool usable(const struct be_rbd *r)
 static struct be_rbd *be_rbd_from(struct backend *be)
 {
 	return (struct be_rbd *)((char *)be - offsetof(struct be_rbd, be));
+}
+
+/* The handles, which rejoin replaces while calls made with the old ones may still run. */
+static rbd_image_t image_of(struct be_rbd *r)
+{
+	return __atomic_load_n(&r->image, __ATOMIC_ACQUIRE);
+}
+
+static rados_ioctx_t ioctx_of(struct be_rbd *r)
+{
+	return __atomic_load_n(&r->ioctx, __ATOMIC_ACQUIRE);
+}
+
+static void rejoin(struct be_rbd *r);
+static struct later *later_new(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why);
+
+/* A result from the cluster: -ESHUTDOWN once another client broke our lock (blocklisted: rejoin). */
+static int seen(struct be_rbd *r, int rc)
+{
+	if (rc == -ESHUTDOWN)
+		rejoin(r);
+	return rc;
 }
 
 static int range_check(const struct backend *be, uint64_t offset, uint64_t len)
@@ -154,8 +190,31 @@ static int whole(ssize_t n, size_t want)
 	return (size_t)n == want ? 0 : -EIO;
 }
 
+/*
+ * A fenced client's handles are never closed: librbd 16.2's rbd_close
+ * crashes on an image whose client is blocklisted (seen here, in
+ * boost::system::system_error::what, as it gives the lock back).  They are
+ * kept here, where the process's exit (and a leak checker) finds them.
+ */
+static pthread_mutex_t fenced_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct retired *fenced_handles;
+
+/* Closes what r holds, or keeps it (above) when its client is fenced (rbd_flush: -ESHUTDOWN). */
 static void release_handles(struct be_rbd *r)
 {
+	struct retired *kept;
+
+	if (r->image && rbd_flush(r->image) == -ESHUTDOWN && (kept = malloc(sizeof(*kept)))) {
+		*kept = (struct retired){ .cluster = r->cluster, .ioctx = r->ioctx, .image = r->image };
+		pthread_mutex_lock(&fenced_lock);
+		kept->next = fenced_handles;
+		fenced_handles = kept;
+		pthread_mutex_unlock(&fenced_lock);
+		r->image = NULL;
+		r->ioctx = NULL;
+		r->cluster = NULL;
+		return;
+	}
 	if (r->image)
 		rbd_close(r->image);
 	if (r->ioctx)
@@ -188,6 +247,15 @@ static void blobs_free(struct state_blob *b)
 
 static void release(struct be_rbd *r)
 {
+	/* The fenced connections first, newest first: each was made before the ones after it. */
+	while (r->later && r->later->retired) {
+		struct retired *old = r->later->retired;
+		struct be_rbd t = { .cluster = old->cluster, .ioctx = old->ioctx, .image = old->image };
+
+		r->later->retired = old->next;
+		release_handles(&t);
+		free(old);
+	}
 	release_handles(r);
 	later_free(r->later);
 	blobs_free(r->blobs);
@@ -263,7 +331,9 @@ static bool stop_later(struct be_rbd *r)
 		pthread_detach(l->thread);
 		return true;
 	}
-	pthread_join(l->thread, NULL);
+	if (l->started)
+		pthread_join(l->thread, NULL);
+	l->started = false;
 	return false;
 }
 
@@ -319,7 +389,7 @@ static int be_rbd_read(struct backend *be, void *buf, size_t len, uint64_t offse
 
 	if (rc || len == 0)
 		return rc;
-	return whole(rbd_read(be_rbd_from(be)->image, offset, len, buf), len);
+	return seen(be_rbd_from(be), whole(rbd_read(image_of(be_rbd_from(be)), offset, len, buf), len));
 }
 
 static int be_rbd_write(struct backend *be, const void *buf, size_t len, uint64_t offset, unsigned flags)
@@ -329,7 +399,7 @@ static int be_rbd_write(struct backend *be, const void *buf, size_t len, uint64_
 	(void)flags; /* every acknowledged write is durable (above) */
 	if (rc || len == 0)
 		return rc;
-	return whole(rbd_write(be_rbd_from(be)->image, offset, len, buf), len);
+	return seen(be_rbd_from(be), whole(rbd_write(image_of(be_rbd_from(be)), offset, len, buf), len));
 }
 
 /* One write inside one object: one RADOS operation, all or nothing (above). */
@@ -343,7 +413,7 @@ static int be_rbd_write_atomic(struct backend *be, const void *buf, size_t len, 
 		return rc;
 	if (offset / unit != (offset + len - 1) / unit)
 		return -EINVAL;
-	return whole(rbd_write(r->image, offset, len, buf), len);
+	return seen(r, whole(rbd_write(image_of(r), offset, len, buf), len));
 }
 
 static size_t iov_bytes(const struct iovec *iov, unsigned iovcnt)
@@ -368,17 +438,17 @@ static int vectored(struct be_rbd *r, const struct iovec *iov, unsigned iovcnt, 
 	rc = rbd_aio_create_completion(NULL, NULL, &c);
 	if (rc < 0)
 		return rc;
-	rc = write ? rbd_aio_writev(r->image, iov, (int)iovcnt, offset, c)
-		   : rbd_aio_readv(r->image, iov, (int)iovcnt, offset, c);
+	rc = write ? rbd_aio_writev(image_of(r), iov, (int)iovcnt, offset, c)
+		   : rbd_aio_readv(image_of(r), iov, (int)iovcnt, offset, c);
 	if (rc < 0) {
 		rbd_aio_release(c);
-		return rc;
+		return seen(r, rc);
 	}
 	rbd_aio_wait_for_complete(c);
 	n = rbd_aio_get_return_value(c);
 	rbd_aio_release(c);
 	/* An asynchronous write completes with 0, a read with the bytes read (librbd.h, librbd::RBD::AioCompletion). */
-	return write && n == 0 ? 0 : whole(n, len);
+	return seen(r, write && n == 0 ? 0 : whole(n, len));
 }
 
 static int be_rbd_readv(struct backend *be, const struct iovec *iov, unsigned iovcnt, uint64_t offset, unsigned flags)
@@ -406,6 +476,7 @@ static int be_rbd_writev(struct backend *be, const struct iovec *iov, unsigned i
 
 /* An asynchronous call in flight (be_rbd_submit_rw). */
 struct rbd_aio {
+	struct be_rbd *r;
 	void (*done)(void *arg, int rc);
 	void *arg;
 	size_t len;
@@ -419,7 +490,7 @@ static void aio_finished(rbd_completion_t c, void *p)
 	ssize_t n = rbd_aio_get_return_value(c);
 	void (*done)(void *, int) = a->done;
 	void *arg = a->arg;
-	int rc = a->write && n == 0 ? 0 : whole(n, a->len);
+	int rc = seen(a->r, a->write && n == 0 ? 0 : whole(n, a->len));
 
 	rbd_aio_release(c);
 	free(a);
@@ -440,22 +511,33 @@ static int be_rbd_submit_rw(struct backend *be, bool write, const struct iovec *
 		return rc;
 	if (len == 0 || iovcnt > INT_MAX || !(a = malloc(sizeof(*a))))
 		return len == 0 ? -EINVAL : -ENOMEM;
-	*a = (struct rbd_aio){ .done = done, .arg = arg, .len = len, .write = write };
+	*a = (struct rbd_aio){ .r = r, .done = done, .arg = arg, .len = len, .write = write };
 	rc = rbd_aio_create_completion(a, aio_finished, &c);
 	if (rc == 0) {
-		rc = write ? rbd_aio_writev(r->image, iov, (int)iovcnt, offset, c)
-			   : rbd_aio_readv(r->image, iov, (int)iovcnt, offset, c);
+		rc = write ? rbd_aio_writev(image_of(r), iov, (int)iovcnt, offset, c)
+			   : rbd_aio_readv(image_of(r), iov, (int)iovcnt, offset, c);
 		if (rc < 0)
 			rbd_aio_release(c);
 	}
 	if (rc < 0)
 		free(a);
-	return rc;
+	return seen(r, rc);
 }
 
 static int be_rbd_flush(struct backend *be)
 {
-	return usable(be_rbd_from(be)) ? rbd_flush(be_rbd_from(be)->image) : 0; /* nothing written yet */
+	struct be_rbd *r = be_rbd_from(be);
+	int rc;
+
+	if (!usable(r))
+		return 0; /* nothing written yet */
+	/*
+	 * Fenced (-ESHUTDOWN): every write this client completed is durable
+	 * (the cache is off: above), so there is nothing to lose; the next
+	 * read or write notices the fencing (seen), not a daemon's last flush.
+	 */
+	rc = rbd_flush(image_of(r));
+	return rc == -ESHUTDOWN ? 0 : rc;
 }
 
 /* rbd_write_zeroes takes a size_t; so do the pieces. */
@@ -465,10 +547,10 @@ static int zero_range(struct be_rbd *r, uint64_t offset, uint64_t len, int zero_
 
 	while (len) {
 		size_t n = (size_t)(len < piece ? len : piece);
-		int rc = whole(rbd_write_zeroes(r->image, offset, n, zero_flags, 0), n);
+		int rc = whole(rbd_write_zeroes(image_of(r), offset, n, zero_flags, 0), n);
 
 		if (rc)
-			return rc;
+			return seen(r, rc);
 		offset += n;
 		len -= n;
 	}
@@ -539,9 +621,9 @@ static int be_rbd_extent(struct backend *be, uint64_t offset, uint64_t max_len, 
 	if (max_len > EXTENT_SCAN)
 		max_len = EXTENT_SCAN;
 	w.end = offset + max_len;
-	rc = rbd_diff_iterate2(be_rbd_from(be)->image, NULL, offset, max_len, 1, 0, extent_cb, &w);
+	rc = rbd_diff_iterate2(image_of(be_rbd_from(be)), NULL, offset, max_len, 1, 0, extent_cb, &w);
 	if (rc < 0 && rc != -ECANCELED)
-		return rc;
+		return seen(be_rbd_from(be), rc);
 	if (w.data_end) {
 		*kind = BE_EXTENT_ALLOCATED;
 		*len = (w.data_end < w.end ? w.data_end : w.end) - offset;
@@ -560,7 +642,7 @@ static int be_rbd_resize(struct backend *be, uint64_t size)
 		return -ESHUTDOWN;
 	if (be->read_only)
 		return -EROFS;
-	rc = rbd_resize(be_rbd_from(be)->image, size);
+	rc = seen(be_rbd_from(be), rbd_resize(image_of(be_rbd_from(be)), size));
 	if (rc == 0)
 		be->size = size;
 	return rc;
@@ -575,16 +657,17 @@ static void be_rbd_status(struct backend *be, char *buf, size_t len)
 {
 	struct be_rbd *r = be_rbd_from(be);
 
-	if (!usable(r)) {
-		pthread_mutex_lock(&r->later->lock);
+	if (r->later)
+		pthread_mutex_lock(&r->later->lock); /* the owner and the error, as the thread writes them */
+	if (!usable(r))
 		snprintf(buf, len, "waiting for the image (tried every %d s): %s", LATER_RETRY_S,
 			 r->later->last_error[0] ? r->later->last_error : "not tried yet");
-		pthread_mutex_unlock(&r->later->lock);
-	} else if (r->owner[0]) {
+	else if (r->owner[0])
 		snprintf(buf, len, "open, its exclusive lock held by this node (%s)", r->owner);
-	} else {
+	else
 		snprintf(buf, len, "open read-only, without a lock");
-	}
+	if (r->later)
+		pthread_mutex_unlock(&r->later->lock);
 }
 
 /* ---- state blobs: the omap of one object beside the image, written by the lock's holder ---- */
@@ -752,11 +835,11 @@ static int be_rbd_state_store(struct backend *be, const char *name, const uint8_
 		rados_write_op_omap_set2(op, &name, &val, &key_len, &val_len, 1);
 	else
 		rados_write_op_omap_rm_keys2(op, &name, &key_len, 1);
-	rc = rados_write_op_operate2(op, r->ioctx, r->state_oid, NULL, 0);
+	rc = rados_write_op_operate2(op, ioctx_of(r), r->state_oid, NULL, 0);
 	rados_release_write_op(op);
 	if (rc < 0) {
 		free(fresh);
-		return rc;
+		return seen(r, rc);
 	}
 	pthread_mutex_lock(&r->blobs_lock);
 	for (pp = &r->blobs; *pp && strcmp((*pp)->name, name) != 0; pp = &(*pp)->next)
@@ -1042,6 +1125,9 @@ struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool r
 		return NULL;
 	}
 	r->be.atomic_unit = r->object_size ? r->object_size : DEFAULT_OBJECT_SIZE;
+	/* Ready from the start; its thread only runs once fenced (rejoin). */
+	if (p->rejoin && !read_only && (r->later = later_new(p, r->be.size, read_only, "")))
+		r->later->ready = true;
 	return &r->be;
 }
 
@@ -1071,14 +1157,20 @@ static bool later_attempt(struct be_rbd *r)
 		pthread_mutex_unlock(&l->lock);
 		return false;
 	}
+	pthread_mutex_lock(&l->lock);
 	memcpy(r->owner, t.owner, sizeof(r->owner));
 	memcpy(r->state_oid, t.state_oid, sizeof(r->state_oid));
 	memcpy(r->note, t.note, sizeof(r->note));
 	r->object_size = t.object_size;
+	pthread_mutex_unlock(&l->lock);
+	pthread_mutex_lock(&r->blobs_lock);
+	blobs_free(r->blobs); /* a rejoining client's: the blobs as it last knew them */
 	r->blobs = t.blobs;
-	r->cluster = t.cluster;
-	r->ioctx = t.ioctx;
-	r->image = t.image;
+	pthread_mutex_unlock(&r->blobs_lock);
+	/* Calls still in flight may read the old handles (retired by rejoin, never closed before release). */
+	__atomic_store_n(&r->cluster, t.cluster, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->ioctx, t.ioctx, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->image, t.image, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -1124,15 +1216,85 @@ static void *later_thread(void *p)
 	return NULL;
 }
 
-struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why)
+/* The state of opening the image on a thread (be_rbd_open_later, rejoin), with copies of p; NULL when out of memory. */
+static struct later *later_new(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why)
 {
-	struct be_rbd *r = calloc(1, sizeof(*r));
 	struct later *l = calloc(1, sizeof(*l));
 	pthread_condattr_t clock_attr;
 
-	if (!r || !l || !size) {
+	if (!l)
+		return NULL;
+	l->size = size;
+	l->read_only = read_only;
+	l->rejoin = p->rejoin;
+	snprintf(l->last_error, sizeof(l->last_error), "%s", why ? why : "");
+	snprintf(l->conf, sizeof(l->conf), "%s", p->conf);
+	snprintf(l->id, sizeof(l->id), "%s", p->id);
+	snprintf(l->pool, sizeof(l->pool), "%s", p->pool);
+	snprintf(l->image, sizeof(l->image), "%s", p->image);
+	snprintf(l->owner_record, sizeof(l->owner_record), "%s", p->owner_record ? p->owner_record : "");
+	snprintf(l->note, sizeof(l->note), "%s", p->holder_note ? p->holder_note : "");
+	l->p = (struct be_rbd_params){ .conf = l->conf, .id = l->id, .pool = l->pool, .image = l->image,
+				       .owner_record = p->owner_record ? l->owner_record : NULL,
+				       .ask_holder = p->ask_holder, .holder_note = l->note, .rejoin = p->rejoin };
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_condattr_init(&clock_attr);
+	pthread_condattr_setclock(&clock_attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->cond, &clock_attr);
+	pthread_condattr_destroy(&clock_attr);
+	return l;
+}
+
+/*
+ * Fenced: another client broke our lock, and Ceph blocklisted this one, so
+ * every call fails with -ESHUTDOWN.  With p->rejoin the handles are put
+ * aside (calls in flight end on them, failing), ready() turns false, and
+ * the thread of be_rbd_open_later opens the image again with a new
+ * connection (a new client, not blocklisted), asking the holder for the
+ * lock with p->ask_holder: the node waits in standby, and can take the
+ * image over again.  Once per fencing: later calls find it under way.
+ */
+static void rejoin(struct be_rbd *r)
+{
+	struct later *l = r->later;
+	struct retired *old;
+
+	if (!l || !l->rejoin)
+		return;
+	pthread_mutex_lock(&l->lock);
+	if (!__atomic_load_n(&l->ready, __ATOMIC_ACQUIRE) || l->running || l->stop ||
+	    !(old = malloc(sizeof(*old)))) {
+		pthread_mutex_unlock(&l->lock);
+		return;
+	}
+	*old = (struct retired){ .next = l->retired, .cluster = r->cluster, .ioctx = r->ioctx, .image = r->image };
+	if (l->started)
+		pthread_join(l->thread, NULL); /* the thread of the last opening, ended */
+	l->started = false;
+	__atomic_store_n(&l->ready, false, __ATOMIC_RELEASE);
+	snprintf(l->last_error, sizeof(l->last_error), "fenced: another client broke this one's lock (it is "
+		 "blocklisted); the image is opened again with a new connection");
+	r->owner[0] = '\0';
+	l->running = true;
+	if (pthread_create(&l->thread, NULL, later_thread, r) != 0) {
+		l->running = false;
+		__atomic_store_n(&l->ready, true, __ATOMIC_RELEASE); /* stays fenced: -ESHUTDOWN, as without rejoin */
+		free(old);
+	} else {
+		l->started = true;
+		l->retired = old;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why)
+{
+	struct be_rbd *r = calloc(1, sizeof(*r));
+	struct later *l = size ? later_new(p, size, read_only, why) : NULL;
+
+	if (!r || !l) {
 		free(r);
-		free(l);
+		later_free(l);
 		return NULL;
 	}
 	r->be.ops = &be_rbd_ops;
@@ -1143,27 +1305,11 @@ struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, 
 	r->be.atomic_unit = DEFAULT_OBJECT_SIZE;
 	r->later = l;
 	pthread_mutex_init(&r->blobs_lock, NULL);
-	l->size = size;
-	l->read_only = read_only;
-	snprintf(l->last_error, sizeof(l->last_error), "%s", why ? why : "");
-	snprintf(l->conf, sizeof(l->conf), "%s", p->conf);
-	snprintf(l->id, sizeof(l->id), "%s", p->id);
-	snprintf(l->pool, sizeof(l->pool), "%s", p->pool);
-	snprintf(l->image, sizeof(l->image), "%s", p->image);
-	snprintf(l->owner_record, sizeof(l->owner_record), "%s", p->owner_record ? p->owner_record : "");
-	snprintf(l->note, sizeof(l->note), "%s", p->holder_note ? p->holder_note : "");
-	l->p = (struct be_rbd_params){ .conf = l->conf, .id = l->id, .pool = l->pool, .image = l->image,
-				       .owner_record = p->owner_record ? l->owner_record : NULL,
-				       .ask_holder = p->ask_holder, .holder_note = l->note };
-	pthread_mutex_init(&l->lock, NULL);
-	pthread_condattr_init(&clock_attr);
-	pthread_condattr_setclock(&clock_attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&l->cond, &clock_attr);
-	pthread_condattr_destroy(&clock_attr);
 	l->running = true;
 	if (pthread_create(&l->thread, NULL, later_thread, r) != 0) {
 		release(r);
 		return NULL;
 	}
+	l->started = true;
 	return &r->be;
 }

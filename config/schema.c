@@ -286,7 +286,9 @@ const struct cfg_key cfg_schema[] = {
 	    "READY (02/04/01) to medium access and the image is tried again every 5 s until it comes (needs "
 	    "`size`); `standby`: the same, but the LU's target port group waits in standby (02/04/0B) and "
 	    "becomes active/optimized when this node has the image, asking another node's lock at each attempt "
-	    "(failover when that node dies; needs `size` and `alua` implicit or both: docs/rbd.md)."),
+	    "(failover when that node dies; needs `size` and `alua` implicit or both: docs/rbd.md). With "
+	    "`not-ready` or `standby` a node fenced later (another broke its lock) opens the image again the "
+	    "same way; with `fail` it answers 02/04/03 until restarted."),
 	LUN(size, CFG_TYPE_U64, "0", 0, INT64_MAX, NULL, cfg_set_u64,
 	    "Capacity in bytes (K, M, G, T, P: powers of 1024); a missing file is created sparse; "
 	    "0: the existing file's size."),

@@ -195,6 +195,14 @@ struct be_rbd_params {
 	 * (backend_ops.holder_note); NULL: none.
 	 */
 	const char *holder_note;
+	/*
+	 * Once fenced (another client broke the lock, this one is
+	 * blocklisted): the image is opened again with a new connection, as
+	 * be_rbd_open_later opens it (asking the holder with ask_holder), and
+	 * ready() is false meanwhile.  Without it every call fails with
+	 * -ESHUTDOWN from then on.
+	 */
+	bool rejoin;
 };
 
 /*

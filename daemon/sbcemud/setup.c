@@ -346,7 +346,7 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 		struct be_rbd_params rbd = {
 			.conf = l->ceph_conf, .id = l->ceph_id, .pool = l->rbd_pool, .image = l->rbd_image,
 			.owner_record = owner_record, .ask_holder = l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY,
-			.holder_note = l->alua ? note : NULL,
+			.holder_note = l->alua ? note : NULL, .rejoin = l->rbd_unavailable != CFG_RBD_UNAVAILABLE_FAIL,
 		};
 
 		snprintf(owner_record, sizeof(owner_record), "%s/rbd-lock-owner", state_dir);

@@ -676,10 +676,22 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 		cmd->lu->backend_pending = false;
 		spc_pr_reload(cmd->lu);
 		spc_mode_reload(cmd->lu);
+		spc_log_reload(cmd->lu);
 		zbc_reload(cmd->lu);
 		if (cmd->lu->readiness == SCSI_LU_BECOMING_READY)
 			scsi_lu_set_readiness(cmd->lu, SCSI_LU_READY);
 		spc_alua_backend_ready(cmd->lu);
+	} else if (cmd->lu && !cmd->lu->backend_pending && cmd->lu->backend->ops->ready &&
+		   !cmd->lu->backend->ops->ready(cmd->lu->backend)) {
+		/*
+		 * Its backend lost the medium and is opening it again (be_rbd.c:
+		 * fenced, rejoin): as at start-up, 02/04/01 until it has it, or
+		 * the group's standby (06/2A/06 first); the state kept with the
+		 * medium is loaded again then (above).
+		 */
+		cmd->lu->backend_pending = true;
+		if (!spc_alua_backend_lost(cmd->lu))
+			scsi_lu_set_readiness(cmd->lu, SCSI_LU_BECOMING_READY);
 	}
 	/* SAM-5 5.14: a pending unit attention ends every command but INQUIRY, REPORT LUNS, REQUEST SENSE. */
 	cmd->op = scsi_op_lookup(cmd->lu, cmd->cdb, &sense);

@@ -589,13 +589,14 @@ enum scsi_result spc_persistent_reserve_out_parse(struct scsi_cmd *cmd);
 enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd);
 /*
  * A backend opened in the background that keeps state with the medium
- * (backend_ops.state_store): the reservations and saved mode pages the node
- * that had the medium before left there, taken over whole (spc_pr.c,
- * spc_mode_pages.c).  Loop thread; no I/O (the backend read them when it
- * opened).
+ * (backend_ops.state_store): the reservations, saved mode pages and saved
+ * log parameters the node that had the medium before left there, taken
+ * over whole (spc_pr.c, spc_mode_pages.c, spc_log.c).  Loop thread; no I/O
+ * (the backend read them when it opened).
  */
 void spc_pr_reload(struct scsi_lu *lu);
 void spc_mode_reload(struct scsi_lu *lu);
+void spc_log_reload(struct scsi_lu *lu);
 /* spc_alua.c */
 void spc_alua_init(struct scsi_lu *lu);
 void spc_alua_fini(struct scsi_lu *lu);
@@ -607,6 +608,12 @@ void spc_alua_fini(struct scsi_lu *lu);
  */
 bool spc_alua_wait_for_backend(struct scsi_lu *lu);
 void spc_alua_backend_ready(struct scsi_lu *lu);
+/*
+ * The backend lost the medium (backend_ops.ready false again): the group
+ * that follows its backend goes back to standby (an implicit transition);
+ * false when it does not follow it.
+ */
+bool spc_alua_backend_lost(struct scsi_lu *lu);
 /*
  * Whether the command may be processed in the asymmetric access state of
  * the LU's target port group (the op table's OP_ALUA_* flags); false with

@@ -142,6 +142,14 @@ void spc_alua_backend_ready(struct scsi_lu *lu)
 		transition(lu, SCSI_ALUA_ACTIVE_OPTIMIZED, NULL);
 }
 
+bool spc_alua_backend_lost(struct scsi_lu *lu)
+{
+	if (!follows_backend(lu))
+		return false;
+	transition(lu, SCSI_ALUA_STANDBY, NULL);
+	return true;
+}
+
 static bool waits_for_backend(const struct scsi_lu *lu)
 {
 	return lu->backend_pending && follows_backend(lu);

@@ -602,6 +602,19 @@ int spc_log_init(struct scsi_lu *lu)
 	return 0;
 }
 
+void spc_log_reload(struct scsi_lu *lu)
+{
+	struct spc_log_state *log = lu->log;
+	uint8_t *img;
+	size_t len;
+
+	if (!log || !log->file.shared || spc_persist_load(&log->file, &img, &len, 2 * LOG_FILE_LEN) != 0)
+		return;
+	load_image(lu, img, len);
+	free(img);
+	log->changes = 0; /* what is in memory now is what is saved */
+}
+
 void spc_log_fini(struct scsi_lu *lu)
 {
 	struct spc_log_state *log = lu->log;

@@ -170,6 +170,63 @@ START_TEST(standby_until_the_backend_is)
 }
 END_TEST
 
+/*
+ * A backend that loses its medium after the start (be_rbd.c: fenced, then
+ * opened again: ready() false again): the next command finds the LU as at
+ * a start without it.  Without ALUA: NOT READY, IN PROCESS OF BECOMING
+ * READY (02/04/01), then NOT READY TO READY CHANGE (06/28/00) once it is
+ * back.  With alua_standby_until_backend: an implicit transition to
+ * standby (06/2A/06, then 02/04/0B), and back to active/optimized (06/2A/06)
+ * once it is back.
+ */
+START_TEST(the_backend_lost_and_back)
+{
+	struct scsi_lu_params p;
+	struct harness h;
+	struct harness_result r;
+	char dir[] = "/tmp/sbce-lost-XXXXXX", dir2[] = "/tmp/sbce-lost-XXXXXX";
+
+	memset(&p, 0, sizeof(p));
+	lu_on_backend(&h, &p, dir, true, false);
+	harness_clear_ua(&h);
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_good(&r);
+	backend_ready = false;
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_sense(&r, 0x2, 0x0401);
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x2, 0x0401);
+	backend_ready = true;
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x6, 0x2800);
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_good(&r);
+	harness_fini(&h);
+
+	memset(&p, 0, sizeof(p));
+	p.alua_tpgs = SCSI_TPGS_IMPLICIT | SCSI_TPGS_EXPLICIT;
+	p.target_port_group = 1;
+	p.alua_standby_until_backend = true;
+	lu_on_backend(&h, &p, dir2, true, false);
+	harness_clear_ua(&h);
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_good(&r);
+	backend_ready = false;
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_sense(&r, 0x6, 0x2a06);
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_sense(&r, 0x2, 0x040b);
+	harness_run(&h, 1, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x6, 0x2a06); /* every I_T nexus is told */
+	backend_ready = true;
+	harness_run(&h, 0, tur, sizeof(tur), NULL, 0, 0, &r);
+	harness_expect_sense(&r, 0x6, 0x2a06);
+	harness_run(&h, 0, read10, sizeof(read10), NULL, 0, 512, &r);
+	harness_expect_good(&r);
+	harness_fini(&h);
+}
+END_TEST
+
 /* The holder's note the backend read (backend_ops.holder_note); "" none. */
 static char holder_note_text[64];
 
@@ -407,6 +464,7 @@ int main(void)
 	tcase_add_test(tc, becoming_ready_until_the_backend_is);
 	tcase_add_test(tc, standby_until_the_backend_is);
 	tcase_add_test(tc, every_node_reports_every_group);
+	tcase_add_test(tc, the_backend_lost_and_back);
 	tcase_add_test(tc, reservations_come_with_the_medium);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
