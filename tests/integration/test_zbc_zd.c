@@ -122,6 +122,41 @@ static bool act(const char *name, bool query, bool all, uint64_t zone_id, uint16
 	return itest_ok(r->status == 0 && r->data_len >= 64, name, "%s", itest_result_str(r));
 }
 
+/*
+ * REPORT ZONE DOMAINS (95h/07h) with REPORTING OPTIONS option from LBA 0:
+ * the domain IDs reported ("01", "1", "" ...), or "error".  Every
+ * descriptor must carry VZDZT where libzbc (byte 41) and sg3_utils (byte
+ * 42) read it, and bytes 4-7 the returned length with the header (libzbc).
+ */
+static const char *domains_reported(uint8_t option)
+{
+	static char ids[8];
+	uint8_t c[16];
+	struct itest_result r;
+	size_t n = 0;
+
+	zbc_in(c, 0x07, 0, 4096);
+	c[14] = option;
+	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	if (r.status != 0 || r.data_len < 64 || r.data[10] != option ||
+	    itest_get_be32(r.data + 4) != 64 + (uint32_t)r.data[9] * 96 || r.data_len != 64 + r.data[9] * 96) {
+		itest_result_free(&r);
+		return "error";
+	}
+	for (int i = 0; i < r.data[9] && n + 1 < sizeof(ids); i++) {
+		const uint8_t *d = r.data + 64 + i * 96;
+
+		if ((d[41] & 0x02) == 0 || (d[42] & 0x02) == 0) {
+			itest_result_free(&r);
+			return "error";
+		}
+		ids[n++] = (char)('0' + d[0]);
+	}
+	ids[n] = '\0';
+	itest_result_free(&r);
+	return ids;
+}
+
 static void test_reports(void)
 {
 	uint8_t c[16];
@@ -140,14 +175,29 @@ static void test_reports(void)
 
 	zbc_in(c, 0x07, 0, 4096);
 	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
-	itest_ok(r.status == 0 && r.data_len == 64 + 2 * 96 && r.data[8] == 2 && r.data[9] == 2 &&
+	itest_ok(r.status == 0 && r.data_len == 64 + 2 * 96 && itest_get_be32(r.data) == 2 * 96 &&
+			 itest_get_be32(r.data + 4) == 64 + 2 * 96 && r.data[8] == 2 && r.data[9] == 2 &&
+			 (r.data[64 + 41] & 0x02) && (r.data[64 + 42] & 0x02) &&
 			 r.data[64] == 0 && itest_get_be64(r.data + 64 + 16) == 8 && itest_get_be64(r.data + 64 + 24) == 0 &&
 			 itest_get_be64(r.data + 64 + 32) == 8 * ZONE - 1 && r.data[64 + 40] == 1 && r.data[160] == 1 &&
 			 itest_get_be64(r.data + 160 + 24) == 8 * ZONE && itest_get_be64(r.data + 160 + 32) == 16 * ZONE - 1 &&
 			 r.data[160 + 40] == 2,
-		 "REPORT ZONE DOMAINS: domain 0 = zones 0-7 conventional, domain 1 = zones 8-15 SWR", "%s len %d",
+		 "REPORT ZONE DOMAINS: bytes 0-3 192 (descriptors, sg_rep_zones), 4-7 256 (with the header, libzbc), "
+		 "VZDZT in bytes 41 (libzbc) and 42 (sg_rep_zones); domain 0 = zones 0-7 conventional, domain 1 = zones "
+		 "8-15 SWR", "%s len %d",
 		 itest_result_str(&r), r.data_len);
 	itest_result_free(&r);
+	/* Domain 0's realms are all inactive at the start, domain 1's all active. */
+	itest_ok(strcmp(domains_reported(0x01), "1") == 0,
+		 "REPORT ZONE DOMAINS option 01h (all zones active) -> domain 1", "%s", domains_reported(0x01));
+	itest_ok(strcmp(domains_reported(0x02), "1") == 0,
+		 "REPORT ZONE DOMAINS option 02h (some zones active) -> domain 1", "%s", domains_reported(0x02));
+	itest_ok(strcmp(domains_reported(0x03), "0") == 0,
+		 "REPORT ZONE DOMAINS option 03h (no zone active) -> domain 0", "%s", domains_reported(0x03));
+	zbc_in(c, 0x07, 0, 4096);
+	c[14] = 0x04;
+	itest_expect_cmd(s, 0, "REPORT ZONE DOMAINS option 04h (reserved) -> 05/24/00", c, 16,
+			 ITEST_IN, NULL, 0, 4096, EXPECT_SENSE(5, 0x24, 0), NULL);
 	zbc_in(c, 0x07, 9 * ZONE, 4096);
 	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
 	itest_ok(r.status == 0 && r.data_len == 64 + 96 && r.data[64] == 1,
@@ -252,6 +302,10 @@ static void test_activate(void)
 			 "b8 %02x", r.data[8]);
 	itest_result_free(&r);
 	expect_conditions("... zones 2-3 NOT WRITE POINTER, zones 10-11 INACTIVE", "5500555521551111");
+	itest_ok(strcmp(domains_reported(0x01), "") == 0 && strcmp(domains_reported(0x02), "01") == 0 &&
+			 strcmp(domains_reported(0x03), "") == 0,
+		 "REPORT ZONE DOMAINS with one realm in each: 01h none, 02h both, 03h none", "%s / %s / %s",
+		 domains_reported(0x01), domains_reported(0x02), domains_reported(0x03));
 
 	itest_pattern(data, BS, 3);
 	itest_write16(s, 0, 2 * ZONE + 7, data, 1, BS, false, "WRITE(16) to the now active conventional zone 2");

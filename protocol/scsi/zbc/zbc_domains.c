@@ -20,11 +20,11 @@
  *     REALMS COUNT, b8-11 REALM DESCRIPTOR LENGTH = 48, b12-19 NEXT REALM
  *     LOCATOR), descriptors: b0-3 REALM ID, b4-5 restrictions, b7 ACTIVE
  *     ZONE DOMAIN ID, then per domain its start and end LBA (b16-31, b32-47);
- *   REPORT ZONE DOMAINS (07h): header b0-3 descriptor bytes, b4-7 returned,
- *     b8 domains supported, b9 reported, b10 reporting options, b16-23
- *     locator; 96-byte descriptors: b0 ZONE DOMAIN ID, b16-23 NUMBER OF
- *     ZONES, b24-31 start LBA, b32-39 end LBA, b40 ZONE DOMAIN ZONE TYPE,
- *     b42 bit 1 VZDZT;
+ *   REPORT ZONE DOMAINS (07h): header b0-3 descriptor bytes, b4-7 the
+ *     bytes returned with the header (below), b8 domains supported, b9
+ *     reported, b10 reporting options, b16-23 locator; 96-byte descriptors:
+ *     b0 ZONE DOMAIN ID, b16-23 NUMBER OF ZONES, b24-31 start LBA, b32-39
+ *     end LBA, b40 ZONE DOMAIN ZONE TYPE, VZDZT (below);
  *   ZONE ACTIVATE(16) (08h) and ZONE QUERY(16) (09h): b1 bit 7 ALL, b2-9
  *     ZONE ID, b10-11 NUMBER OF ZONES, b12-13 ALLOCATION LENGTH, b14 OTHER
  *     ZONE DOMAIN ID (sg3_utils sg_z_act_query); ZONE ACTIVATE(32) and ZONE
@@ -232,28 +232,70 @@ enum scsi_result zbc_report_realms_exec(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
+/*
+ * REPORT ZONE DOMAINS REPORTING OPTIONS (sg3_utils sg_rep_zones; libzbc
+ * enum zbc_domain_report_options): 00h every domain, 01h the domains whose
+ * zones are all active, 02h those with active zones, 03h those with none;
+ * higher values are INVALID FIELD IN CDB.  A domain's zones are active in
+ * the realms whose active domain it is.
+ */
+#define DOMAINS_REPORT_NONE_ACTIVE 0x03
+
+static bool domain_reported(struct zbc_state *z, unsigned dom, uint8_t option)
+{
+	uint32_t active = 0;
+
+	for (uint32_t r = 0; r < z->nr_realms; r++)
+		active += active_domain(z, r) == dom;
+	switch (option) {
+	case 0x01:
+		return active == z->nr_realms;
+	case 0x02:
+		return active > 0;
+	case DOMAINS_REPORT_NONE_ACTIVE:
+		return active == 0;
+	default:
+		return true;
+	}
+}
+
+/*
+ * The header's two lengths, read two ways by host software (ZBC-2 is not
+ * public): sg3_utils' sg_rep_zones divides bytes 0-3 by the descriptor
+ * length; libzbc's zbc_scsi_report_domains takes bytes 4-7 less the 64-byte
+ * header as the descriptor bytes.  So bytes 0-3 count the descriptors and
+ * bytes 4-7 the header too.  VALID ZONE DOMAIN ZONE TYPE is bit 1 of byte
+ * 42 for sg3_utils (byte 42 bit 0 SRB) and of byte 41 for libzbc, which
+ * refuses a domain without it ("Zone type not valid for domain"): it is set
+ * in both.
+ */
 enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd)
 {
 	struct zbc_state *z = cmd->lu->zbc;
 	uint64_t locator;
-	unsigned first, count;
-	uint8_t *b;
+	unsigned first, count = 0, reported[2];
+	uint8_t *b, option;
 
-	if (report_parse(cmd, &locator, 0) != SCSI_OK)
+	if (report_parse(cmd, &locator, DOMAINS_REPORT_NONE_ACTIVE) != SCSI_OK)
 		return SCSI_FAILED;
+	option = cmd->cdb[14] & 0x3f;
 	/* From the locator's domain (a gap zone: the domain after it). */
 	first = zbc_zone_index(z, zbc_zone_of(z, locator)) >= z->domain_zones ? 1 : 0;
-	count = 2 - first;
+	for (unsigned dom = first; dom < 2; dom++)
+		if (domain_reported(z, dom, option))
+			reported[count++] = dom;
 	b = scsi_cmd_alloc_data_in(cmd, HEADER_LEN + (size_t)count * DOMAIN_DESCRIPTOR_LEN);
 	if (!b)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	put_be32(b, count * DOMAIN_DESCRIPTOR_LEN);
-	put_be32(b + 4, count * DOMAIN_DESCRIPTOR_LEN);
+	put_be32(b + 4, HEADER_LEN + count * DOMAIN_DESCRIPTOR_LEN);
 	b[8] = 2;     /* ZONE DOMAINS SUPPORTED */
 	b[9] = (uint8_t)count; /* ZONE DOMAINS REPORTED */
+	b[10] = option;
+	put_be64(b + 16, locator);
 	for (unsigned i = 0; i < count; i++) {
 		uint8_t *d = b + HEADER_LEN + (size_t)i * DOMAIN_DESCRIPTOR_LEN;
-		unsigned dom = first + i;
+		unsigned dom = reported[i];
 		const struct zbc_zone *zone = &z->zones[domain_start(z, dom)];
 		const struct zbc_zone *last = &z->zones[domain_start(z, dom) + z->domain_zones - 1];
 
@@ -262,7 +304,8 @@ enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd)
 		put_be64(d + 24, zone->start);
 		put_be64(d + 32, last->start + last->length - 1);
 		d[40] = (uint8_t)zone->type;
-		d[42] = 0x02; /* VZDZT: every zone of the domain has that type */
+		d[41] = 0x02; /* VZDZT as libzbc reads it (above) */
+		d[42] = 0x02; /* VZDZT as sg3_utils reads it: every zone of the domain has that type */
 	}
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
