@@ -418,7 +418,6 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 	return cached;
 }
 
-/* The SCSI core's parameters of LU l, num_blocks of them in its backend.  0, or -1 with the reason in err. */
 /* cfg_alua_peers_walk: one of lun.alua_peer_groups (the config checked the count and the groups). */
 static int add_alua_peer(void *arg, uint32_t group, uint32_t port)
 {
@@ -429,6 +428,7 @@ static int add_alua_peer(void *arg, uint32_t group, uint32_t port)
 	return 0;
 }
 
+/* The SCSI core's parameters of LU l, num_blocks of them in its backend.  0, or -1 with the reason in err. */
 static int lu_params(const struct cfg_lun *l, uint64_t num_blocks, const char *state_dir, struct scsi_lu_params *p,
 		     char *err, size_t errlen)
 {
