@@ -104,7 +104,7 @@ struct be_rbd {
 #define LATER_RETRY_S 5
 #define DEFAULT_OBJECT_SIZE (4u << 20) /* rbd_default_order 22 */
 
-/* A fenced connection's handles, kept until the backend closes: calls still in flight use them (rejoin). */
+/* A fenced connection's handles, kept open until the process exits (keep_fenced). */
 struct retired {
 	struct retired *next;
 	rados_t cluster;
@@ -124,7 +124,6 @@ struct later {
 	bool running;    /* the thread has not ended */
 	bool started;    /* the thread was made and is not joined yet */
 	bool rejoin;     /* be_rbd_params.rejoin: fenced, the image is opened again (rejoin) */
-	struct retired *retired; /* the handles of the connections fenced before */
 	bool stop;       /* the backend was closed: the thread ends */
 	bool detached;   /* ... and frees it: its attempt outlasted the close's wait */
 	char last_error[512]; /* why the last attempt failed */
@@ -199,17 +198,25 @@ static int whole(ssize_t n, size_t want)
 static pthread_mutex_t fenced_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct retired *fenced_handles;
 
+/* Keeps r's handles on fenced_handles (calls still in flight may use them).  False when out of memory. */
+static bool keep_fenced(const struct be_rbd *r)
+{
+	struct retired *kept = malloc(sizeof(*kept));
+
+	if (!kept)
+		return false;
+	*kept = (struct retired){ .cluster = r->cluster, .ioctx = r->ioctx, .image = r->image };
+	pthread_mutex_lock(&fenced_lock);
+	kept->next = fenced_handles;
+	fenced_handles = kept;
+	pthread_mutex_unlock(&fenced_lock);
+	return true;
+}
+
 /* Closes what r holds, or keeps it (above) when its client is fenced (rbd_flush: -ESHUTDOWN). */
 static void release_handles(struct be_rbd *r)
 {
-	struct retired *kept;
-
-	if (r->image && rbd_flush(r->image) == -ESHUTDOWN && (kept = malloc(sizeof(*kept)))) {
-		*kept = (struct retired){ .cluster = r->cluster, .ioctx = r->ioctx, .image = r->image };
-		pthread_mutex_lock(&fenced_lock);
-		kept->next = fenced_handles;
-		fenced_handles = kept;
-		pthread_mutex_unlock(&fenced_lock);
+	if (r->image && rbd_flush(r->image) == -ESHUTDOWN && keep_fenced(r)) {
 		r->image = NULL;
 		r->ioctx = NULL;
 		r->cluster = NULL;
@@ -247,15 +254,6 @@ static void blobs_free(struct state_blob *b)
 
 static void release(struct be_rbd *r)
 {
-	/* The fenced connections first, newest first: each was made before the ones after it. */
-	while (r->later && r->later->retired) {
-		struct retired *old = r->later->retired;
-		struct be_rbd t = { .cluster = old->cluster, .ioctx = old->ioctx, .image = old->image };
-
-		r->later->retired = old->next;
-		release_handles(&t);
-		free(old);
-	}
 	release_handles(r);
 	later_free(r->later);
 	blobs_free(r->blobs);
@@ -734,20 +732,34 @@ static int load_blobs(struct be_rbd *t, const struct be_rbd_params *p, char *err
  * client that has just taken the lock, in one operation (RADOS applies it
  * whole); read by one that could not take it.  0, or a negative errno.
  */
-static int write_note(struct be_rbd *r, const char *note)
+/*
+ * One write operation on the state object of r: create it if missing, set
+ * key to len bytes of val (len 0: remove the key).  RADOS applies an
+ * operation whole and acknowledges it once it is durable on the object's
+ * replicas; a client that lost the image's lock is blocklisted and fails
+ * here (-ESHUTDOWN, EBLOCKLISTED).  0, or a negative errno.
+ */
+static int omap_write(struct be_rbd *r, const char *key, const char *val, size_t len)
 {
-	const char *key = NOTE_KEY;
-	size_t key_len = strlen(key), val_len = strlen(note);
+	size_t key_len = strlen(key);
 	rados_write_op_t op = rados_create_write_op();
 	int rc;
 
 	if (!op)
 		return -ENOMEM;
 	rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
-	rados_write_op_omap_set2(op, &key, &note, &key_len, &val_len, 1);
-	rc = rados_write_op_operate2(op, r->ioctx, r->state_oid, NULL, 0);
+	if (len)
+		rados_write_op_omap_set2(op, &key, &val, &key_len, &len, 1);
+	else
+		rados_write_op_omap_rm_keys2(op, &key, &key_len, 1);
+	rc = rados_write_op_operate2(op, ioctx_of(r), r->state_oid, NULL, 0);
 	rados_release_write_op(op);
 	return rc;
+}
+
+static int write_note(struct be_rbd *r, const char *note)
+{
+	return omap_write(r, NOTE_KEY, note, strlen(note));
 }
 
 static int read_note(struct be_rbd *r, char *buf, size_t len)
@@ -804,39 +816,20 @@ static int be_rbd_state_load(struct backend *be, const char *name, uint8_t **dat
 	return rc;
 }
 
-/*
- * One write operation on the state object: create it if missing, set (or
- * remove) the key.  RADOS applies an operation whole and acknowledges it
- * once it is durable on the object's replicas; a client that lost the
- * image's lock is blocklisted and fails here (-ESHUTDOWN, EBLOCKLISTED).
- */
+/* Replaces the blob name whole (omap_write), then the copy served from memory. */
 static int be_rbd_state_store(struct backend *be, const char *name, const uint8_t *data, size_t len)
 {
 	struct be_rbd *r = be_rbd_from(be);
-	size_t key_len = strlen(name), val_len = len;
-	const char *val = (const char *)data;
 	struct state_blob *fresh = NULL, **pp;
-	rados_write_op_t op;
 	int rc;
 
 	if (!usable(r))
 		return -ESHUTDOWN;
-	if (key_len >= STATE_NAME_MAX)
+	if (strlen(name) >= STATE_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (len && !(fresh = blob_new(name, data, len)))
 		return -ENOMEM;
-	op = rados_create_write_op();
-	if (!op) {
-		free(fresh);
-		return -ENOMEM;
-	}
-	rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
-	if (len)
-		rados_write_op_omap_set2(op, &name, &val, &key_len, &val_len, 1);
-	else
-		rados_write_op_omap_rm_keys2(op, &name, &key_len, 1);
-	rc = rados_write_op_operate2(op, ioctx_of(r), r->state_oid, NULL, 0);
-	rados_release_write_op(op);
+	rc = omap_write(r, name, (const char *)data, len);
 	if (rc < 0) {
 		free(fresh);
 		return seen(r, rc);
@@ -1167,7 +1160,7 @@ static bool later_attempt(struct be_rbd *r)
 	blobs_free(r->blobs); /* a rejoining client's: the blobs as it last knew them */
 	r->blobs = t.blobs;
 	pthread_mutex_unlock(&r->blobs_lock);
-	/* Calls still in flight may read the old handles (retired by rejoin, never closed before release). */
+	/* Calls still in flight may read the old handles (kept by rejoin, never closed). */
 	__atomic_store_n(&r->cluster, t.cluster, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->ioctx, t.ioctx, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->image, t.image, __ATOMIC_RELEASE);
@@ -1257,17 +1250,15 @@ static struct later *later_new(const struct be_rbd_params *p, uint64_t size, boo
 static void rejoin(struct be_rbd *r)
 {
 	struct later *l = r->later;
-	struct retired *old;
 
 	if (!l || !l->rejoin)
 		return;
 	pthread_mutex_lock(&l->lock);
-	if (!__atomic_load_n(&l->ready, __ATOMIC_ACQUIRE) || l->running || l->stop ||
-	    !(old = malloc(sizeof(*old)))) {
+	/* The fenced handles are kept, never closed (keep_fenced): calls in flight end on them. */
+	if (!__atomic_load_n(&l->ready, __ATOMIC_ACQUIRE) || l->running || l->stop || !keep_fenced(r)) {
 		pthread_mutex_unlock(&l->lock);
 		return;
 	}
-	*old = (struct retired){ .next = l->retired, .cluster = r->cluster, .ioctx = r->ioctx, .image = r->image };
 	if (l->started)
 		pthread_join(l->thread, NULL); /* the thread of the last opening, ended */
 	l->started = false;
@@ -1279,10 +1270,8 @@ static void rejoin(struct be_rbd *r)
 	if (pthread_create(&l->thread, NULL, later_thread, r) != 0) {
 		l->running = false;
 		__atomic_store_n(&l->ready, true, __ATOMIC_RELEASE); /* stays fenced: -ESHUTDOWN, as without rejoin */
-		free(old);
 	} else {
 		l->started = true;
-		l->retired = old;
 	}
 	pthread_mutex_unlock(&l->lock);
 }

@@ -55,21 +55,23 @@ struct peers_check {
 static int peer_check(void *arg, uint32_t group, uint32_t port)
 {
 	struct peers_check *c = arg;
+	int rc = group == c->own ? 1 : 0;
 
 	(void)port;
-	for (uint32_t i = 0; i < c->n; i++)
+	for (uint32_t i = 0; i < c->n && !rc; i++)
 		if (c->seen[i] == group)
-			return c->bad = group, 2;
-	if (group == c->own)
-		return c->bad = group, 1;
-	c->seen[c->n++] = group;
-	return 0;
+			rc = 2;
+	if (rc)
+		c->bad = group;
+	else
+		c->seen[c->n++] = group;
+	return rc;
 }
 
 void cfg_finish_alua_peers(const struct cfg_lun_check *c, struct cfg_lun *l)
 {
 	struct peers_check pc = { .own = l->target_port_group };
-	char why[160];
+	char why[256];
 	int rc;
 
 	if (!l->alua_peer_groups[0])
