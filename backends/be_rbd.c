@@ -1098,7 +1098,8 @@ static int leave_note(struct be_rbd *r, const struct be_rbd_params *p, char *err
 	return rc;
 }
 
-struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err, size_t errlen)
+static struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err,
+				   size_t errlen)
 {
 	struct be_rbd *r = calloc(1, sizeof(*r));
 
@@ -1276,7 +1277,8 @@ static void rejoin(struct be_rbd *r)
 	pthread_mutex_unlock(&l->lock);
 }
 
-struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why)
+static struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only,
+					 const char *why)
 {
 	struct be_rbd *r = calloc(1, sizeof(*r));
 	struct later *l = size ? later_new(p, size, read_only, why) : NULL;
@@ -1302,3 +1304,9 @@ struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, 
 	l->started = true;
 	return &r->be;
 }
+
+/* What be_rbd_module finds in this module (dlsym(3) of BE_RBD_ENTRY_SYMBOL); the module's only visible symbol. */
+__attribute__((visibility("default"))) const struct be_rbd_entry sbce_be_rbd_entry = {
+	.open = be_rbd_open,
+	.open_later = be_rbd_open_later,
+};

@@ -206,22 +206,35 @@ struct be_rbd_params {
 };
 
 /*
- * Opens a Ceph RBD image as a backend (be_rbd.c): connects as client.id
- * with conf, opens the image in pool, creating it at size when it is
- * missing and growing it when it is smaller (size 0: the image's size; a
- * larger image is refused).  A writable image is held with its exclusive
- * lock; calls fail with -ESHUTDOWN once another client has broken it.  NULL
- * with the reason in err.
+ * The rbd backend (be_rbd.c) is a module of its own, sbcemu-rbd.so, that
+ * alone links librbd and librados: a daemon with no rbd LU never maps them
+ * (about 14 MiB of resident pages with Ceph 16.2; docs/performance.md).
+ * be_rbd_module loads it on first use (dlopen(3); be_rbd_load.c) and
+ * returns its entry points, or NULL with the reason in err.
  */
-struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err, size_t errlen);
-/*
- * The same image, opened later: a backend of size bytes (not 0) whose own
- * thread makes be_rbd_open's attempt every 5 s until one succeeds (the
- * image must then hold size bytes); until then ready() is false, every
- * call fails with -ESHUTDOWN, and status() tells why the last attempt
- * failed (at first: why, the failure of be_rbd_open).  NULL when out of memory.
- */
-struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why);
+struct be_rbd_entry {
+	/*
+	 * Opens a Ceph RBD image as a backend: connects as client.id with
+	 * conf, opens the image in pool, creating it at size when it is
+	 * missing and growing it when it is smaller (size 0: the image's
+	 * size; a larger image is refused).  A writable image is held with
+	 * its exclusive lock; calls fail with -ESHUTDOWN once another client
+	 * has broken it.  NULL with the reason in err.
+	 */
+	struct backend *(*open)(const struct be_rbd_params *p, uint64_t size, bool read_only, char *err,
+				size_t errlen);
+	/*
+	 * The same image, opened later: a backend of size bytes (not 0) whose
+	 * own thread makes open's attempt every 5 s until one succeeds (the
+	 * image must then hold size bytes); until then ready() is false, every
+	 * call fails with -ESHUTDOWN, and status() tells why the last attempt
+	 * failed (at first: why, the failure of open).  NULL when out of memory.
+	 */
+	struct backend *(*open_later)(const struct be_rbd_params *p, uint64_t size, bool read_only, const char *why);
+};
+/* The name of the table the module exports (be_rbd.c). */
+#define BE_RBD_ENTRY_SYMBOL "sbce_be_rbd_entry"
+const struct be_rbd_entry *be_rbd_module(char *err, size_t errlen);
 /*
  * Whether be_file_open(path, size, read_only, ...) would accept path, found
  * without creating or changing anything: an existing path must be a regular

@@ -349,10 +349,14 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 			.holder_note = l->alua ? note : NULL, .rejoin = l->rbd_unavailable != CFG_RBD_UNAVAILABLE_FAIL,
 		};
 
+		const struct be_rbd_entry *rbd_backend = be_rbd_module(err, errlen);
+
+		if (!rbd_backend)
+			return NULL;
 		snprintf(owner_record, sizeof(owner_record), "%s/rbd-lock-owner", state_dir);
 		scsi_alua_holder_note((uint16_t)l->target_port_group, note, sizeof(note));
 
-		be = be_rbd_open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
+		be = rbd_backend->open(&rbd, backing_bytes(l), l->write_protect, err, errlen);
 		if (!be && l->rbd_unavailable) {
 			sbce_warn("%s: %s; %s", who, err,
 				  l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY
@@ -360,7 +364,7 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 					    "image: it is tried again every 5 s, asking for its lock (rbd_unavailable = standby)"
 					  : "the LU answers NOT READY, IN PROCESS OF BECOMING READY (02/04/01) until the image "
 					    "can be had: it is tried again every 5 s (rbd_unavailable = not-ready)");
-			if (!(be = be_rbd_open_later(&rbd, backing_bytes(l), l->write_protect, err)))
+			if (!(be = rbd_backend->open_later(&rbd, backing_bytes(l), l->write_protect, err)))
 				snprintf(err, errlen, "out of memory");
 		}
 	} else {

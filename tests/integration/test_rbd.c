@@ -930,6 +930,58 @@ static void config_refused(struct itest_daemon *d, const char *name, const char 
 	itest_ok(rc != 0 && strstr(out, want) != NULL, name, "exit %d, output: %s", rc, out);
 }
 
+/* ---- librbd is loaded only for an rbd LU (be_rbd_load.c) ---- */
+
+/* Whether the process maps a file whose path holds name (/proc/PID/maps). */
+static bool maps(pid_t pid, const char *name)
+{
+	char path[64], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, name) != NULL;
+	fclose(f);
+	return found;
+}
+
+static void module_loaded_on_use(const struct itest_daemon *with_rbd)
+{
+	struct itest_daemon plain, missing;
+	char text[1024];
+
+	itest_ok(maps(with_rbd->pid, "librbd.so") && maps(with_rbd->pid, "sbcemu-rbd.so"),
+		 "a daemon with rbd LUs maps sbcemu-rbd.so and librbd", "not in /proc/%d/maps", (int)with_rbd->pid);
+
+	itest_daemon_init(&plain, "rbd-none");
+	if (itest_daemon_write_config(&plain, itest_default_config) == 0 && itest_daemon_start(&plain) == 0) {
+		itest_ok(!maps(plain.pid, "librbd") && !maps(plain.pid, "librados") && !maps(plain.pid, "sbcemu-rbd"),
+			 "a daemon with file LUs only maps neither librbd, librados nor the rbd module",
+			 "see /proc/%d/maps", (int)plain.pid);
+		itest_daemon_stop(&plain, SIGTERM);
+	} else {
+		itest_ok(false, "a daemon with file LUs only starts", "see %s", plain.log);
+	}
+
+	itest_daemon_init(&missing, "rbd-nomodule");
+	snprintf(text, sizeof(text),
+		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\nbackend = rbd\nrbd_image = nomodule\n"
+		 "ceph_conf = %s\nsize = 1M\nrbd_unavailable = not-ready\n",
+		 conf_path);
+	setenv("SBCEMU_RBD_MODULE", "/nonexistent/sbcemu-rbd.so", 1);
+	if (itest_daemon_write_config(&missing, text) == 0)
+		itest_ok(itest_daemon_start(&missing) != 0 &&
+				 itest_daemon_log_has(&missing, "backend rbd: cannot load its module: /nonexistent/"),
+			 "without the rbd module an rbd LU is refused at start-up, naming the module (even with "
+			 "rbd_unavailable = not-ready: a missing module is not an unavailable cluster)",
+			 "see %s", missing.log);
+	unsetenv("SBCEMU_RBD_MODULE");
+}
+
 /* ---- the cluster ---- */
 
 static char cluster_dir[600];
@@ -1005,6 +1057,7 @@ int main(int argc, char **argv)
 		cluster_down();
 		return itest_finish();
 	}
+	module_loaded_on_use(&d);
 	s = session(&d);
 	if (itest_ok(s != NULL, "login", "no session")) {
 		conventional_steps(s);
