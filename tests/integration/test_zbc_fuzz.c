@@ -176,18 +176,23 @@ static void fuzz_one(int lun)
 	case 1: /* ZBC IN */
 		c[0] = 0x95;
 		c[1] = below(4) ? in_sas[below(5)] : (uint8_t)below(32);
-		if (below(4) == 0)
-			c[1] |= 0x80; /* ALL of ZONE ACTIVATE / QUERY, reserved elsewhere */
+		if (below(8) == 0)
+			c[1] |= 0x80; /* reserved */
 		itest_put_be64(c + 2, pick_lba(lun));
 		if (c[1] & 0x1f) {
 			in_len = below(4) ? 64 + 32 * below(8) : below(300);
 			itest_put_be32(c + 10, (uint32_t)in_len);
 		}
 		if ((c[1] & 0x1f) == 0x08 || (c[1] & 0x1f) == 0x09) {
-			itest_put_be16(c + 10, (uint16_t)(below(3) ? below(8) : rnd()));
-			in_len = below(4) ? 64 + 32 * below(8) : below(300);
-			itest_put_be16(c + 12, (uint16_t)in_len);
-			c[14] = (uint8_t)(below(4) ? below(3) : rnd());
+			/* libzbc's layout: b2 ALL | ZSRC | domain, b3-8 ZONE ID, b9-12 ALLOCATION LENGTH, b13-14 zones. */
+			uint64_t lba = pick_lba(lun);
+
+			c[2] = (uint8_t)((below(4) == 0 ? 0x80 : 0) | (below(2) ? 0x40 : 0) | (below(4) ? below(3) : rnd() & 0x3f));
+			for (int i = 0; i < 6; i++)
+				c[3 + i] = (uint8_t)(lba >> (40 - 8 * i));
+			in_len = below(4) ? 64 + 24 * below(8) : below(300);
+			itest_put_be32(c + 9, (uint32_t)in_len);
+			itest_put_be16(c + 13, (uint16_t)(below(3) ? below(8) : rnd()));
 		} else {
 			in_len = below(4) ? 64 + 64 * below(nzones[lun] + 2) : below(300);
 			itest_put_be32(c + 10, (uint32_t)in_len);

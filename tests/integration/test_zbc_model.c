@@ -366,7 +366,7 @@ static bool matches(const struct mzone *z, uint8_t ro)
 	case 0x06: return z->cond == ZC_RDONLY;
 	case 0x07: return z->cond == ZC_OFFLINE;
 	case 0x08: return z->cond == ZC_INACTIVE;
-	case 0x3e: return false; /* no gap zones here */
+	case 0x3e: return true; /* every zone but the gap zones: there are none here */
 	}
 	return false;
 }

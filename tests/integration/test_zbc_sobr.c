@@ -9,10 +9,10 @@
  * write pointer (05/21/06) but not across SOBR zones; FINISH ZONE (one zone
  * or ALL while an SOBR zone is open) is 05/24/00; no open zone resources.
  *
- * Mode page 0Ah/0Fh (sdparm's zbc2r04a fields): URSWRZ_M byte 4 bit 0 and
- * U_UA_CTL byte 5 bit 0 changeable; URSWRZ_M drives B6h URSWRZ and the read
- * rules; a change raises MODE PARAMETERS CHANGED (U_UA_CTL 0) or INQUIRY
- * DATA HAS CHANGED (U_UA_CTL 1) for the other I_T nexuses; only host-managed
+ * Mode page 0Ah/0Fh in libzbc's layout (FSNOZ bytes 4-7, URSWRZ byte 10,
+ * MAXIMUM ACTIVATION bytes 16-17, all changeable) and as libzbc reads and
+ * writes it; URSWRZ drives B6h URSWRZ and the read rules; a change raises
+ * MODE PARAMETERS CHANGED for the other I_T nexuses; only host-managed
  * LUs have the page.
  *
  * LUN 0: zbc-zd with sobr_zones: zones 0-7 SOBR (domain 0, active), 8-15
@@ -202,16 +202,20 @@ static void test_writes(void)
 		 NULL);
 }
 
-/* ZONE ACTIVATE(16), realm 0 (zones 0-1), to domain 1: b1 ZA 08h, b2-9 ZONE ID, b10-11 zones, b14 domain. */
+/*
+ * ZONE ACTIVATE(16) of a realm (2 zones) as libzbc builds it: b1 08h, b2
+ * ZSRC | domain, b3-8 ZONE ID, b9-12 ALLOCATION LENGTH, b13-14 zones.
+ */
 static void activate(uint8_t *c, uint8_t domain, uint64_t zone_id)
 {
 	memset(c, 0, 16);
 	c[0] = 0x95;
 	c[1] = 0x08;
-	itest_put_be64(c + 2, zone_id);
-	itest_put_be16(c + 10, 2);
-	itest_put_be16(c + 12, 4096);
-	c[14] = domain;
+	c[2] = (uint8_t)(0x40 | domain);
+	for (int i = 0; i < 6; i++)
+		c[3 + i] = (uint8_t)(zone_id >> (40 - 8 * i));
+	itest_put_be32(c + 9, 4096);
+	itest_put_be16(c + 13, 2);
 }
 
 static void test_restart_and_activate(struct itest_daemon *d)
@@ -227,7 +231,7 @@ static void test_restart_and_activate(struct itest_daemon *d)
 	activate(c, 1, 0);
 	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
 	itest_ok(r.status == 0 && r.data_len >= 64 && r.data[8] == 0x40 && r.data[9] == 0x02 &&
-			 itest_get_be64(r.data + 24) == 0,
+			 (itest_get_be64(r.data + 24) >> 16) == 0,
 		 "ZONE ACTIVATE of a realm with written SOBR zones -> unmet NOT EMPTY at zone 0", "%s",
 		 itest_result_str(&r));
 	itest_result_free(&r);
@@ -236,13 +240,13 @@ static void test_restart_and_activate(struct itest_daemon *d)
 	expect_zone("zone 2 EMPTY after RESET ALL", 2, ZT_SOBR, ZC_EMPTY, 2 * ZONE);
 	expect_read(0, "URSWRZ 0: READ(16) of a reset SOBR zone -> 05/21/06", 0, 1, EXPECT_SENSE(5, 0x21, 0x06));
 	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
-	itest_ok(r.status == 0 && r.data_len >= 96 && r.data[8] == 0x81 && r.data[64] == ZT_SWR,
+	itest_ok(r.status == 0 && r.data_len >= 88 && r.data[8] == 0x81 && r.data[64] == ZT_SWR,
 		 "ZONE ACTIVATE realm 0 to domain 1 -> ACTIVATED, descriptor zone type 2h", "%s", itest_result_str(&r));
 	itest_result_free(&r);
 	expect_zone("zone 0 INACTIVE", 0, ZT_SOBR, 5, UINT64_MAX);
 	activate(c, 0, 8 * ZONE);
 	itest_cmd(s, 0, c, 16, ITEST_IN, NULL, 0, 4096, &r);
-	itest_ok(r.status == 0 && r.data_len >= 96 && r.data[8] == 0x81 && r.data[64] == ZT_SOBR &&
+	itest_ok(r.status == 0 && r.data_len >= 88 && r.data[8] == 0x81 && r.data[64] == ZT_SOBR &&
 			 (r.data[65] >> 4) == ZC_EMPTY,
 		 "ZONE ACTIVATE back to domain 0 -> ACTIVATED, descriptor type 4h EMPTY", "%s", itest_result_str(&r));
 	itest_result_free(&r);
@@ -251,38 +255,55 @@ static void test_restart_and_activate(struct itest_daemon *d)
 
 /* ---- the Zoned Block Device Control mode page ---- */
 
-/* MODE SENSE(10) of 0Ah/0Fh with PAGE CONTROL pc; the page (16 bytes) in page. */
+/*
+ * MODE SENSE(10) of 0Ah/0Fh with PAGE CONTROL pc as libzbc sends it
+ * (lib/zbc_scsi.c zbc_scsi_get_set_mode: byte 1 = 10h, LLBAA = 1 and DBD
+ * = 0): the page is read at byte 12, so no block descriptor may come.
+ */
 static void mode_sense(struct iscsi_context *sess, int lun, int pc, struct itest_result *r)
 {
-	uint8_t c[10] = { 0x5a, 0x08, (uint8_t)((pc << 6) | 0x0a), 0x0f };
+	uint8_t c[10] = { 0x5a, 0x10, (uint8_t)((pc << 6) | 0x0a), 0x0f };
 
 	itest_put_be16(c + 7, 255);
 	itest_cmd(sess, lun, c, 10, ITEST_IN, NULL, 0, 255, r);
 }
 
-static int page_byte(int lun, int pc, int byte)
+/* Bytes byte.. of the page (at byte 8 of the data: no block descriptor), big-endian, n of them; -1 on failure. */
+static long page_field(int lun, int pc, int byte, int n)
 {
 	struct itest_result r;
-	int v = -1;
+	long v = -1;
 
 	mode_sense(s, lun, pc, &r);
-	if (r.status == 0 && r.data_len >= 8 + 16)
-		v = r.data[8 + byte];
+	if (r.status == 0 && r.data_len >= 8 + 20 && itest_get_be16(r.data + 6) == 0) {
+		v = 0;
+		for (int i = 0; i < n; i++)
+			v = v << 8 | r.data[8 + byte + i];
+	}
 	itest_result_free(&r);
 	return v;
 }
 
-static void mode_select(int lun, const char *name, uint8_t b4, uint8_t b5, bool save, struct itest_expect e)
+/*
+ * MODE SELECT(10) of the page with FSNOZ, URSWRZ and MAXIMUM ACTIVATION.
+ * as_libzbc: as libzbc sends it, with the MODE DATA LENGTH it read (26)
+ * as the PAGE LENGTH and zeros past the page's 20 bytes; else PAGE LENGTH
+ * 0010h.
+ */
+static void mode_select(int lun, const char *name, uint32_t fsnoz, uint8_t urswrz, uint16_t max_activation,
+			bool save, bool as_libzbc, struct itest_expect e)
 {
-	uint8_t c[10] = { 0x55, (uint8_t)(0x10 | (save ? 1 : 0)) }, p[8 + 16] = { 0 };
+	uint8_t c[10] = { 0x55, (uint8_t)(0x10 | (save ? 1 : 0)) }, p[8 + 4 + 26] = { 0 };
+	size_t len = as_libzbc ? sizeof(p) : 8 + 20;
 
 	p[8] = 0x4a;
 	p[9] = 0x0f;
-	p[11] = 0x0c;
-	p[12] = b4;
-	p[13] = b5;
-	itest_put_be16(c + 7, sizeof(p));
-	itest_expect_cmd(s, lun, name, c, 10, ITEST_OUT, p, sizeof(p), 0, e, NULL);
+	itest_put_be16(p + 10, as_libzbc ? 26 : 0x10);
+	itest_put_be32(p + 12, fsnoz);
+	p[18] = urswrz;
+	itest_put_be16(p + 24, max_activation);
+	itest_put_be16(c + 7, (uint16_t)len);
+	itest_expect_cmd(s, lun, name, c, 10, ITEST_OUT, p, len, 0, e, NULL);
 }
 
 static int b6_urswrz(int lun)
@@ -304,14 +325,37 @@ static void test_mode_page(struct itest_daemon *d)
 	uint8_t tur[6] = { 0 };
 
 	mode_sense(s, 1, 0, &r);
-	itest_ok(r.status == 0 && r.data_len == 8 + 16 && r.data[8] == (0x80 | 0x40 | 0x0a) && r.data[9] == 0x0f &&
-			 itest_get_be16(r.data + 10) == 0x0c && (r.data[12] & 0x01) == 1,
-		 "MODE SENSE 0Ah/0Fh on zbc-hm: PS, SPF, PAGE LENGTH 0Ch, URSWRZ_M 1 (config urswrz = true)", "%s",
-		 itest_result_str(&r));
+	itest_ok(r.status == 0 && r.data_len == 8 + 20 && itest_get_be16(r.data) == 26 &&
+			 itest_get_be16(r.data + 6) == 0 && r.data[8] == (0x80 | 0x40 | 0x0a) && r.data[9] == 0x0f &&
+			 itest_get_be16(r.data + 10) == 0x10 && itest_get_be32(r.data + 12) == 0 &&
+			 (r.data[18] & 0x01) == 1 && itest_get_be16(r.data + 24) == 0,
+		 "MODE SENSE(10) 0Ah/0Fh as libzbc sends it, zbc-hm: no block descriptor (page at byte 8, FSNOZ at "
+		 "libzbc's byte 12), PS, SPF, PAGE LENGTH 0010h, FSNOZ 0 (no realms), URSWRZ 1 (config urswrz = true), "
+		 "MAXIMUM ACTIVATION 0",
+		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
-	itest_ok(page_byte(1, 1, 4) == 0x01 && page_byte(1, 1, 5) == 0x01,
-		 "changeable values: URSWRZ_M (byte 4 bit 0) and U_UA_CTL (byte 5 bit 0)", NULL);
-	itest_ok(page_byte(0, 0, 4) == 0x00, "zbc-zd with urswrz = false: URSWRZ_M 0", NULL);
+	itest_ok(page_field(1, 1, 4, 4) == 0xffffffffL && page_field(1, 1, 10, 1) == 0x01 &&
+			 page_field(1, 1, 16, 2) == 0xffff && page_field(1, 1, 5, 1) == 0xff && page_field(1, 1, 8, 2) == 0,
+		 "changeable values: FSNOZ (bytes 4-7), URSWRZ (byte 10 bit 0), MAXIMUM ACTIVATION (bytes 16-17)", NULL);
+	itest_ok(page_field(0, 0, 4, 4) == 2 && page_field(0, 0, 10, 1) == 0x00,
+		 "zbc-zd with realm_zones = 2 and urswrz = false: FSNOZ 2 (a realm), URSWRZ 0", NULL);
+	{
+		uint8_t c[10] = { 0x5a, 0x00, 0x0a, 0x0f };
+
+		itest_put_be16(c + 7, 255);
+		itest_cmd(s, 1, c, 10, ITEST_IN, NULL, 0, 255, &r);
+		itest_ok(r.status == 0 && itest_get_be16(r.data + 6) == 0 && r.data_len == 8 + 20,
+			 "MODE SENSE(10) 0Ah/0Fh with DBD = 0, LLBAA = 0: no block descriptor either", "%s",
+			 itest_result_str(&r));
+		itest_result_free(&r);
+		c[2] = 0x3f;
+		c[3] = 0xff;
+		itest_cmd(s, 1, c, 10, ITEST_IN, NULL, 0, 255, &r);
+		itest_ok(r.status == 0 && itest_get_be16(r.data + 6) == 8,
+			 "MODE SENSE(10) of every page (3Fh/FFh): the block descriptor is there", "%s",
+			 itest_result_str(&r));
+		itest_result_free(&r);
+	}
 	mode_sense(s, 2, 0, &r);
 	itest_ok(itest_result_matches(&r, EXPECT_SENSE(5, 0x24, 0)),
 		 "MODE SENSE 0Ah/0Fh on a conventional LU -> 05/24/00", "%s", itest_result_str(&r));
@@ -319,30 +363,48 @@ static void test_mode_page(struct itest_daemon *d)
 	itest_result_free(&r);
 
 	expect_write("WRITE(16) 4 blocks at zone 3's start", 3 * ZONE, 4, 8, EXPECT_GOOD);
-	expect_read(0, "URSWRZ_M 0: READ(16) past the write pointer -> 05/21/06", 3 * ZONE, 8,
+	expect_read(0, "URSWRZ 0: READ(16) past the write pointer -> 05/21/06", 3 * ZONE, 8,
 		    EXPECT_SENSE(5, 0x21, 0x06));
-	mode_select(0, "MODE SELECT(10) URSWRZ_M = 1 -> GOOD", 0x01, 0x00, false, EXPECT_GOOD);
+	mode_select(0, "MODE SELECT(10) as libzbc sends it (PAGE LENGTH 26 = the MODE DATA LENGTH, zeros past the "
+		       "page): URSWRZ = 1 -> GOOD",
+		    2, 0x01, 0, false, true, EXPECT_GOOD);
 	itest_ok(b6_urswrz(0) == 1, "B6h URSWRZ follows: 1", NULL);
-	expect_read(0, "URSWRZ_M 1: READ(16) past the write pointer -> GOOD", 3 * ZONE, 8, EXPECT_GOOD);
-	itest_expect_cmd(s2, 0, "other I_T nexus: 06/2A/01 MODE PARAMETERS CHANGED (U_UA_CTL 0)", tur, 6, ITEST_NONE,
-			 NULL, 0, 0, EXPECT_SENSE(6, 0x2a, 0x01), NULL);
+	expect_read(0, "URSWRZ 1: READ(16) past the write pointer -> GOOD", 3 * ZONE, 8, EXPECT_GOOD);
+	itest_expect_cmd(s2, 0, "other I_T nexus: 06/2A/01 MODE PARAMETERS CHANGED", tur, 6, ITEST_NONE, NULL, 0, 0,
+			 EXPECT_SENSE(6, 0x2a, 0x01), NULL);
 	itest_clear_ua(s2, 0);
-	mode_select(0, "MODE SELECT(10) URSWRZ_M = 0, U_UA_CTL = 1 -> GOOD", 0x00, 0x01, false, EXPECT_GOOD);
-	itest_expect_cmd(s2, 0, "other I_T nexus: 06/3F/03 INQUIRY DATA HAS CHANGED (U_UA_CTL 1)", tur, 6, ITEST_NONE,
-			 NULL, 0, 0, EXPECT_SENSE(6, 0x3f, 0x03), NULL);
+	mode_select(0, "MODE SELECT(10) URSWRZ = 0, FSNOZ 4, MAXIMUM ACTIVATION 1 (PAGE LENGTH 0010h) -> GOOD", 4, 0x00,
+		    1, false, false, EXPECT_GOOD);
 	itest_clear_ua(s2, 0);
-	itest_ok(b6_urswrz(0) == 0, "B6h URSWRZ back to 0", NULL);
-	expect_read(0, "URSWRZ_M 0 again: READ(16) past the write pointer -> 05/21/06", 3 * ZONE, 8,
+	itest_ok(b6_urswrz(0) == 0 && page_field(0, 0, 4, 4) == 4 && page_field(0, 0, 16, 2) == 1,
+		 "B6h URSWRZ back to 0; FSNOZ 4 and MAXIMUM ACTIVATION 1 read back", NULL);
+	expect_read(0, "URSWRZ 0 again: READ(16) past the write pointer -> 05/21/06", 3 * ZONE, 8,
 		    EXPECT_SENSE(5, 0x21, 0x06));
-	mode_select(0, "MODE SELECT(10) with a non-changeable bit (byte 4 bit 1) -> 05/26/00", 0x02, 0x00, false,
+	mode_select(0, "MODE SELECT(10) with a non-changeable bit (byte 10 bit 1) -> 05/26/00", 2, 0x02, 0, false, false,
 		    EXPECT_SENSE(5, 0x26, 0x00));
-	mode_select(2, "MODE SELECT(10) of 0Ah/0Fh on a conventional LU -> 05/26/00", 0x00, 0x00, false,
+	{
+		uint8_t c[10] = { 0x55, 0x10 }, p[8 + 4 + 26] = { 0 };
+
+		p[8] = 0x4a;
+		p[9] = 0x0f;
+		p[11] = 26;
+		p[8 + 20 + 3] = 1;
+		itest_put_be16(c + 7, sizeof(p));
+		itest_expect_cmd(s, 0, "MODE SELECT(10) with PAGE LENGTH 26 and a byte set past the page -> 05/26/00",
+				 c, 10, ITEST_OUT, p, sizeof(p), 0, EXPECT_SENSE(5, 0x26, 0x00), NULL);
+		p[8 + 20 + 3] = 0;
+		p[11] = 0x0e;
+		itest_put_be16(c + 7, 8 + 18);
+		itest_expect_cmd(s, 0, "MODE SELECT(10) with PAGE LENGTH 000Eh (shorter than the page) -> 05/26/00", c,
+				 10, ITEST_OUT, p, 8 + 18, 0, EXPECT_SENSE(5, 0x26, 0x00), NULL);
+	}
+	mode_select(2, "MODE SELECT(10) of 0Ah/0Fh on a conventional LU -> 05/26/00", 0, 0x00, 0, false, false,
 		    EXPECT_SENSE(5, 0x26, 0x00));
-	mode_select(0, "MODE SELECT(10) SP = 1, URSWRZ_M = 1 -> GOOD", 0x01, 0x00, true, EXPECT_GOOD);
+	mode_select(0, "MODE SELECT(10) SP = 1, URSWRZ = 1, FSNOZ 2 -> GOOD", 2, 0x01, 0, true, true, EXPECT_GOOD);
 	if (!restart(d, SIGTERM))
 		return;
-	itest_ok(page_byte(0, 0, 4) == 0x01 && page_byte(0, 3, 4) == 0x01 && page_byte(0, 2, 4) == 0x00,
-		 "after a restart the saved URSWRZ_M 1 is current and saved; the default is still the config's 0", NULL);
+	itest_ok(page_field(0, 0, 10, 1) == 0x01 && page_field(0, 3, 10, 1) == 0x01 && page_field(0, 2, 10, 1) == 0x00,
+		 "after a restart the saved URSWRZ 1 is current and saved; the default is still the config's 0", NULL);
 	itest_ok(b6_urswrz(0) == 1, "after a restart B6h URSWRZ is the saved 1", NULL);
 	expect_read(0, "after a restart: READ(16) past the write pointer -> GOOD", 3 * ZONE, 8, EXPECT_GOOD);
 }

@@ -69,15 +69,34 @@ static void zbc_in(uint8_t *c, uint8_t sa, uint64_t lba, uint32_t alloc)
 	itest_put_be32(c + 10, alloc);
 }
 
-static void activate_cdb(uint8_t *c, bool query, bool all, uint64_t zone_id, uint16_t nz, uint8_t other)
+/*
+ * ZONE ACTIVATE(16) / ZONE QUERY(16) as libzbc builds them (lib/zbc_scsi.c
+ * zbc_scsi_zone_activate16): b1 service action, b2 ALL 80h | ZSRC 40h |
+ * domain, b3-8 ZONE ID, b9-12 ALLOCATION LENGTH, b13-14 NUMBER OF ZONES (ZSRC).
+ */
+static void activate_cdb_zsrc(uint8_t *c, bool query, bool all, bool zsrc, uint64_t zone_id, uint16_t nz,
+			      uint8_t other)
 {
 	memset(c, 0, 16);
 	c[0] = 0x95;
-	c[1] = (uint8_t)((all ? 0x80 : 0) | (query ? 0x09 : 0x08));
-	itest_put_be64(c + 2, zone_id);
-	itest_put_be16(c + 10, nz);
-	itest_put_be16(c + 12, 4096);
-	c[14] = other;
+	c[1] = query ? 0x09 : 0x08;
+	c[2] = (uint8_t)((all ? 0x80 : 0) | (zsrc ? 0x40 : 0) | other);
+	for (int i = 0; i < 6; i++)
+		c[3 + i] = (uint8_t)(zone_id >> (40 - 8 * i));
+	itest_put_be32(c + 9, 4096);
+	if (zsrc)
+		itest_put_be16(c + 13, nz);
+}
+
+static void activate_cdb(uint8_t *c, bool query, bool all, uint64_t zone_id, uint16_t nz, uint8_t other)
+{
+	activate_cdb_zsrc(c, query, all, true, zone_id, nz, other);
+}
+
+/* ZONE ID WITH UNMET PREREQUISITES: results bytes 24-29, as libzbc reads it. */
+static uint64_t ziwup(const struct itest_result *r)
+{
+	return itest_get_be64(r->data + 24) >> 16;
 }
 
 /* Zone conditions from REPORT ZONES (16 zones). */
@@ -280,19 +299,19 @@ static void test_activate(void)
 
 	/* Realm 0's zone 8 is not empty: it cannot leave domain 1. */
 	if (act("ZONE QUERY realm 0 to domain 0 -> GOOD", true, false, 8 * ZONE, 2, 0, &r))
-		itest_ok(r.data[8] == 0x40 && r.data[9] == 0x02 && itest_get_be64(r.data + 24) == 8 * ZONE,
-			 "... ACTIVATED 0, unmet prerequisite NOT EMPTY, ZIWUP = zone 8", "b8 %02x b9 %02x ziwup %llu",
-			 r.data[8], r.data[9], (unsigned long long)itest_get_be64(r.data + 24));
+		itest_ok(r.data[8] == 0x40 && r.data[9] == 0x02 && ziwup(&r) == 8 * ZONE,
+			 "... ACTIVATED 0, unmet prerequisite NOT EMPTY, ZIWUP (bytes 24-29) = zone 8",
+			 "b8 %02x b9 %02x ziwup %llu", r.data[8], r.data[9], (unsigned long long)ziwup(&r));
 	itest_result_free(&r);
 	if (act("ZONE QUERY zone 3 alone (half a realm) -> GOOD", true, false, 3 * ZONE, 1, 1, &r))
-		itest_ok(r.data[8] == 0x40 && r.data[9] == 0x04 && itest_get_be64(r.data + 24) == 3 * ZONE,
+		itest_ok(r.data[8] == 0x40 && r.data[9] == 0x04 && ziwup(&r) == 3 * ZONE,
 			 "... unmet prerequisite REALM ALIGNMENT, ZIWUP = zone 3", "b8 %02x b9 %02x", r.data[8], r.data[9]);
 	itest_result_free(&r);
 	if (act("ZONE QUERY realm 1 (zones 2-3) to domain 0 -> GOOD", true, false, 2 * ZONE, 2, 0, &r))
-		itest_ok(r.data[8] == 0x80 && itest_get_be32(r.data + 16) == 2 && itest_get_be32(r.data) == 32 &&
+		itest_ok(r.data[8] == 0x80 && itest_get_be32(r.data + 16) == 2 && itest_get_be32(r.data) == 24 &&
 				 r.data[64] == 1 && (r.data[65] >> 4) == 0 && r.data[66] == 0 &&
 				 itest_get_be64(r.data + 64 + 8) == 2 && itest_get_be64(r.data + 64 + 16) == 2 * ZONE,
-			 "... NZ_VALID, 2 zones, one descriptor: conventional, NOT WRITE POINTER, domain 0, zones 2-3, "
+			 "... NZ_VALID, 2 zones, one 24-byte descriptor: conventional, NOT WRITE POINTER, domain 0, zones 2-3, "
 			 "not ACTIVATED",
 			 "b8 %02x nz %u", r.data[8], itest_get_be32(r.data + 16));
 	itest_result_free(&r);
@@ -333,8 +352,9 @@ static void test_activate(void)
 		itest_expect_cmd(s, 0, "RESET WRITE POINTER zone 8 -> GOOD", c, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD, NULL);
 	}
 	if (act("ZONE ACTIVATE ALL to domain 0 -> GOOD", false, true, 0, 0, 0, &r))
-		itest_ok(r.data[8] == 0x81 && itest_get_be32(r.data + 16) == 6 && itest_get_be32(r.data) == 64,
-			 "... ACTIVATED, 6 zones, two descriptors (realm 0, realms 2-3)", "b8 %02x nz %u len %u", r.data[8],
+		itest_ok(r.data[8] == 0x81 && itest_get_be32(r.data + 16) == 6 && itest_get_be32(r.data) == 48 &&
+				 itest_get_be64(r.data + 64 + 24 + 16) == 4 * ZONE && itest_get_be64(r.data + 64 + 24 + 8) == 4,
+			 "... ACTIVATED, 6 zones, two descriptors of 24 bytes (realm 0; realms 2-3: 4 zones from zone 4)", "b8 %02x nz %u len %u", r.data[8],
 			 itest_get_be32(r.data + 16), itest_get_be32(r.data));
 	itest_result_free(&r);
 	expect_conditions("... every realm in domain 0", "0000000055555555");
@@ -456,13 +476,41 @@ static void test_gap_zones(void)
 		 "REPORT ZONES: zones 8-9 type 5h (gap), NOT WRITE POINTER; zone 7 conventional, zone 10 SWR INACTIVE",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
-	/* ZBC-2 reporting options (libzbc ZBC_RZ_RO_GAP 3Eh, ZBC_RZ_RO_INACTIVE 08h). */
+	/*
+	 * ZBC-2 reporting options: 3Eh every zone but the gap zones (Linux
+	 * scsi_debug, sg3_utils; libzbc's ZBC_RZ_RO_GAP reads it otherwise:
+	 * docs/zbc.md), 3Fh NOT WRITE POINTER (the gap zones and the active
+	 * conventional ones), 08h INACTIVE.
+	 */
 	zbc_in(c, 0x00, 0, 64 + 18 * 64);
 	c[14] = 0x3e;
 	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 64 + 18 * 64, &r);
-	itest_ok(r.status == 0 && itest_get_be32(r.data) == 2 * 64 && r.data_len == 64 + 2 * 64 &&
-			 itest_get_be64(r.data + 64 + 16) == 8 * ZONE && itest_get_be64(r.data + 128 + 16) == 9 * ZONE,
-		 "REPORT ZONES reporting option 3Eh (gap zones): zones 8 and 9", "%s", itest_result_str(&r));
+	{
+		bool no_gap = r.status == 0 && r.data_len == 64 + 16 * 64;
+
+		for (int i = 0; no_gap && i < 16; i++)
+			no_gap = (r.data[64 + i * 64] & 0x0f) != 5 &&
+				 itest_get_be64(r.data + 64 + i * 64 + 16) == (uint64_t)(i < 8 ? i : i + 2) * ZONE;
+		itest_ok(no_gap && itest_get_be32(r.data) == 16 * 64,
+			 "REPORT ZONES reporting option 3Eh (all but gap zones): zones 0-7 and 10-17, LIST LENGTH 1024",
+			 "%s", itest_result_str(&r));
+	}
+	itest_result_free(&r);
+	zbc_in(c, 0x00, 7 * ZONE, 64 + 2 * 64);
+	c[14] = 0x3e | 0x80;
+	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 64 + 2 * 64, &r);
+	itest_ok(r.status == 0 && itest_get_be32(r.data) == 2 * 64 && itest_get_be64(r.data + 64 + 16) == 7 * ZONE &&
+			 itest_get_be64(r.data + 128 + 16) == 10 * ZONE,
+		 "REPORT ZONES 3Eh with PARTIAL from zone 7: zone 7, then zone 10 (the gap skipped)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	zbc_in(c, 0x00, 0, 64 + 18 * 64);
+	c[14] = 0x3f;
+	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 64 + 18 * 64, &r);
+	itest_ok(r.status == 0 && itest_get_be32(r.data) == 10 * 64 && r.data[64] == 1 && r.data[64 + 8 * 64] == 5 &&
+			 r.data[64 + 9 * 64] == 5 && itest_get_be64(r.data + 64 + 9 * 64 + 16) == 9 * ZONE,
+		 "REPORT ZONES reporting option 3Fh (NOT WRITE POINTER): zones 0-7 conventional, then gap zones 8-9",
+		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
 	c[14] = 0x08;
 	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 64 + 18 * 64, &r);
@@ -509,7 +557,7 @@ static void test_gap_zones(void)
 			 EXPECT_SENSE(5, 0x24, 0), NULL);
 	activate_cdb(c, false, false, 2 * ZONE, 2, 1);
 	itest_cmd(s, 3, c, 16, ITEST_IN, NULL, 0, 4096, &r);
-	itest_ok(r.status == 0 && r.data_len >= 96 && r.data[8] == 0x81 && itest_get_be64(r.data + 64 + 16) == 12 * ZONE,
+	itest_ok(r.status == 0 && r.data_len >= 88 && r.data[8] == 0x81 && itest_get_be64(r.data + 64 + 16) == 12 * ZONE,
 		 "ZONE ACTIVATE realm 1 to domain 1 across the gap -> ACTIVATED, zones from 12", "%s",
 		 itest_result_str(&r));
 	itest_result_free(&r);
@@ -525,6 +573,143 @@ static void conditions_of(int lun, char got[17])
 	if (zone_conditions(lun, cond, wp))
 		for (int i = 0; i < 16; i++)
 			got[i] = "0123456789abcdef"[cond[i]];
+}
+
+/* MODE SELECT(10) of the Zoned Block Device Control page of LUN lun as libzbc sends it (PAGE LENGTH 26). */
+static void zbd_control_select(int lun, uint32_t fsnoz, uint16_t max_activation)
+{
+	uint8_t c[10] = { 0x55, 0x10 }, p[8 + 4 + 26] = { 0 };
+	char name[128];
+
+	p[8] = 0x4a;
+	p[9] = 0x0f;
+	p[11] = 26;
+	itest_put_be32(p + 12, fsnoz);
+	itest_put_be16(p + 24, max_activation);
+	itest_put_be16(c + 7, sizeof(p));
+	snprintf(name, sizeof(name), "MODE SELECT(10) FSNOZ %u, MAXIMUM ACTIVATION %u (libzbc's layout) -> GOOD",
+		 (unsigned)fsnoz, (unsigned)max_activation);
+	itest_expect_cmd(s, lun, name, c, 10, ITEST_OUT, p, sizeof(p), 0, EXPECT_GOOD, NULL);
+	itest_clear_ua(s, lun);
+}
+
+/* ZONE ACTIVATE / QUERY(16) to LUN 2; the result's ACTIVATED byte and NUMBER OF ZONES in *b8, *nz. */
+static bool act2(const char *name, bool query, bool all, bool zsrc, uint64_t zone_id, uint16_t nz, uint8_t other,
+		 uint8_t want_b8, uint32_t want_nz)
+{
+	uint8_t c[16];
+	struct itest_result r;
+	bool ok;
+
+	activate_cdb_zsrc(c, query, all, zsrc, zone_id, nz, other);
+	itest_cmd(s, 2, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	ok = itest_ok(r.status == 0 && r.data_len >= 64 && r.data[8] == want_b8 &&
+			      itest_get_be32(r.data + 16) == want_nz,
+		      name, "%s b8 %02x nz %u", itest_result_str(&r), r.data_len >= 64 ? r.data[8] : 0,
+		      r.data_len >= 64 ? itest_get_be32(r.data + 16) : 0);
+	itest_result_free(&r);
+	return ok;
+}
+
+/*
+ * LUN 2 (realms of 4 zones, both in domain 0): ZONE ACTIVATE(16) / ZONE
+ * QUERY(16) in libzbc's encoding, the number of zones from FSNOZ without
+ * ZSRC, MAXIMUM ACTIVATION, a host's cycle through the layouts (all
+ * conventional, all sequential and back), the sense for ZONE IDs past the
+ * capacity (libzbc 03_xmr_command_check 101: 05/21/00) and ranges past the
+ * last zone (102: 05/24/00), and the CDB usage data in REPORT SUPPORTED
+ * OPERATION CODES.
+ */
+static void test_libzbc_activation(void)
+{
+	uint8_t c[16];
+	struct itest_result r;
+	char got[17];
+
+	{
+		uint8_t ms[10] = { 0x5a, 0x10, 0x0a, 0x0f, 0, 0, 0, 0, 255 };
+
+		itest_cmd(s, 2, ms, 10, ITEST_IN, NULL, 0, 255, &r);
+		itest_ok(r.status == 0 && r.data_len >= 8 + 20 && itest_get_be32(r.data + 12) == 4,
+			 "Zoned Block Device Control of a zbc-zd LU with realm_zones = 4: FSNOZ 4 (libzbc byte 12)", "%s",
+			 itest_result_str(&r));
+		itest_result_free(&r);
+	}
+	act2("ZONE QUERY(16) without ZSRC at zone 8 to domain 1: FSNOZ's 4 zones (one realm), not activated", true,
+	     false, false, 8 * ZONE, 0, 1, 0x80, 4);
+	zbd_control_select(2, 8, 0);
+	act2("ZONE QUERY(16) without ZSRC, FSNOZ 8: both realms", true, false, false, 8 * ZONE, 0, 1, 0x80, 8);
+	act2("ZONE QUERY(16) with ZSRC, NUMBER OF ZONES 4 (FSNOZ 8 unused): one realm", true, false, true, 8 * ZONE, 4, 1,
+	     0x80, 4);
+	act2("ZONE ACTIVATE(16) ALL to domain 1 (all sequential) -> ACTIVATED, 8 zones", false, true, false, 0, 0, 1, 0x81,
+	     8);
+	conditions_of(2, got);
+	itest_ok(strcmp(got, "5555555511111111") == 0, "... zones 0-7 INACTIVE, zones 8-15 EMPTY", "conditions %s", got);
+	act2("ZONE ACTIVATE(16) without ZSRC at zone 0 to domain 0 (FSNOZ 8: all conventional) -> ACTIVATED, 8 zones",
+	     false, false, false, 0, 0, 0, 0x81, 8);
+	conditions_of(2, got);
+	itest_ok(strcmp(got, "0000000055555555") == 0, "... zones 0-7 NOT WRITE POINTER, zones 8-15 INACTIVE",
+		 "conditions %s", got);
+
+	zbd_control_select(2, 8, 1);
+	activate_cdb_zsrc(c, false, false, false, 8 * ZONE, 0, 1);
+	itest_cmd(s, 2, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_SENSE(5, 0x24, 0)),
+		 "MAXIMUM ACTIVATION 1: ZONE ACTIVATE of two realms (FSNOZ 8) -> 05/24/00 (libzbc 03/100)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	conditions_of(2, got);
+	itest_ok(strcmp(got, "0000000055555555") == 0, "... nothing moved", "conditions %s", got);
+	act2("MAXIMUM ACTIVATION 1: ZONE ACTIVATE(16) ZSRC of one realm to domain 1 -> ACTIVATED", false, false, true,
+	     8 * ZONE, 4, 1, 0x81, 4);
+	act2("... and back to domain 0 -> ACTIVATED", false, false, true, 0, 4, 0, 0x81, 4);
+	zbd_control_select(2, 8, 0xfffe);
+	act2("MAXIMUM ACTIVATION FFFEh (libzbc's \"unlimited\"): ZONE QUERY of two realms -> GOOD", true, false, false,
+	     8 * ZONE, 0, 1, 0x80, 8);
+
+	activate_cdb(c, false, false, 16 * ZONE, 4, 1);
+	itest_expect_cmd(s, 2, "ZONE ACTIVATE(16) with ZONE ID = the capacity -> 05/21/00 LBA OUT OF RANGE", c, 16,
+			 ITEST_IN, NULL, 0, 4096, EXPECT_SENSE(5, 0x21, 0x00), NULL);
+	activate_cdb(c, true, false, 1ull << 40, 4, 1);
+	itest_expect_cmd(s, 2, "ZONE QUERY(16) with ZONE ID 2^40 -> 05/21/00", c, 16, ITEST_IN, NULL, 0, 4096,
+			 EXPECT_SENSE(5, 0x21, 0x00), NULL);
+	activate_cdb(c, false, false, 12 * ZONE, 8, 1);
+	itest_cmd(s, 2, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_SENSE(5, 0x24, 0)),
+		 "ZONE ACTIVATE(16) zone 12 + 8 zones, past the last zone -> 05/24/00 (libzbc 03/102)", "%s",
+		 itest_result_str(&r));
+	itest_expect_field_pointer("... field pointer on NUMBER OF ZONES (CDB byte 13)", &r, 1, 13, -1);
+	itest_result_free(&r);
+	activate_cdb(c, false, false, 8 * ZONE, 4, 2);
+	itest_cmd(s, 2, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_SENSE(5, 0x24, 0)), "ZONE ACTIVATE(16) to domain 2 (none) -> 05/24/00",
+		 "%s", itest_result_str(&r));
+	itest_expect_field_pointer("... field pointer on the domain ID (CDB byte 2 bit 5)", &r, 1, 2, 5);
+	itest_result_free(&r);
+	activate_cdb(c, false, false, 8 * ZONE + 1, 4, 1);
+	itest_cmd(s, 2, c, 16, ITEST_IN, NULL, 0, 4096, &r);
+	itest_ok(itest_result_matches(&r, EXPECT_SENSE(5, 0x24, 0)),
+		 "ZONE ACTIVATE(16) with a ZONE ID inside a zone -> 05/24/00", "%s", itest_result_str(&r));
+	itest_expect_field_pointer("... field pointer on ZONE ID (CDB byte 3)", &r, 1, 3, -1);
+	itest_result_free(&r);
+	zbd_control_select(2, 4, 0);
+	conditions_of(2, got);
+	itest_ok(strcmp(got, "0000000055555555") == 0, "LUN 2 back as it started: every realm in domain 0",
+		 "conditions %s", got);
+
+	{
+		uint8_t rsoc[12] = { 0xa3, 0x0c, 0x02, 0x95, 0x00, 0x08, 0, 0, 0, 64 };
+		static const uint8_t usage[16] = { 0x95, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+						   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00 };
+
+		itest_cmd(s, 2, rsoc, 12, ITEST_IN, NULL, 0, 64, &r);
+		itest_ok(r.status == 0 && r.data_len >= 4 + 16 && (r.data[1] & 0x07) == 3 &&
+				 itest_get_be16(r.data + 2) == 16 && memcmp(r.data + 4, usage, 16) == 0,
+			 "REPORT SUPPORTED OPERATION CODES 95h/08h: CDB USAGE DATA in libzbc's layout (b2 ALL, ZSRC, "
+			 "domain; b3-14 ZONE ID, ALLOCATION LENGTH, NUMBER OF ZONES)",
+			 "%s", itest_result_str(&r));
+		itest_result_free(&r);
+	}
 }
 
 /* Restarts the daemon on config with extra inserted after LUN 2's realm_zones line. */
@@ -580,8 +765,10 @@ int main(int argc, char **argv)
 	test_gap_zones();
 	test_query32(&d);
 	test_restart(&d);
-	if (s)
+	if (s) {
 		test_zone_count();
+		test_libzbc_activation();
+	}
 	if (s)
 		test_fault_repair(&d);
 	if (s)

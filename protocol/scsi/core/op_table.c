@@ -301,8 +301,9 @@ const struct scsi_op scsi_op_table[] = {
 	/*
 	 * ZBC-2 zone domains and realms (zbc_domains.c), kind zbc-zd only:
 	 * REPORT REALMS and REPORT ZONE DOMAINS take the REPORT ZONES layout;
-	 * ZONE ACTIVATE(16) / ZONE QUERY(16): ALL b1 bit 7, ZONE ID b2-9,
-	 * NUMBER OF ZONES b10-11, ALLOCATION LENGTH b12-13, OTHER ZONE DOMAIN ID b14.
+	 * ZONE ACTIVATE(16) / ZONE QUERY(16) as libzbc encodes them: ALL b2
+	 * bit 7, ZSRC b2 bit 6, ZONE DOMAIN ID b2 bits 5:0, ZONE ID b3-8,
+	 * ALLOCATION LENGTH b9-12, NUMBER OF ZONES b13-14.
 	 */
 	ROW("REPORT REALMS", 0x95, ZBC_SA_REPORT_REALMS, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS, SCSI_PR_READ,
 	    SCSI_LU_ZBC_HM, NULL, zbc_report_realms_exec, zbc_domains_enabled, NULL, T_FAST,
@@ -314,10 +315,10 @@ const struct scsi_op scsi_op_table[] = {
 	    OP_DATA_IN | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM | OP_QUIESCE, SCSI_PR_WRITE, SCSI_LU_ZBC_HM,
 	    zbc_zone_activate_parse,
 	    zbc_zone_activate_exec, zbc_domains_enabled, NULL, T_IO,
-	    0x95, 0x80 | ZBC_SA_ZONE_ACTIVATE, FF8, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00),
+	    0x95, ZBC_SA_ZONE_ACTIVATE, 0xff, FF4, 0xff, 0xff, FF4, 0xff, 0xff, 0x00),
 	ROW("ZONE QUERY(16)", 0x95, ZBC_SA_ZONE_QUERY, SCSI_SA_BYTE1, 16, OP_DATA_IN | OP_MEDIUM_ACCESS, SCSI_PR_READ,
 	    SCSI_LU_ZBC_HM, zbc_zone_activate_parse, zbc_zone_activate_exec, zbc_domains_enabled, NULL, T_FAST,
-	    0x95, 0x80 | ZBC_SA_ZONE_QUERY, FF8, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00),
+	    0x95, ZBC_SA_ZONE_QUERY, 0xff, FF4, 0xff, 0xff, FF4, 0xff, 0xff, 0x00),
 	/* WRITE ATOMIC(16) (sbc_write_atomic.c): ATOMIC BOUNDARY b10-11, TRANSFER LENGTH b12-13. */
 	ROW("WRITE ATOMIC(16)", 0x9c, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | WR_ALONE, SCSI_PR_WRITE,
 	    SCSI_LU_CONVENTIONAL, sbc_write_atomic_parse, sbc_write_atomic_exec, sbc_write_atomic_enabled, NULL, T_IO,

@@ -200,7 +200,9 @@ struct scsi_mode_current {
 	bool wce;         /* Caching: write cache enable */
 	bool rcd;         /* Caching: read cache disable */
 	bool dpofua;      /* device-specific parameter: DPO and FUA supported */
-	bool urswrz;      /* Zoned Block Device Control URSWRZ_M (host-managed zoned LUs; zbc_urswrz()) */
+	bool urswrz;      /* Zoned Block Device Control URSWRZ (host-managed zoned LUs; zbc_urswrz()) */
+	uint32_t fsnoz;   /* Zoned Block Device Control FSNOZ: zones ZONE ACTIVATE acts on without ZSRC */
+	uint16_t max_activation; /* Zoned Block Device Control MAXIMUM ACTIVATION: realms at once (0, FFFEh+: no limit) */
 	uint8_t initial_priority; /* Control Extension INITIAL COMMAND PRIORITY */
 };
 

@@ -33,6 +33,11 @@ static inline uint64_t get_be64(const uint8_t *p)
 	return ((uint64_t)get_be32(p) << 32) | get_be32(p + 4);
 }
 
+static inline uint64_t get_be48(const uint8_t *p)
+{
+	return ((uint64_t)get_be16(p) << 32) | get_be32(p + 2);
+}
+
 static inline void put_be16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
@@ -58,6 +63,12 @@ static inline void put_be64(uint8_t *p, uint64_t v)
 {
 	put_be32(p, (uint32_t)(v >> 32));
 	put_be32(p + 4, (uint32_t)v);
+}
+
+static inline void put_be48(uint8_t *p, uint64_t v)
+{
+	put_be16(p, (uint16_t)(v >> 32));
+	put_be32(p + 2, (uint32_t)v);
 }
 
 #endif

@@ -23,7 +23,7 @@
  *   - MEDIUM TYPE != 0, a BLOCK DESCRIPTOR LENGTH other than 0 or one
  *     descriptor of the header's kind, a block descriptor that would change
  *     the capacity or the block length, an unknown page, a PAGE LENGTH
- *     other than the page's, a changed bit that the changeable mask does not
+ *     other than the page's (but zbd_control_alone), a changed bit that the changeable mask does not
  *     allow, or a value out of range -> 05/26/00 INVALID FIELD IN PARAMETER
  *     LIST with the field pointer (C/D = 0) at the byte and bit;
  *   - the PS bit, reserved in MODE SELECT, and the device-specific
@@ -99,6 +99,20 @@ static void put_block_descriptor(uint8_t *b, const struct scsi_lu *lu, bool long
 	}
 }
 
+/*
+ * The Zoned Block Device Control page as libzbc reads and writes it
+ * (lib/zbc_scsi.c zbc_scsi_get_set_mode): MODE SENSE(10) with DBD = 0 and
+ * LLBAA = 1, the page read at byte 12 (no block descriptor), and MODE
+ * SELECT(10) with the MODE DATA LENGTH it was given as the PAGE LENGTH,
+ * zeros past the page.  Asked for alone, the page comes with no block
+ * descriptor (SPC-4 6.14: with DBD = 0 the device server may return zero
+ * or more); check_page takes the longer PAGE LENGTH with zeros past ours.
+ */
+static bool zbd_control_alone(uint8_t page, uint8_t subpage)
+{
+	return page == MODE_PAGE_CONTROL && subpage == MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL;
+}
+
 enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 {
 	const uint8_t *cdb = cmd->cdb;
@@ -114,6 +128,8 @@ enum scsi_result spc_mode_sense_exec(struct scsi_cmd *cmd)
 	uint8_t *b;
 
 	cmd->allocation_length = ten ? get_be16(cdb + 7) : cdb[4];
+	if (zbd_control_alone(page, subpage))
+		bd_len = 0;
 	if (page == MODE_PAGE_ALL && subpage != 0 && subpage != SUBPAGE_ALL)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(3, -1));
 	total = header_len + bd_len;
@@ -193,6 +209,14 @@ static bool check_block_descriptor(struct scsi_cmd *cmd, const uint8_t *p, size_
 	return true;
 }
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
 /*
  * Checks one page at p (avail bytes left in the list, at offset off) and
  * merges it into pages[].  Returns its length, or 0 with the sense stored.
@@ -227,7 +251,8 @@ static size_t check_page(struct scsi_cmd *cmd, const uint8_t *p, size_t avail, s
 		scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)(off + (spf ? 1 : 0)), spf ? -1 : 5));
 		return 0;
 	}
-	if (page_len != d->len) {
+	if (page_len != d->len && !(zbd_control_alone(page_code, subpage_code) && page_len > d->len &&
+				    page_len <= avail && all_zero(p + d->len, page_len - d->len))) {
 		scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)(off + (spf ? 2 : 1)), -1));
 		return 0;
 	}
@@ -256,22 +281,6 @@ static size_t check_page(struct scsi_cmd *cmd, const uint8_t *p, size_t avail, s
 	return page_len;
 }
 
-/*
- * The unit attention for the other I_T nexuses after a change: MODE
- * PARAMETERS CHANGED, but INQUIRY DATA HAS CHANGED when URSWRZ changed (the
- * B6h page changes) and the Zoned Block Device Control page's U_UA_CTL is 1
- * (sdparm's description of U_UA_CTL).
- */
-static enum scsi_ua mode_change_ua(const struct scsi_lu *lu, bool urswrz_before)
-{
-	for (size_t i = 0; i < spc_mode_pages_len; i++)
-		if (spc_mode_pages[i].subpage_code == MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL &&
-		    spc_mode_page_present(lu, i) && lu->mode_current.urswrz != urswrz_before &&
-		    (lu->mode->current[i][5] & 0x01))
-			return SCSI_UA_INQUIRY_DATA_CHANGED;
-	return SCSI_UA_MODE_PARAMETERS_CHANGED;
-}
-
 enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 {
 	const uint8_t *cdb = cmd->cdb;
@@ -282,7 +291,6 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 	const uint8_t *p = cmd->data_out;
 	size_t len = cmd->data_length, header_len = ten ? 8 : 4, bd_len, off;
 	uint8_t pages[SPC_MODE_PAGES_MAX][SPC_MODE_PAGE_MAX];
-	bool urswrz_before = lu->mode_current.urswrz;
 	uint8_t priority_before = lu->mode_current.initial_priority;
 	bool long_lba;
 
@@ -315,7 +323,7 @@ enum scsi_result spc_mode_select_exec(struct scsi_cmd *cmd)
 	if (memcmp(pages, m->current, sizeof(pages)) != 0) {
 		memcpy(m->current, pages, sizeof(pages));
 		spc_mode_sync_current(lu);
-		scsi_ua_establish_all(lu, mode_change_ua(lu, urswrz_before), cmd->nexus);
+		scsi_ua_establish_all(lu, SCSI_UA_MODE_PARAMETERS_CHANGED, cmd->nexus);
 		spc_priority_initial_changed(lu, priority_before, cmd->nexus);
 	}
 	if (sp) {

@@ -18,14 +18,18 @@
  *   0Ah/03h, 04h, 07h, 08h Command Duration Limit A, B, T2A, T2B
  *           (spc_mode_cdl.c), on LUs with command duration limits;
  *   0Ah/0Fh Zoned Block Device Control (ZBC-2; host-managed zoned LUs
- *           only): URSWRZ_M (byte 4 bit 0) sets URSWRZ, the unrestricted
- *           reads of SWR and SOBR zones (B6h byte 4 bit 0; default: the
- *           urswrz config key); U_UA_CTL (byte 5 bit 0) picks the unit
- *           attention a change of it raises (0: MODE PARAMETERS CHANGED,
- *           1: INQUIRY DATA HAS CHANGED).  The field offsets are sdparm's
- *           (zbc2r04a); the standard is not public, so the PAGE LENGTH
- *           (000Ch) is our choice.  libzbc reads a different draft layout
- *           (FSNOZ at bytes 4-7, URSWRZ at byte 10) and is not followed;
+ *           only), in the layout of libzbc (lib/zbc_scsi.c
+ *           zbc_scsi_dev_control), the host library of zone domain
+ *           devices: bytes 4-7 FSNOZ, the number of zones ZONE ACTIVATE and
+ *           ZONE QUERY act on without ZSRC (default: a realm's zones);
+ *           byte 10 bit 0 URSWRZ, the unrestricted reads of SWR and SOBR
+ *           zones (B6h byte 4 bit 0; default: the urswrz config key);
+ *           bytes 16-17 MAXIMUM ACTIVATION, the most realms one ZONE
+ *           ACTIVATE may move (0, and FFFEh which libzbc sends for
+ *           "unlimited": no limit).  All three changeable.  The standard is
+ *           not public, so the PAGE LENGTH (0010h) is our choice; sdparm's
+ *           older fields (zbc2r04a: URSWRZ_M byte 4 bit 0, U_UA_CTL byte 5
+ *           bit 0) lie inside FSNOZ and are not served (docs/zbc.md);
  *   1Ch     Informational Exceptions Control (SPC-4 7.5.12): DEXCPT = 1;
  *           EWASC, DEXCPT, TEST, MRIE, INTERVAL TIMER and REPORT COUNT may
  *           be set; TEST = 1 with DEXCPT = 1 -> 05/26/00 (SPC-4 7.5.12);
@@ -68,8 +72,8 @@ static const uint8_t control_extension_default[32] = { 0x40 | 0x0a, 0x01, 0x00, 
 /* INITIAL COMMAND PRIORITY, byte 5 bits 3:0 (SPC-4 7.5.9; the priority commands get without SET PRIORITY). */
 static const uint8_t control_extension_changeable[32] = { 0, 0, 0, 0, 0x00, 0x0f };
 
-static const uint8_t zbd_control_default[16] = { 0x40 | 0x0a, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 0x00, 0x0c };
-static const uint8_t zbd_control_changeable[16] = { 0, 0, 0, 0, 0x01, 0x01 };
+static const uint8_t zbd_control_default[20] = { 0x40 | 0x0a, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 0x00, 0x10 };
+static const uint8_t zbd_control_changeable[20] = { [4] = 0xff, 0xff, 0xff, 0xff, [10] = 0x01, [16] = 0xff, 0xff };
 
 static const uint8_t iec_default[12] = { 0x1c, 0x0a, 0x08, 0x00 };
 static const uint8_t iec_changeable[12] = { 0, 0, 0x1c, 0x0f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
@@ -99,8 +103,9 @@ static bool zbd_control_present(const struct scsi_lu *lu)
 
 static void zbd_control_lu_defaults(const struct scsi_lu *lu, uint8_t *page)
 {
+	put_be32(page + 4, lu->params.realm_zones);
 	if (lu->params.urswrz)
-		page[4] |= 0x01;
+		page[10] |= 0x01;
 }
 
 /* Where each field of enum scsi_mode_field lives: page, subpage, byte, mask (its lowest set bit is bit 0 of the value). */
@@ -141,7 +146,7 @@ const struct spc_mode_page_def spc_mode_pages[] = {
 	{ PAGE("Command Duration Limit T2B", MODE_PAGE_CONTROL, MODE_SUBPAGE_CDL_T2B, SPC_CDL_T2_LEN,
 	       spc_cdl_t2b_default, spc_cdl_t2b_changeable),
 	  .check = spc_cdl_t2_check, .present = spc_cdl_pages_present },
-	{ PAGE("Zoned Block Device Control", MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 16,
+	{ PAGE("Zoned Block Device Control", MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL, 20,
 	       zbd_control_default, zbd_control_changeable),
 	  .present = zbd_control_present, .lu_defaults = zbd_control_lu_defaults },
 	{ PAGE("Informational Exceptions Control", MODE_PAGE_INFORMATIONAL_EXCEPTIONS_CONTROL, 0, 12, iec_default,
@@ -230,13 +235,16 @@ void spc_mode_sync_current(struct scsi_lu *lu)
 	const struct spc_mode_state *m = lu->mode;
 	const uint8_t *control = m->current[find_def(MODE_PAGE_CONTROL, 0)];
 	const uint8_t *caching = m->current[find_def(MODE_PAGE_CACHING, 0)];
+	const uint8_t *zbd_control = m->current[find_def(MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL)];
 
 	lu->mode_current.d_sense = control[2] & 0x04;
 	lu->mode_current.qerr = (control[3] >> 1) & 0x03;
 	lu->mode_current.swp = control[4] & 0x08;
 	lu->mode_current.tas = control[5] & 0x40;
 	lu->mode_current.wce = caching[2] & 0x04;
-	lu->mode_current.urswrz = m->current[find_def(MODE_PAGE_CONTROL, MODE_SUBPAGE_ZONED_BLOCK_DEVICE_CONTROL)][4] & 0x01;
+	lu->mode_current.urswrz = zbd_control[10] & 0x01;
+	lu->mode_current.fsnoz = get_be32(zbd_control + 4);
+	lu->mode_current.max_activation = get_be16(zbd_control + 16);
 	lu->mode_current.rcd = caching[2] & 0x01;
 	lu->mode_current.initial_priority = m->current[find_def(MODE_PAGE_CONTROL, MODE_SUBPAGE_CONTROL_EXTENSION)][5] & 0x0f;
 	/* DPOFUA: DPO and FUA are always honoured (the backend writes FUA through). */

@@ -310,7 +310,7 @@ static inline uint32_t zbc_zone_index(const struct zbc_state *z, const struct zb
 
 /*
  * URSWRZ: unrestricted reads of SWR and SOBR zones.  Host-aware LUs always;
- * host-managed ones as the Zoned Block Device Control mode page's URSWRZ_M
+ * host-managed ones as the Zoned Block Device Control mode page's URSWRZ
  * says (default: the urswrz config key; spc_mode_pages.c).
  */
 static inline bool zbc_urswrz(const struct scsi_lu *lu)

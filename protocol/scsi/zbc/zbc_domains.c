@@ -25,16 +25,21 @@
  *     reported, b10 reporting options, b16-23 locator; 96-byte descriptors:
  *     b0 ZONE DOMAIN ID, b16-23 NUMBER OF ZONES, b24-31 start LBA, b32-39
  *     end LBA, b40 ZONE DOMAIN ZONE TYPE, VZDZT (below);
- *   ZONE ACTIVATE(16) (08h) and ZONE QUERY(16) (09h): b1 bit 7 ALL, b2-9
- *     ZONE ID, b10-11 NUMBER OF ZONES, b12-13 ALLOCATION LENGTH, b14 OTHER
- *     ZONE DOMAIN ID (sg3_utils sg_z_act_query); ZONE ACTIVATE(32) and ZONE
- *     QUERY(32) (7Fh, F800h / F801h) as libzbc builds them (decode()).
- *     Results: 64-byte header
- *     (b0-3 descriptor bytes, b4-7 returned, b8 NZ_VALID 80h / ZIWUP_VALID
- *     40h / ACTIVATED 01h, b9 unmet prerequisites, b10 OTHER ZONE DOMAIN
- *     ID, b11 ALL, b16-19 NUMBER OF ZONES, b24-31 ZONE ID WITH UNMET
- *     PREREQUISITE) and 32-byte descriptors (b0 zone type, b1 bits 7:4
- *     condition, b2 domain ID, b8-15 zone count, b16-23 first zone's LBA).
+ *   ZONE ACTIVATE(16) (08h) and ZONE QUERY(16) (09h), ZONE ACTIVATE(32) and
+ *     ZONE QUERY(32) (7Fh, F800h / F801h), all as libzbc builds them
+ *     (lib/zbc_scsi.c zbc_scsi_zone_activate16 / 32; decode()).  Results
+ *     as libzbc reads them: a 64-byte header (b0-3 descriptor bytes, b4-7
+ *     the bytes returned, b8 NZ_VALID 80h / ZIWUP_VALID 40h / ACTIVATED
+ *     01h, b9 unmet prerequisites, b10 OTHER ZONE DOMAIN ID, b11 ALL,
+ *     b16-19 NUMBER OF ZONES, b24-29 ZONE ID WITH UNMET PREREQUISITE) and
+ *     24-byte descriptors (b0 zone type, b1 bits 7:4 condition, b2 domain
+ *     ID, b8-15 zone count, b16-23 first zone's LBA).
+ *     The number of zones is the CDB's with ZSRC, else FSNOZ of the Zoned
+ *     Block Device Control mode page (spc_mode_pages.c); 0 means the rest
+ *     of ZONE ID's realm.  ZONE ID past the capacity: 05/21/00; ZONE ID
+ *     and the number of zones past the last zone: 05/24/00 (libzbc
+ *     03_xmr_command_check 101, 102); more realms than MAXIMUM ACTIVATION
+ *     (same page): 05/24/00 (libzbc 100).
  *
  * Readings (ZBC-2 is not public: libzbc's and sg3_utils' field names
  * are followed): the zones named by ZONE ID and
@@ -57,7 +62,7 @@
 #define HEADER_LEN 64
 #define REALM_DESCRIPTOR_LEN 48
 #define DOMAIN_DESCRIPTOR_LEN 96
-#define ACTIVATION_DESCRIPTOR_LEN 32
+#define ACTIVATION_DESCRIPTOR_LEN 24
 
 #define UNMET_NOT_INACTIVE 0x01
 #define UNMET_NOT_EMPTY 0x02
@@ -315,21 +320,23 @@ enum scsi_result zbc_report_zone_domains_exec(struct scsi_cmd *cmd)
 
 /* The fields of ZONE ACTIVATE / ZONE QUERY, 16- or 32-byte. */
 struct activate_cdb {
-	bool query, all;
+	bool query, all, zsrc;
 	uint64_t zone_id;
-	uint32_t nr_zones;     /* NUMBER OF ZONES (0: one realm's worth, below) */
+	uint32_t nr_zones;     /* NUMBER OF ZONES with ZSRC, else FSNOZ (0: the rest of the realm, plan()) */
 	uint32_t allocation_length;
 	uint8_t other;         /* OTHER ZONE DOMAIN ID */
 	uint16_t other_offset; /* its byte, for the field pointer */
-	uint16_t zone_id_offset;
+	int8_t other_bit;      /* its highest bit (-1: the whole byte) */
+	uint16_t zone_id_offset, nr_zones_offset;
 };
 
 /*
- * 16 bytes (95h/08h, 09h; sg3_utils): b1 bit 7 ALL, b2-9 ZONE ID, b10-11 NUMBER
- * OF ZONES, b12-13 ALLOCATION LENGTH, b14 OTHER ZONE DOMAIN ID.  32 bytes (7Fh,
- * F800h / F801h; only libzbc documents it): b10 bit 7 ALL, bit 6 ZSRC (NUMBER
- * OF ZONES valid), b11 OTHER ZONE DOMAIN ID, b12-19 ZONE ID, b20-23 NUMBER OF
- * ZONES, b28-31 ALLOCATION LENGTH.  Without ZSRC the zone's realm is meant.
+ * 16 bytes (95h/08h, 09h): b2 bit 7 ALL, bit 6 ZSRC (NUMBER OF ZONES valid),
+ * bits 5:0 OTHER ZONE DOMAIN ID, b3-8 ZONE ID, b9-12 ALLOCATION LENGTH, b13-14
+ * NUMBER OF ZONES.  32 bytes (7Fh, F800h / F801h): b10 bit 7 ALL, bit 6 ZSRC,
+ * b11 OTHER ZONE DOMAIN ID, b12-19 ZONE ID, b20-23 NUMBER OF ZONES, b28-31
+ * ALLOCATION LENGTH.  Both libzbc's (lib/zbc_scsi.c); sg3_utils'
+ * sg_z_act_query encodes the 16-byte form otherwise (docs/zbc.md).
  */
 static void decode(const struct scsi_cmd *cmd, struct activate_cdb *a)
 {
@@ -337,15 +344,25 @@ static void decode(const struct scsi_cmd *cmd, struct activate_cdb *a)
 
 	if (c[0] == SCSI_OP_VARIABLE_LENGTH) {
 		*a = (struct activate_cdb){ .query = get_be16(c + 8) == ZBC_SA_ZONE_QUERY_32, .all = c[10] & 0x80,
-					    .zone_id = get_be64(c + 12), .nr_zones = c[10] & 0x40 ? get_be32(c + 20) : 0,
+					    .zsrc = c[10] & 0x40, .zone_id = get_be64(c + 12), .nr_zones = get_be32(c + 20),
 					    .allocation_length = get_be32(c + 28), .other = c[11], .other_offset = 11,
-					    .zone_id_offset = 12 };
+					    .other_bit = -1, .zone_id_offset = 12, .nr_zones_offset = 20 };
 	} else {
-		*a = (struct activate_cdb){ .query = (c[1] & 0x1f) == ZBC_SA_ZONE_QUERY, .all = c[1] & 0x80,
-					    .zone_id = get_be64(c + 2), .nr_zones = get_be16(c + 10) ? get_be16(c + 10) : 1,
-					    .allocation_length = get_be16(c + 12), .other = c[14], .other_offset = 14,
-					    .zone_id_offset = 2 };
+		*a = (struct activate_cdb){ .query = (c[1] & 0x1f) == ZBC_SA_ZONE_QUERY, .all = c[2] & 0x80,
+					    .zsrc = c[2] & 0x40, .zone_id = get_be48(c + 3), .nr_zones = get_be16(c + 13),
+					    .allocation_length = get_be32(c + 9), .other = c[2] & 0x3f, .other_offset = 2,
+					    .other_bit = 5, .zone_id_offset = 3, .nr_zones_offset = 13 };
 	}
+	if (!a->zsrc)
+		a->nr_zones = cmd->lu->mode_current.fsnoz;
+}
+
+/* MAXIMUM ACTIVATION of the mode page: 0, and FFFEh or more (libzbc's "unlimited"), set no limit. */
+static bool over_maximum_activation(const struct scsi_lu *lu, uint32_t realms)
+{
+	uint16_t max = lu->mode_current.max_activation;
+
+	return max != 0 && max < 0xfffe && realms > max;
 }
 
 struct activation {
@@ -365,11 +382,18 @@ enum scsi_result zbc_zone_activate_parse(struct scsi_cmd *cmd)
 	cmd->allocation_length = a.allocation_length;
 	/* OTHER ZONE DOMAIN ID: a domain of the LU. */
 	if (a.other > 1)
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.other_offset, -1));
-	/* ZONE ID: the start of a zone of a domain (not a gap zone). */
-	if (!a.all && (a.zone_id >= cmd->lu->num_blocks || zbc_zone_of(z, a.zone_id)->start != a.zone_id ||
-		       zbc_zone_of(z, a.zone_id)->type == ZBC_ZONE_TYPE_GAP))
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.other_offset, a.other_bit));
+	if (a.all)
+		return SCSI_OK;
+	/* ZONE ID: inside the capacity (libzbc 03/101: LBA OUT OF RANGE) ... */
+	if (a.zone_id >= cmd->lu->num_blocks)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_LOGICAL_BLOCK_ADDRESS_OUT_OF_RANGE));
+	/* ... the start of a zone of a domain (not a gap zone) ... */
+	if (zbc_zone_of(z, a.zone_id)->start != a.zone_id || zbc_zone_of(z, a.zone_id)->type == ZBC_ZONE_TYPE_GAP)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.zone_id_offset, -1));
+	/* ... and with the number of zones, not past the last zone (libzbc 03/102: INVALID FIELD IN CDB). */
+	if ((uint64_t)zbc_zone_index(z, zbc_zone_of(z, a.zone_id)) + a.nr_zones > z->nr_zones)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(a.zsrc ? a.nr_zones_offset : a.zone_id_offset, -1));
 	return SCSI_OK;
 }
 
@@ -388,7 +412,7 @@ static void plan(struct scsi_cmd *cmd, struct activation *a)
 		uint32_t idx = zbc_zone_index(z, zbc_zone_of(z, c.zone_id)), in_domain;
 
 		domain_of(z, idx, &in_domain);
-		/* Without ZSRC (32-byte form): the zones of ZONE ID's realm. */
+		/* No zones (NUMBER OF ZONES or FSNOZ 0): the rest of ZONE ID's realm. */
 		uint64_t nz = c.nr_zones ? c.nr_zones : rz - in_domain % rz;
 
 		if (in_domain % rz || nz % rz || in_domain + nz > z->domain_zones) {
@@ -474,6 +498,8 @@ enum scsi_result zbc_zone_activate_exec(struct scsi_cmd *cmd)
 	decode(cmd, &c);
 	query = c.query;
 	plan(cmd, &a);
+	if (!a.unmet && over_maximum_activation(cmd->lu, a.nr_realms))
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(c.zsrc ? c.nr_zones_offset : c.zone_id_offset, -1));
 	/* One descriptor per run of realms that move (contiguous zones of the target domain). */
 	if (!a.unmet)
 		for (uint32_t r = a.first_realm; r < a.first_realm + a.nr_realms; r++)
@@ -490,7 +516,7 @@ enum scsi_result zbc_zone_activate_exec(struct scsi_cmd *cmd)
 	if (a.unmet) {
 		b[8] = 0x40; /* ZIWUP_VALID */
 		b[9] = a.unmet;
-		put_be64(b + 24, a.ziwup);
+		put_be48(b + 24, a.ziwup);
 	} else {
 		uint8_t *d = b + HEADER_LEN;
 

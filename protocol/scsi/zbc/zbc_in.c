@@ -3,9 +3,12 @@
  * a 64-byte header, then one 64-byte descriptor per zone that matches the
  * REPORTING OPTIONS, starting with the zone that holds ZONE START LBA.
  *
- * ZBC-2's reporting options 08h (INACTIVE zones) and 3Eh (gap zones; libzbc
- * ZBC_RZ_RO_INACTIVE, ZBC_RZ_RO_GAP) are served on zone domain LUs (kind
- * zbc-zd) and reserved elsewhere.  Not here: the ZBC-2 service actions
+ * ZBC-2's reporting options 08h (INACTIVE zones) and 3Eh (every zone but the
+ * gap zones) are served on zone domain LUs (kind zbc-zd) and reserved
+ * elsewhere.  3Eh as ZBC-2 and Linux scsi_debug (resp_report_zones, case
+ * 0x3e: "All zones except gap zones") read it; libzbc names it
+ * ZBC_RZ_RO_GAP, the gap zones alone (docs/zbc.md).  3Fh, zones whose
+ * condition is NOT WRITE POINTER, holds the gap zones too.  Not here: the ZBC-2 service actions
  * (REPORT REALMS, REPORT ZONE DOMAINS, ZONE ACTIVATE, ZONE QUERY:
  * zbc_domains.c).
  */
@@ -29,13 +32,13 @@ enum zbc_reporting_options {
 	ZBC_RO_INACTIVE = 0x08,        /* ZBC-2 */
 	ZBC_RO_RWP_RECOMMENDED = 0x10,
 	ZBC_RO_NON_SEQ = 0x11,
-	ZBC_RO_GAP = 0x3e,             /* ZBC-2 */
+	ZBC_RO_ALL_BUT_GAP = 0x3e,     /* ZBC-2 */
 	ZBC_RO_NOT_WRITE_POINTER = 0x3f,
 };
 
 static bool reporting_options_valid(const struct zbc_state *z, uint8_t ro)
 {
-	if (ro == ZBC_RO_INACTIVE || ro == ZBC_RO_GAP)
+	if (ro == ZBC_RO_INACTIVE || ro == ZBC_RO_ALL_BUT_GAP)
 		return z->realm_zones != 0;
 	return ro <= ZBC_RO_OFFLINE || ro == ZBC_RO_RWP_RECOMMENDED || ro == ZBC_RO_NON_SEQ ||
 	       ro == ZBC_RO_NOT_WRITE_POINTER;
@@ -66,8 +69,8 @@ static bool zone_matches(const struct zbc_zone *zone, enum zbc_reporting_options
 		return zone->non_seq;
 	case ZBC_RO_INACTIVE:
 		return zone->condition == ZBC_ZC_INACTIVE;
-	case ZBC_RO_GAP:
-		return zone->type == ZBC_ZONE_TYPE_GAP;
+	case ZBC_RO_ALL_BUT_GAP:
+		return zone->type != ZBC_ZONE_TYPE_GAP;
 	case ZBC_RO_NOT_WRITE_POINTER:
 		return zone->condition == ZBC_ZC_NOT_WRITE_POINTER;
 	}

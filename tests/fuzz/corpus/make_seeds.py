@@ -198,7 +198,8 @@ def scsi_seeds():
                                           cdb(0x95, 0x00, *be64(0), *be32(64), 0x80 | 0x10, 0),
                                           cdb(0x94, 0x04, *be64(3 * zone), 0, 0, 0, 0, 0, 0)))
     # ZBC-2 zone domains: REPORT REALMS, REPORT ZONE DOMAINS, ZONE QUERY / ZONE ACTIVATE(16) of realm 0
-    zq = lambda sa, zone_id, n: cdb(0x95, sa, *be64(zone_id), *be16(n), *be16(4096), 0, 0)
+    # (libzbc's 16-byte layout: b2 ZSRC | domain, b3-8 ZONE ID, b9-12 ALLOCATION LENGTH, b13-14 zones)
+    zq = lambda sa, zone_id, n: cdb(0x95, sa, 0x40, *be64(zone_id)[2:], *be32(4096), *be16(n), 0)
     write("fuzz_scsi_cdb", "zbc_zd", scsi(ZD, cdb(0x95, 0x06, *be64(0), *be32(4096), 0, 0),
                                           cdb(0x95, 0x07, *be64(0), *be32(4096), 0, 0),
                                           zq(0x09, 0, 2), zq(0x08, 0, 2), zq(0x08, 6 * zone, 2),

@@ -10,6 +10,7 @@ SBCEMUD=$SBCE_BUILDDIR/daemon/sbcemud
 DLOG=/var/log/sbcemud.log
 CFS=/sys/kernel/config/target
 LOOP_WWN=naa.500140500000000 # tcm_loop targets: this and a digit
+NDEV=5                       # the user:sbcemu backstores tcmu.sh creates
 
 emit() {
 	echo "$*" >&3

@@ -49,13 +49,14 @@ value alua_cfgstring refused
 # tcm_loop, one loopback target (SCSI host) each with the backstore as LUN 0:
 # after restoreconfig tcm_loop scans only LUN 0 of a host (its max_lun),
 # whatever the backstore.  One targetcli run: each costs seconds under TCG.
-step "targetcli: 4 user:sbcemu backstores, 4 tcm_loop targets"
+step "targetcli: 5 user:sbcemu backstores, 5 tcm_loop targets"
 targetcli <<EOT || fail "targetcli (backstores, tcm_loop) failed"
 set global auto_save_on_exit=false
 /backstores/user:sbcemu create name=conv0 size=64M cfgstring=path=conv0.img;product=tcmu-conv;thin_provisioning=true
 /backstores/user:sbcemu create name=zbc0 size=64M cfgstring=kind=zbc-hm;zone_size=4M;conventional_zones=1;max_open_zones=8;path=zbc0.img;product=tcmu-zbc
 /backstores/user:sbcemu create name=faulty0 size=64M cfgstring=lu=zbc-faulty;path=faulty0.img
 /backstores/user:sbcemu create name=atomic0 size=64M cfgstring=path=atomic0.img;product=tcmu-atomic;max_atomic_transfer_length=128;max_transfer_length=2048
+/backstores/user:sbcemu create name=zd0 size=72M cfgstring=kind=zbc-zd;zone_size=4M;realm_zones=2;active_domain=1;gap_zones=2;urswrz=true;path=zd0.img;product=tcmu-zd
 /loopback create ${LOOP_WWN}1
 /loopback/${LOOP_WWN}1/luns create /backstores/user:sbcemu/conv0 lun=0
 /loopback create ${LOOP_WWN}2
@@ -64,6 +65,8 @@ set global auto_save_on_exit=false
 /loopback/${LOOP_WWN}3/luns create /backstores/user:sbcemu/faulty0 lun=0
 /loopback create ${LOOP_WWN}4
 /loopback/${LOOP_WWN}4/luns create /backstores/user:sbcemu/atomic0 lun=0
+/loopback create ${LOOP_WWN}5
+/loopback/${LOOP_WWN}5/luns create /backstores/user:sbcemu/zd0 lun=0
 EOT
 lsblk -o NAME,SIZE,MODEL,ZONED 2>/dev/null || true
 
@@ -71,10 +74,11 @@ conv=$(disk_of tcmu-conv) || fail "no sd disk for user:sbcemu/conv0"
 zbc=$(disk_of tcmu-zbc) || fail "no sd disk for user:sbcemu/zbc0"
 faulty=$(disk_of "tcmu zbc faulty") || fail "no sd disk for user:sbcemu/faulty0"
 atomic=$(disk_of tcmu-atomic) || fail "no sd disk for user:sbcemu/atomic0"
-info "disks: conv0 $conv, zbc0 $zbc, faulty0 $faulty, atomic0 $atomic"
+zd=$(disk_of tcmu-zd) || fail "no sd disk for user:sbcemu/zd0"
+info "disks: conv0 $conv, zbc0 $zbc, faulty0 $faulty, atomic0 $atomic, zd0 $zd"
 # LIO reports each new LUN to the others (06/3F/0E REPORTED LUNS DATA HAS
 # CHANGED); sd's REPORT ZONES does not retry unit attentions: take them first.
-for d in $conv $zbc $faulty $atomic; do settle "$d"; done
+for d in $conv $zbc $faulty $atomic $zd; do settle "$d"; done
 
 # conv0: capacity, and data through the ring into the backing file.
 [ "$(blockdev --getsize64 "$conv")" = 67108864 ] || fail "conv0: $(blockdev --getsize64 "$conv") bytes, not 64 MiB"
@@ -143,6 +147,13 @@ blkzone report "$faulty" >/tmp/fzones
 grep -q 'start: 0x00000a000.*zcond:15(of)' /tmp/fzones || fail "faulty0: zone 5 is not offline"
 grep -q 'start: 0x00000e000.*zcond:15(of)' /tmp/fzones || fail "faulty0: zone 7 is not offline"
 value faulty0_template ok
+
+# zd0: a zone domains LU through the ring, probed with the ZBC-2 commands as
+# libzbc encodes them (the zbc suite's zbc_zd check, the same probe); the
+# host decodes the answers as it does for the iSCSI LU (host_tcmu).
+# shellcheck source=tests/kernel/guest/zbc_zd.sh
+ZD_PROBE_LIB=1 . "$SBCE_REPO/tests/kernel/guest/zbc_zd.sh"
+zd_probe "$(sg_of "$zd")" value zd_
 
 # atomic0: sd's atomic write limits (6.11 and later) from the Block Limits VPD page.
 q=/sys/block/${atomic#/dev/}/queue

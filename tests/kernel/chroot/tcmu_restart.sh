@@ -17,7 +17,7 @@ mark=$(log_mark)
 step "sbcemud stopped with SIGTERM, started again"
 sbcemud_stop TERM
 sbcemud_start
-log_since "$mark" | grep -q '4 sbcemu devices found at start' || fail "the clean restart did not attach the 4 devices"
+log_since "$mark" | grep -q "$NDEV sbcemu devices found at start" || fail "the clean restart did not attach the $NDEV devices"
 sg_turs "$(sg_of "$conv")" >/tmp/turs 2>&1 ||
 	fail "the first command to conv0 after a clean restart was not GOOD: $(tr '\n' ' ' </tmp/turs)"
 value clean_restart_no_power_on ok
@@ -38,7 +38,7 @@ sleep 1
 sbcemud_start
 wait "$writer" || fail "the writes in flight failed across the restart (dd exited $?)"
 log_since "$mark" | grep -E 'found at start|failed back|pending ADDED' | sed 's/^/  /'
-log_since "$mark" | grep -q '4 sbcemu devices found at start' || fail "the restarted daemon did not attach the 4 devices"
+log_since "$mark" | grep -q "$NDEV sbcemu devices found at start" || fail "the restarted daemon did not attach the $NDEV devices"
 dd if="$conv" bs=64k skip=128 count=16 iflag=direct status=none | cmp -s - /tmp/acked ||
 	fail "data acknowledged before the kill differs after the restart"
 dd if="$conv" bs=64k skip=256 count=64 iflag=direct status=none | cmp -s - /tmp/inflight ||
@@ -58,10 +58,10 @@ grep -q '"config": "sbcemu/kind=zbc-hm;zone_size=4M' /var/tmp/tcmu-saved.json ||
 mark=$(log_mark)
 expect clearconfig targetcli clearconfig confirm=True >/dev/null
 for t in $(seq 1 50); do
-	[ "$(log_since "$mark" | grep -c 'detached')" -ge 4 ] && break
+	[ "$(log_since "$mark" | grep -c 'detached')" -ge "$NDEV" ] && break
 	sleep 0.2
 done
-[ "$(log_since "$mark" | grep -c ' detached')" = 4 ] || fail "clearconfig: sbcemud did not detach the 4 devices"
+[ "$(log_since "$mark" | grep -c ' detached')" = "$NDEV" ] || fail "clearconfig: sbcemud did not detach the $NDEV devices"
 ls /sys/block | grep -q '^sd' && fail "clearconfig left sd disks: $(ls /sys/block | grep '^sd' | tr '\n' ' ')"
 out=$(targetcli restoreconfig /var/tmp/tcmu-saved.json 2>&1)
 echo "$out"

@@ -30,7 +30,7 @@ for t in $(seq 1 50); do
 done
 log_since "$mark" | grep -q 'user:sbcemu registered with tcmu-runner' ||
 	fail "sbcemud did not register with tcmu-runner: $(log_since "$mark" | grep -i 'd-bus' | head -n 3)"
-log_since "$mark" | grep -q '4 sbcemu devices found at start' || fail "sbcemud did not take its 4 devices back"
+log_since "$mark" | grep -q "$NDEV sbcemu devices found at start" || fail "sbcemud did not take its $NDEV devices back"
 log_since "$mark" | grep -q 'the kernel is told to wait for no reply' ||
 	fail "sbcemud did not tell the kernel to stop waiting for replies beside tcmu-runner"
 out=$(targetcli ls /backstores 2>&1)
@@ -53,10 +53,10 @@ targetcli <<EOT || fail "targetcli (rz0, sz1) failed"
 set global auto_save_on_exit=false
 /backstores/user:zbc create name=rz0 size=64M cfgstring=model-HM/zsize-4/conv-1@/var/tmp/rz0.raw
 /backstores/user:sbcemu create name=sz1 size=64M cfgstring=kind=zbc-hm;zone_size=4M;conventional_zones=1;max_open_zones=8;path=sz1.img;product=tcmu-zbc-2
-/loopback create ${LOOP_WWN}5
-/loopback/${LOOP_WWN}5/luns create /backstores/user:zbc/rz0 lun=0
 /loopback create ${LOOP_WWN}6
-/loopback/${LOOP_WWN}6/luns create /backstores/user:sbcemu/sz1 lun=0
+/loopback/${LOOP_WWN}6/luns create /backstores/user:zbc/rz0 lun=0
+/loopback create ${LOOP_WWN}7
+/loopback/${LOOP_WWN}7/luns create /backstores/user:sbcemu/sz1 lun=0
 EOT
 runner=$(disk_of "TCMU ZBC device") || fail "no sd disk for tcmu-runner's rz0"
 ours=$(disk_of tcmu-zbc-2) || fail "no sd disk for sbcemu's sz1"
@@ -140,10 +140,10 @@ targetcli <<EOT || fail "targetcli (rq0, sc2) failed"
 set global auto_save_on_exit=false
 /backstores/user:qcow create name=rq0 size=64M cfgstring=/var/tmp/rq0.raw
 /backstores/user:sbcemu create name=sc2 size=64M cfgstring=path=sc2.img;product=tcmu-conv-rd
-/loopback create ${LOOP_WWN}7
-/loopback/${LOOP_WWN}7/luns create /backstores/user:qcow/rq0 lun=0
 /loopback create ${LOOP_WWN}8
-/loopback/${LOOP_WWN}8/luns create /backstores/user:sbcemu/sc2 lun=0
+/loopback/${LOOP_WWN}8/luns create /backstores/user:qcow/rq0 lun=0
+/loopback create ${LOOP_WWN}9
+/loopback/${LOOP_WWN}9/luns create /backstores/user:sbcemu/sc2 lun=0
 EOT
 peer=$(disk_of "TCMU device") ||
 	fail "no sd disk for tcmu-runner's rq0: $(grep -i 'qcow\|rq0' "$RLOG" | tail -n 3 | tr '\n' ' ')"

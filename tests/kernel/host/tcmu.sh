@@ -36,3 +36,10 @@ host_tcmu_runner() {
 	echo "  ${label:-?}/tcmu/tcmu_runner: TCMU 4 KiB random read/write QD16 IOPS:" \
 		"sbcemu $(res tcmu_runner.iops_sbcemu), tcmu-runner(file_zbc) $(res tcmu_runner.iops_tcmu_runner)"
 }
+
+# The "tcmu" check: zd0 (a zbc-zd user:sbcemu backstore, 72 MiB, zones of 4
+# MiB, 2 gap zones, realms of 2 zones; tests/kernel/chroot/tcmu.sh) answers
+# the ZBC-2 commands as the iSCSI LU of the zbc suite does (host/zbc.sh).
+host_tcmu() {
+	zbc_zd_answers "user:sbcemu zd0" tcmu.zd_ $((4 << 20)) $((72 << 20)) 2 2
+}
