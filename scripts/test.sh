@@ -79,10 +79,10 @@ elif [ "$quick" = no ]; then
 	rm -rf "$logs"
 	stage "libiscsi iscsi-test-cu, default LU (512n), logs in $logs/512n"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/512n" \
-		--known-failures "$conf/known-failures.txt" --min-passed 206 "$daemon" || status=1
+		--known-failures "$conf/known-failures.txt" --min-passed 214 "$daemon" || status=1
 	stage "libiscsi iscsi-test-cu, 512e LU, logs in $logs/512e"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/512e" \
-		--known-failures "$conf/known-failures-512e.txt" --min-passed 210 \
+		--known-failures "$conf/known-failures-512e.txt" --min-passed 218 \
 		--daemon-arg -c --daemon-arg "$conf/lun-512e.ini" "$daemon" || status=1
 	stage "libiscsi iscsi-test-cu, LU with protection information type 1, logs in $logs/pi"
 	"$repo/scripts/run-iscsi-test-cu.sh" --no-doc --log-dir "$logs/pi" \

@@ -249,6 +249,22 @@ const struct scsi_op scsi_op_table[] = {
 	    T_FAST,
 	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0xf8, 0x01, 0xc0, 0xff, FF8, FF4, 0x00, 0x00, 0x00, 0x00,
 	    FF4),
+	/*
+	 * The copy manager (copy/), conventional LUs: EXTENDED COPY(LID1)
+	 * PARAMETER LIST LENGTH b10-13; RECEIVE COPY RESULTS LIST IDENTIFIER b2,
+	 * ALLOCATION LENGTH b10-13.
+	 */
+	ROW("EXTENDED COPY(LID1)", 0x83, 0x00, SCSI_SA_BYTE1, 16, OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM,
+	    SCSI_PR_WRITE, SCSI_LU_CONVENTIONAL, extended_copy_parse, extended_copy_exec,
+	    copy_manager_rows_enabled, extended_copy_lock, T_LONG,
+	    0x83, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
+	ROW("RECEIVE COPY STATUS(LID1)", 0x84, 0x00, SCSI_SA_BYTE1, 16, OP_DATA_IN, SCSI_PR_READ, SCSI_LU_CONVENTIONAL,
+	    receive_copy_results_parse, receive_copy_results_exec, copy_manager_rows_enabled, NULL, T_FAST,
+	    0x84, 0x00, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
+	ROW("RECEIVE COPY OPERATING PARAMETERS", 0x84, 0x03, SCSI_SA_BYTE1, 16, OP_DATA_IN, SCSI_PR_READ,
+	    SCSI_LU_CONVENTIONAL, receive_copy_results_parse, receive_copy_results_exec,
+	    copy_manager_rows_enabled, NULL, T_FAST,
+	    0x84, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | RD | OP_MINIMAL | OP_DLD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, NULL, T_IO,
 	    0x88, 0xff, FF8, FF4, 0xff, 0x00),

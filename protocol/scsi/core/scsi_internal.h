@@ -473,6 +473,16 @@ void scsi_lu_map_remove(struct scsi_lu_map *m, struct scsi_lu *lu);
 void scsi_lu_map_fini(struct scsi_lu_map *m);
 
 /* What the core keeps per I_T_L nexus. */
+/* A copy's result held for RECEIVE COPY RESULTS COPY STATUS (copy/extended_copy.c). */
+struct scsi_copy_status {
+	bool held;
+	uint8_t list_id;
+	uint16_t segments;  /* segments processed */
+	uint32_t age;       /* the oldest is replaced */
+	uint64_t bytes;     /* bytes written */
+};
+#define SCSI_COPY_STATUS_HELD 4
+
 struct scsi_itl {
 	struct scsi_itl *next;
 	uint32_t lun;
@@ -480,6 +490,8 @@ struct scsi_itl {
 	uint16_t ie_asc_ascq;               /* SCSI_UA_INFORMATIONAL_EXCEPTION: its ASC/ASCQ (spc_ie.c) */
 	uint16_t commands;                  /* commands of the nexus in the LU's task set */
 	uint8_t priority;                   /* SET PRIORITY's; 0: INITIAL COMMAND PRIORITY */
+	uint32_t copy_age;                  /* EXTENDED COPY results held so far */
+	struct scsi_copy_status copies[SCSI_COPY_STATUS_HELD];
 };
 
 /*
@@ -582,6 +594,14 @@ enum scsi_result spc_report_luns_exec(struct scsi_cmd *cmd);
 /* spc_rsoc.c */
 enum scsi_result spc_report_supported_operation_codes_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_report_supported_tmf_exec(struct scsi_cmd *cmd);
+/* copy/: the copy manager (EXTENDED COPY LID1, RECEIVE COPY RESULTS) of conventional LUs; enabled: its rows serve lu */
+bool copy_manager_enabled(const struct scsi_lu *lu);
+bool copy_manager_rows_enabled(const struct scsi_lu *lu);
+enum scsi_result extended_copy_parse(struct scsi_cmd *cmd);
+void extended_copy_lock(struct scsi_cmd *cmd);
+enum scsi_result extended_copy_exec(struct scsi_cmd *cmd);
+enum scsi_result receive_copy_results_parse(struct scsi_cmd *cmd);
+enum scsi_result receive_copy_results_exec(struct scsi_cmd *cmd);
 /* spc_reserve.c */
 enum scsi_result spc_reserve_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_release_exec(struct scsi_cmd *cmd);

@@ -4,6 +4,7 @@
  * the state files (spc_persist.c), the reservation and medium-removal
  * state (spc_pr.c, used by spc_pr_in.c, spc_pr_out.c, spc_reserve.c,
  * spc_misc.c) and the mode pages (spc_mode_pages.c, used by spc_mode.c).
+ * The copy manager (copy/, SPC-4 5.16) uses the identification helpers.
  */
 #ifndef SBCEMU_SPC_H
 #define SBCEMU_SPC_H
@@ -60,6 +61,9 @@ void spc_put_ascii(uint8_t *dst, const char *src, size_t len);
  * configuration leaves an identifier to be derived (NAA, serial number).
  */
 uint64_t spc_lu_hash(const struct scsi_lu *lu);
+/* spc_vpd.c: the LU's NAA designator (Device Identification VPD page) in id; returns its length, 8 or 16. */
+size_t spc_lu_naa(const struct scsi_lu *lu, uint8_t id[16]);
+
 
 /* spc_vpd.c: answers INQUIRY with EVPD = 1.  lu may be NULL (no LU at the LUN). */
 enum scsi_result spc_inquiry_vpd(struct scsi_cmd *cmd, struct scsi_lu *lu, uint8_t page_code);

@@ -110,8 +110,12 @@ static void put_standard_inquiry(uint8_t *b, const struct scsi_cmd *cmd)
 	 */
 	b[3] = 0x10 | 0x02;
 	b[4] = STD_INQUIRY_LEN - 5; /* ADDITIONAL LENGTH */
-	/* SCCS 0, ACC 0, TPGS (spc_alua.c), 3PC 0, PROTECT: the LU supports protection information. */
-	b[5] = (uint8_t)((lu ? (lu->params.alua_tpgs & 0x3) << 4 : 0) | (lu && sbc_lu_pi_capable(lu) ? 0x01 : 0x00));
+	/*
+	 * SCCS 0, ACC 0, TPGS (spc_alua.c), 3PC: the LU's copy manager takes
+	 * EXTENDED COPY (copy/extended_copy.c), PROTECT: the LU supports protection information.
+	 */
+	b[5] = (uint8_t)((lu ? (lu->params.alua_tpgs & 0x3) << 4 : 0) | (copy_manager_enabled(lu) ? 0x08 : 0x00) |
+			 (lu && sbc_lu_pi_capable(lu) ? 0x01 : 0x00));
 	b[6] = 0x00;
 	/* CMDQUE = 1: the task set accepts SIMPLE, ORDERED and HEAD OF QUEUE (SAM-5 8.6). */
 	b[7] = 0x02;

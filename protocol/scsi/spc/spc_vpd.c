@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sbc/sbc_pi.h"
+#include "copy/copy.h"
 #include "spc/spc.h"
 #include "zbc/zbc.h"
 
@@ -123,7 +124,7 @@ static size_t put_name_designator(const struct scsi_cmd *cmd, uint8_t *d, uint8_
  * Assigned (NAA 3, 8 bytes) from a hash of the device name and LUN, stable
  * across restarts.  Returns its length.
  */
-static size_t lu_naa(const struct scsi_lu *lu, uint8_t id[16])
+size_t spc_lu_naa(const struct scsi_lu *lu, uint8_t id[16])
 {
 	uint64_t hash = spc_lu_hash(lu);
 
@@ -151,7 +152,7 @@ static size_t put_conglomerate_designator(const struct scsi_cmd *cmd, uint8_t *d
 
 	if (!admin)
 		return 0;
-	n = lu_naa(admin, naa);
+	n = spc_lu_naa(admin, naa);
 	for (size_t i = 0; i < n; i++)
 		snprintf(name + 4 + 2 * i, 3, "%02X", naa[i]);
 	len = strlen(name);
@@ -165,7 +166,7 @@ static size_t build_device_identification(const struct scsi_cmd *cmd, const stru
 	char serial[40];
 	size_t off = 4, n;
 
-	n = lu_naa(lu, id);
+	n = spc_lu_naa(lu, id);
 	off += put_designator(cmd, b + off, CODE_SET_BINARY, ASSOC_LU, DESIG_NAA, id, n);
 	if (lu->lun >> 16)
 		off += put_conglomerate_designator(cmd, b + off, lu);
@@ -319,11 +320,21 @@ static size_t build_block_limits_extension(const struct scsi_cmd *cmd, const str
 	return 0x1c;
 }
 
+/* ---- 8Fh Third-party Copy (SPC-4 7.8.17): the copy manager's (copy/) ---- */
+
+static size_t build_third_party_copy(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
+{
+	(void)cmd;
+	(void)lu;
+	return copy_manager_vpd(b + 4);
+}
+
 static const struct vpd_page vpd_pages[] = {
 	{ VPD_SUPPORTED_VPD_PAGES, always, build_supported },
 	{ VPD_UNIT_SERIAL_NUMBER, always, build_serial },
 	{ VPD_DEVICE_IDENTIFICATION, always, build_device_identification },
 	{ VPD_EXTENDED_INQUIRY_DATA, always, build_extended_inquiry },
+	{ VPD_THIRD_PARTY_COPY, copy_manager_enabled, build_third_party_copy },
 	{ VPD_BLOCK_LIMITS, always, build_block_limits },
 	{ VPD_BLOCK_DEVICE_CHARACTERISTICS, always, build_block_device_characteristics },
 	{ VPD_LOGICAL_BLOCK_PROVISIONING, always, build_logical_block_provisioning },

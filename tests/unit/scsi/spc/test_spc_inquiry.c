@@ -39,7 +39,7 @@ START_TEST(standard_inquiry_fields)
 	ck_assert_uint_eq(r.data_in[2], 0x06);       /* VERSION: SPC-4 */
 	ck_assert_uint_eq(r.data_in[3], 0x12);       /* HISUP 1, RESPONSE DATA FORMAT 2 */
 	ck_assert_uint_eq(r.data_in[4], 96 - 5);     /* ADDITIONAL LENGTH */
-	ck_assert_uint_eq(r.data_in[5], 0x00);       /* TPGS 0, 3PC 0, PROTECT 0 */
+	ck_assert_uint_eq(r.data_in[5], 0x08);       /* TPGS 0, 3PC 1 (the copy manager, spc_xcopy.c), PROTECT 0 */
 	ck_assert_uint_eq(r.data_in[7], 0x02);       /* CMDQUE */
 	ck_assert_mem_eq(r.data_in + 8, "SBCEMU  ", 8);
 	ck_assert_mem_eq(r.data_in + 16, "HARNESS         ", 16);

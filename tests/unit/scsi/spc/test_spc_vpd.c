@@ -36,7 +36,7 @@ static void reinit(const struct scsi_lu_params *p)
 /* SPC-4 7.8.14: Supported VPD Pages lists exactly the pages served, ascending. */
 START_TEST(supported_pages_list)
 {
-	static const uint8_t pages[] = { 0x00, 0x80, 0x83, 0x86, 0xb0, 0xb1, 0xb2 };
+	static const uint8_t pages[] = { 0x00, 0x80, 0x83, 0x86, 0x8f, 0xb0, 0xb1, 0xb2 };
 	uint8_t list[16];
 	unsigned n;
 

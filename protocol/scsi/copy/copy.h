@@ -1,0 +1,34 @@
+/*
+ * The copy manager (SPC-4 5.16): what EXTENDED COPY (extended_copy.c) and
+ * RECEIVE COPY RESULTS with the Third-party Copy VPD page
+ * (receive_copy_results.c) share: the descriptors taken and the limits
+ * OPERATING PARAMETERS reports, which the checks enforce.
+ */
+#ifndef SBCEMU_COPY_H
+#define SBCEMU_COPY_H
+
+#ifndef SBCE_BUILDING_SCSI
+#error "sbcemu layering: copy.h is internal to the SCSI core (protocol/scsi/): use its public headers"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XCOPY_HEADER_LEN 16
+#define XCOPY_CSCD_LEN 32
+#define XCOPY_B2B_LEN 28
+#define XCOPY_CSCD_ID 0xe4    /* identification CSCD descriptor */
+#define XCOPY_SEG_B2B 0x02    /* block device to block device */
+#define XCOPY_MAX_CSCD 2
+#define XCOPY_MAX_SEGMENTS 16
+#define XCOPY_MAX_LIST_LENGTH 1024  /* CSCD and segment descriptor bytes together */
+#define XCOPY_MAX_SEGMENT_BYTES (256u << 20) /* 65535 blocks of 4096 bytes fit */
+
+/* RECEIVE COPY RESULTS service actions (SPC-4 table 117). */
+#define RCR_COPY_STATUS 0x00
+#define RCR_OPERATING_PARAMETERS 0x03
+
+/* The Third-party Copy VPD page's descriptors (spc_vpd.c builds the page), at b; returns their bytes. */
+size_t copy_manager_vpd(uint8_t *b);
+
+#endif

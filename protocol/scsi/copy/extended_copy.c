@@ -1,0 +1,304 @@
+/*
+ * The copy manager of an LU (SPC-4 5.16, "Third-party copy"): EXTENDED COPY
+ * (LID1, SPC-4 6.4), served on conventional LUs without protection
+ * information.
+ *
+ * EXTENDED COPY (83h/00h): a 16-byte parameter list header (b0 LIST
+ * IDENTIFIER, b1 bits 4:3 LIST ID USAGE, b2-3 CSCD DESCRIPTOR LIST LENGTH,
+ * b8-11 SEGMENT DESCRIPTOR LIST LENGTH, b12-15 INLINE DATA LENGTH), then
+ * CSCD descriptors, then segment descriptors.  Taken:
+ *   - CSCD descriptor E4h (identification, 32 bytes; SPC-4 6.4.5.3): b1
+ *     bits 4:0 PERIPHERAL DEVICE TYPE 00h, b4-27 a designation descriptor
+ *     matched against the LU's NAA designator of the Device Identification
+ *     VPD page (code set, association, type, length, designator; the
+ *     PROTOCOL IDENTIFIER and PIV bits ignored, as libiscsi zeroes them),
+ *     b29-31 DISK BLOCK LENGTH = the LU's.  LU ID TYPE (b1 bits 7:6) is
+ *     ignored: SPC-4 leaves it to the copy manager.  NUL = 1 (a null
+ *     device) is not offered.
+ *   - segment descriptor 02h (block device to block device, 28 bytes; SPC-4
+ *     6.4.6.5): b4-5 source and b6-7 destination CSCD index, b10-11 NUMBER
+ *     OF BLOCKS, b12-19 source LBA, b20-27 destination LBA.
+ * Checks, all before any block moves, in this order (the order libiscsi's
+ * ExtendedCopy tests expect, as Linux's target_core_xcopy.c does):
+ *   PARAMETER LIST LENGTH 0: nothing to do, GOOD; shorter than the header:
+ *   05/1A/00; LIST ID USAGE 11b with a LIST IDENTIFIER: 05/26/00; inline
+ *   data: 05/26/00 (none is taken); the descriptor lists longer than
+ *   MAXIMUM DESCRIPTOR LIST LENGTH, or longer than the parameter list:
+ *   05/1A/00; CSCD list not whole descriptors: 05/26/00; more CSCDs than
+ *   XCOPY_MAX_CSCD: 05/26/06 TOO MANY TARGET DESCRIPTORS; a CSCD other than
+ *   E4h: 05/26/07 UNSUPPORTED TARGET DESCRIPTOR TYPE CODE; more segments than
+ *   XCOPY_MAX_SEGMENTS: 05/26/08; a segment other than 02h: 05/26/09
+ *   UNSUPPORTED SEGMENT DESCRIPTOR TYPE CODE; a segment's DESCRIPTOR LENGTH
+ *   other than 0018h or past the list: 05/26/00.  Then, as COPY ABORTED
+ *   (SPC-4 6.4.3: errors found processing a segment): a CSCD index with no
+ *   descriptor 0A/08/04 UNREACHABLE COPY TARGET; a CSCD that names no LU,
+ *   another LU than this one (copies between LUs: not yet), a null device or
+ *   another peripheral device type or block length 0A/0D/02 COPY TARGET
+ *   DEVICE NOT REACHABLE; a range past the capacity 0A/00/00 (libiscsi
+ *   takes no LOGICAL BLOCK ADDRESS OUT OF RANGE there).
+ * Not yet: LUs formatted with protection information (no copy manager:
+ * the commands are INVALID COMMAND OPERATION CODE, 3PC 0, no 8Fh page, as
+ * on zoned LUs), copies between LUs, abort at a chunk boundary, the medium
+ * error fault rules on the copy's reads.
+ * The copy runs on a worker, segment after segment, in pieces of at most
+ * XCOPY_CHUNK bytes through the backend (read, then write; FUA when the
+ * write cache is off), holding the LBA locks of every source and
+ * destination range (extended_copy_lock): a write to them waits, and
+ * GOOD means every block is on the medium as a WRITE's would be.
+ *
+ * A copy that completes whole with LIST ID USAGE 00b or 01b is held for
+ * RECEIVE COPY RESULTS (receive_copy_results.c) with the I_T_L nexus.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "copy/copy.h"
+#include "sbc/sbc_pi.h"
+#include "sched/task_set.h"
+#include "spc/spc.h"
+
+#define XCOPY_CHUNK (1u << 20) /* bytes read and written at once */
+#define LIST_ID_USAGE_NONE 0x3 /* 11b: no list identifier, nothing held */
+
+struct xcopy_segment {
+	uint16_t src, dst; /* CSCD indexes */
+	uint16_t nblocks;
+	uint64_t src_lba, dst_lba;
+};
+
+struct xcopy_list {
+	uint8_t list_id, usage;
+	unsigned ncscd, nsegments;
+	const uint8_t *cscd[XCOPY_MAX_CSCD];
+	struct xcopy_segment seg[XCOPY_MAX_SEGMENTS];
+};
+
+/* The copy in progress (cmd->handler_state). */
+struct xcopy_run {
+	struct xcopy_list list;
+	unsigned done;   /* segments processed */
+	uint64_t bytes;  /* bytes written */
+	unsigned flags;  /* backend write flags */
+};
+
+/* ILLEGAL REQUEST with asc_ascq and the field pointer at byte off of the parameter list. */
+static struct scsi_sense_info in_list(uint16_t asc_ascq, uint32_t off)
+{
+	struct scsi_sense_info s = sense_make(SENSE_KEY_ILLEGAL_REQUEST, asc_ascq);
+
+	s.sks_kind = SCSI_SKS_FIELD_POINTER;
+	s.sks_field = (uint16_t)off;
+	return s;
+}
+
+/*
+ * Decodes and checks the parameter list (the checks before any block
+ * moves, in the order above).  Returns SCSI_OK with l filled, or the
+ * failure stored in cmd.  Also used by the lock function, with cmd NULL:
+ * then nothing is stored.
+ */
+static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t len, struct xcopy_list *l)
+{
+	struct scsi_cmd *c = cmd;
+	uint32_t cscd_len, seg_len, inline_len, off;
+
+#define FAIL(s) return c ? scsi_cmd_fail(c, (s)) : SCSI_FAILED
+	memset(l, 0, sizeof(*l));
+	if (len < XCOPY_HEADER_LEN || !p)
+		FAIL(sense_parameter_list_length_error());
+	l->list_id = p[0];
+	l->usage = (p[1] >> 3) & 0x3;
+	cscd_len = get_be16(p + 2);
+	seg_len = get_be32(p + 8);
+	inline_len = get_be32(p + 12);
+	if (l->usage == LIST_ID_USAGE_NONE && l->list_id != 0)
+		FAIL(sense_invalid_field_in_parameter_list(0, -1));
+	if (inline_len != 0)
+		FAIL(sense_invalid_field_in_parameter_list(12, -1));
+	if ((uint64_t)cscd_len + seg_len > XCOPY_MAX_LIST_LENGTH ||
+	    len < (uint64_t)XCOPY_HEADER_LEN + cscd_len + seg_len)
+		FAIL(sense_parameter_list_length_error());
+	if (cscd_len % XCOPY_CSCD_LEN)
+		FAIL(sense_invalid_field_in_parameter_list(2, -1));
+	if (cscd_len / XCOPY_CSCD_LEN > XCOPY_MAX_CSCD)
+		FAIL(sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOO_MANY_TARGET_DESCRIPTORS));
+	off = XCOPY_HEADER_LEN;
+	for (; off < XCOPY_HEADER_LEN + cscd_len; off += XCOPY_CSCD_LEN) {
+		if (p[off] != XCOPY_CSCD_ID)
+			FAIL(in_list(ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE_CODE, off));
+		l->cscd[l->ncscd++] = p + off;
+	}
+	while (off < XCOPY_HEADER_LEN + cscd_len + seg_len) {
+		const uint8_t *d = p + off;
+		struct xcopy_segment *s = &l->seg[l->nsegments];
+
+		if (l->nsegments == XCOPY_MAX_SEGMENTS)
+			FAIL(sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOO_MANY_SEGMENT_DESCRIPTORS));
+		if (d[0] != XCOPY_SEG_B2B)
+			FAIL(in_list(ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE_CODE, off));
+		if (off + 4 > XCOPY_HEADER_LEN + cscd_len + seg_len || get_be16(d + 2) != XCOPY_B2B_LEN - 4 ||
+		    off + XCOPY_B2B_LEN > XCOPY_HEADER_LEN + cscd_len + seg_len)
+			FAIL(sense_invalid_field_in_parameter_list((uint16_t)(off + 2), -1));
+		*s = (struct xcopy_segment){ .src = get_be16(d + 4), .dst = get_be16(d + 6), .nblocks = get_be16(d + 10),
+					     .src_lba = get_be64(d + 12), .dst_lba = get_be64(d + 20) };
+		l->nsegments++;
+		off += XCOPY_B2B_LEN;
+	}
+#undef FAIL
+	return SCSI_OK;
+}
+
+/* Whether the E4h descriptor d names lu (the designator of its Device Identification VPD page, its block length). */
+static bool cscd_names(const uint8_t *d, const struct scsi_lu *lu)
+{
+	uint8_t naa[16];
+	size_t n = spc_lu_naa(lu, naa);
+
+	/* b1: NUL (bit 5) and PERIPHERAL DEVICE TYPE (bits 4:0) 00h; LU ID TYPE (bits 7:6) ignored. */
+	if (d[1] & 0x3f)
+		return false;
+	/* b4: CODE SET binary (PROTOCOL IDENTIFIER ignored); b5: association LU, type NAA (PIV ignored). */
+	if ((d[4] & 0x0f) != 0x01 || (d[5] & 0x3f) != 0x03 || d[7] != n || memcmp(d + 8, naa, n) != 0)
+		return false;
+	return get_be24(d + 29) == lu->block_size;
+}
+
+/* The checks of each segment against the CSCDs and the LU, as COPY ABORTED (above). */
+static enum scsi_result check_segments(struct scsi_cmd *cmd, const struct xcopy_list *l)
+{
+	struct scsi_lu *lu = cmd->lu;
+
+	for (unsigned i = 0; i < l->nsegments; i++) {
+		const struct xcopy_segment *s = &l->seg[i];
+
+		if (s->src >= l->ncscd || s->dst >= l->ncscd)
+			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNREACHABLE_COPY_TARGET));
+		if (!cscd_names(l->cscd[s->src], lu) || !cscd_names(l->cscd[s->dst], lu))
+			return scsi_cmd_fail(cmd,
+					     sense_make(SENSE_KEY_COPY_ABORTED, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE));
+		if (scsi_lu_range_bad(lu, s->src_lba, s->nblocks) || scsi_lu_range_bad(lu, s->dst_lba, s->nblocks))
+			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED, 0x0000));
+	}
+	return SCSI_OK;
+}
+
+enum scsi_result extended_copy_parse(struct scsi_cmd *cmd)
+{
+	cmd->data_length = get_be32(cmd->cdb + 10);
+	return SCSI_OK;
+}
+
+/* The LBA locks: every source and destination range of a list that decodes, alone (read and written). */
+void extended_copy_lock(struct scsi_cmd *cmd)
+{
+	struct xcopy_list l;
+
+	cmd->lock.mode = SCSI_LBA_LOCK_EXCLUSIVE;
+	if (decode(NULL, cmd->data_out, cmd->data_out ? cmd->data_length : 0, &l) != SCSI_OK)
+		return;
+	for (unsigned i = 0; i < l.nsegments; i++) {
+		if (!scsi_lu_range_bad(cmd->lu, l.seg[i].src_lba, l.seg[i].nblocks))
+			scsi_lba_lock_add(cmd, l.seg[i].src_lba, l.seg[i].nblocks);
+		if (!scsi_lu_range_bad(cmd->lu, l.seg[i].dst_lba, l.seg[i].nblocks))
+			scsi_lba_lock_add(cmd, l.seg[i].dst_lba, l.seg[i].nblocks);
+	}
+}
+
+/* Worker: the segments in order, each read and written in pieces of XCOPY_CHUNK bytes. */
+static void copy_work(struct scsi_cmd *cmd)
+{
+	struct xcopy_run *run = cmd->handler_state;
+	struct scsi_lu *lu = cmd->lu;
+	struct backend *be = lu->backend;
+	uint8_t *buf = malloc(XCOPY_CHUNK);
+	int rc = buf ? 0 : -ENOMEM;
+
+	for (; rc == 0 && run->done < run->list.nsegments; run->done++) {
+		const struct xcopy_segment *s = &run->list.seg[run->done];
+		uint64_t left = (uint64_t)s->nblocks * lu->block_size, src = scsi_lu_offset(lu, s->src_lba),
+			 dst = scsi_lu_offset(lu, s->dst_lba);
+
+		while (rc == 0 && left) {
+			size_t n = left < XCOPY_CHUNK ? (size_t)left : XCOPY_CHUNK;
+
+			rc = be->ops->read(be, buf, n, src);
+			if (rc >= 0)
+				rc = be->ops->write(be, buf, n, dst, run->flags);
+			if (rc >= 0) {
+				rc = 0;
+				src += n;
+				dst += n;
+				left -= n;
+				run->bytes += n;
+			}
+		}
+	}
+	free(buf);
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, true);
+}
+
+/* Loop thread: a copy that completed whole is held for COPY STATUS when its LIST ID USAGE asks (00b, 01b). */
+static enum scsi_result copy_done(struct scsi_cmd *cmd)
+{
+	struct xcopy_run *run = cmd->handler_state;
+	struct scsi_itl *itl;
+	struct scsi_copy_status *slot;
+
+	if (cmd->status != SCSI_STATUS_GOOD || run->list.usage > 0x1)
+		return SCSI_OK;
+	itl = scsi_itl_get(cmd->nexus, cmd->lu->lun);
+	if (!itl)
+		return SCSI_OK;
+	slot = &itl->copies[0];
+	for (unsigned i = 0; i < SCSI_COPY_STATUS_HELD; i++) {
+		struct scsi_copy_status *h = &itl->copies[i];
+
+		if (h->held && h->list_id == run->list.list_id) {
+			slot = h;
+			break;
+		}
+		if (!h->held || h->age < slot->age)
+			slot = h;
+	}
+	*slot = (struct scsi_copy_status){ .held = true, .list_id = run->list.list_id, .age = ++itl->copy_age,
+					   .segments = (uint16_t)run->done, .bytes = run->bytes };
+	return SCSI_OK;
+}
+
+enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
+{
+	struct xcopy_run *run;
+	enum scsi_result r;
+
+	if (cmd->data_length == 0)
+		return SCSI_OK;
+	run = calloc(1, sizeof(*run));
+	if (!run)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	cmd->handler_state = run;
+	cmd->handler_state_free = free;
+	r = decode(cmd, cmd->data_out, cmd->data_length, &run->list);
+	if (r == SCSI_OK)
+		r = check_segments(cmd, &run->list);
+	if (r != SCSI_OK)
+		return r;
+	run->flags = cmd->lu->mode_current.wce ? 0 : BE_WRITE_FUA;
+	return scsi_cmd_run_io(cmd, copy_work, copy_done);
+}
+
+/* The rows' enabled(): not (yet) on an LU formatted with protection information (its tuples are not copied). */
+bool copy_manager_rows_enabled(const struct scsi_lu *lu)
+{
+	return !sbc_lu_has_pi(lu);
+}
+
+bool copy_manager_enabled(const struct scsi_lu *lu)
+{
+	static const uint8_t extended_copy[16] = { 0x83, 0x00 };
+	struct scsi_sense_info s;
+
+	return lu && scsi_op_lookup(lu, extended_copy, &s) != NULL;
+}
+

@@ -1,0 +1,414 @@
+/*
+ * The copy manager over iSCSI (SPC-4 6.4 EXTENDED COPY (LID1), 6.18 RECEIVE
+ * COPY RESULTS, 7.8.17 Third-party Copy VPD page; protocol/scsi/spc/spc_xcopy.c):
+ * 3PC in INQUIRY, the 8Fh page, OPERATING PARAMETERS byte for byte, copies
+ * of one and two block-to-block segments read back, COPY STATUS held per
+ * I_T nexus and list identifier, every parameter-list check with its sense
+ * (and nothing written), the LBA locks against a write racing the copy, and
+ * the LUs without a copy manager (protection information, zoned).
+ *
+ * LUN 0: conventional, 512-byte blocks, 64 MiB.  LUN 1: conventional, 4096-byte
+ * blocks.  LUN 2: protection information type 1.  LUN 3: zbc-hm.  LUN 4: write
+ * protected.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define BS 512u
+#define LU0_BLOCKS (64u * 1024 * 1024 / BS)
+
+static const char config[] =
+	"[target \"" ITEST_TARGET "\"]\n"
+	"[lun \"" ITEST_TARGET "\" 0]\n"
+	"path = @DIR@/lun0.img\nsize = 64M\nlogical_block_size = 512\n"
+	"[lun \"" ITEST_TARGET "\" 1]\n"
+	"path = @DIR@/lun1.img\nsize = 16M\nlogical_block_size = 4096\n"
+	"[lun \"" ITEST_TARGET "\" 2]\n"
+	"path = @DIR@/lun2.img\nsize = 16M\nlogical_block_size = 512\nprotection_type = 1\n"
+	"[lun \"" ITEST_TARGET "\" 3]\n"
+	"kind = zbc-hm\npath = @DIR@/lun3.img\nsize = 64M\nlogical_block_size = 512\nzone_size = 4M\n"
+	"[lun \"" ITEST_TARGET "\" 4]\n"
+	"path = @DIR@/lun4.img\nsize = 16M\nlogical_block_size = 512\nwrite_protect = true\n";
+
+static struct iscsi_context *s, *s2;
+static uint8_t naa[5][20]; /* the NAA designation descriptor of each LU (VPD 83h), 4 + length bytes */
+
+/* The first NAA designator (type 3, association LU) of LUN lun's Device Identification page, as a descriptor. */
+static bool fetch_naa(int lun)
+{
+	uint8_t cdb[6] = { 0x12, 0x01, 0x83, 0x01, 0x00, 0 };
+	struct itest_result r;
+	bool ok = false;
+
+	itest_cmd(s, lun, cdb, 6, ITEST_IN, NULL, 0, 256, &r);
+	for (int off = 4; r.status == 0 && off + 4 <= r.data_len && !ok; off += 4 + r.data[off + 3]) {
+		const uint8_t *d = r.data + off;
+
+		if ((d[1] & 0x3f) == 0x03 && d[3] <= 16) {
+			memcpy(naa[lun], d, 4 + d[3]);
+			ok = true;
+		}
+	}
+	itest_result_free(&r);
+	return itest_ok(ok, "Device Identification VPD page of the LU has an NAA designator", "LUN %d", lun);
+}
+
+/* An E4h CSCD descriptor naming LUN lun as libiscsi builds it (PROTOCOL IDENTIFIER, PIV zeroed). */
+static void cscd(uint8_t *d, int lun, uint32_t block_size)
+{
+	memset(d, 0, 32);
+	d[0] = 0xe4;
+	memcpy(d + 4, naa[lun], 4 + naa[lun][3]);
+	d[4] &= 0x0f;
+	d[5] &= 0x3f;
+	d[29] = (uint8_t)(block_size >> 16);
+	d[30] = (uint8_t)(block_size >> 8);
+	d[31] = (uint8_t)block_size;
+}
+
+/* A 02h segment descriptor (block to block). */
+static void segment(uint8_t *d, uint16_t src, uint16_t dst, uint16_t nblocks, uint64_t src_lba, uint64_t dst_lba)
+{
+	memset(d, 0, 28);
+	d[0] = 0x02;
+	d[3] = 0x18;
+	itest_put_be16(d + 4, src);
+	itest_put_be16(d + 6, dst);
+	itest_put_be16(d + 10, nblocks);
+	itest_put_be64(d + 12, src_lba);
+	itest_put_be64(d + 20, dst_lba);
+}
+
+/* The 16-byte parameter list header. */
+static void header(uint8_t *p, uint8_t list_id, uint8_t usage, uint16_t cscd_len, uint32_t seg_len)
+{
+	memset(p, 0, 16);
+	p[0] = list_id;
+	p[1] = (uint8_t)(usage << 3);
+	itest_put_be16(p + 2, cscd_len);
+	itest_put_be32(p + 8, seg_len);
+}
+
+/* EXTENDED COPY(LID1) of len bytes of p (PARAMETER LIST LENGTH pll) to LUN lun; checks the outcome. */
+static bool xcopy(struct iscsi_context *sess, int lun, const char *name, const uint8_t *p, uint32_t len, uint32_t pll,
+		  struct itest_expect e, struct itest_result *r)
+{
+	uint8_t cdb[16] = { 0x83, 0x00 };
+
+	itest_put_be32(cdb + 10, pll);
+	return itest_expect_cmd(sess, lun, name, cdb, 16, len ? ITEST_OUT : ITEST_NONE, p, len, 0, e, r);
+}
+
+/* One CSCD (LUN lun) and one segment: the list libiscsi's ExtendedCopy.Simple sends (76 bytes). */
+static uint32_t simple_list(uint8_t *p, int lun, uint8_t list_id, uint8_t usage, uint16_t nblocks, uint64_t src,
+			    uint64_t dst)
+{
+	header(p, list_id, usage, 32, 28);
+	cscd(p + 16, lun, BS);
+	segment(p + 48, 0, 0, nblocks, src, dst);
+	return 76;
+}
+
+static bool region_is(int lun, uint64_t lba, uint32_t nblocks, const uint8_t *want)
+{
+	uint8_t *got = malloc((size_t)nblocks * BS);
+	bool same = got && itest_read16(s, lun, lba, got, nblocks, BS, "READ(16) of the destination") &&
+		    memcmp(got, want, (size_t)nblocks * BS) == 0;
+
+	free(got);
+	return same;
+}
+
+static void test_identification(void)
+{
+	uint8_t inq[6] = { 0x12, 0x00, 0x00, 0x00, 96, 0 }, vpd0[6] = { 0x12, 0x01, 0x00, 0x00, 255, 0 };
+	uint8_t vpd8f[6] = { 0x12, 0x01, 0x8f, 0x00, 255, 0 };
+	static const uint8_t page8f[] = { 0x00, 0x8f, 0x00, 0x14,                   /* header, PAGE LENGTH 20 */
+					  0x00, 0x01, 0x00, 0x08, 0x07, 0x83, 0x01, 0x00, /* Supported Commands */
+					  0x84, 0x02, 0x00, 0x03,
+					  0x00, 0x08, 0x00, 0x04, 0x02, 0x02, 0xe4, 0x00 }; /* Supported Descriptors */
+	struct itest_result r;
+
+	itest_cmd(s, 0, inq, 6, ITEST_IN, NULL, 0, 96, &r);
+	itest_ok(r.status == 0 && (r.data[5] & 0x08), "INQUIRY of a conventional LU: 3PC = 1 (byte 5 bit 3)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	for (int lun = 2; lun <= 3; lun++) {
+		itest_cmd(s, lun, inq, 6, ITEST_IN, NULL, 0, 96, &r);
+		itest_ok(r.status == 0 && !(r.data[5] & 0x08),
+			 lun == 2 ? "INQUIRY of a PI LU: 3PC = 0 (no copy manager yet)" : "INQUIRY of a zbc-hm LU: 3PC = 0",
+			 "%s", itest_result_str(&r));
+		itest_result_free(&r);
+	}
+	itest_cmd(s, 0, vpd0, 6, ITEST_IN, NULL, 0, 255, &r);
+	itest_ok(r.status == 0 && memchr(r.data + 4, 0x8f, r.data_len > 4 ? (size_t)r.data_len - 4 : 0) != NULL,
+		 "Supported VPD Pages lists 8Fh", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 255, &r);
+	itest_ok(r.status == 0 && r.data_len == (int)sizeof(page8f) && memcmp(r.data, page8f, sizeof(page8f)) == 0,
+		 "VPD 8Fh (SPC-4 7.8.17): Supported Commands 83h/00h, 84h/00h 03h; Supported Descriptors 02h E4h; "
+		 "descriptors padded to 4 bytes",
+		 "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_expect_cmd(s, 3, "VPD 8Fh of a zbc-hm LU -> 05/24/00", vpd8f, 6, ITEST_IN, NULL, 0, 255,
+			 EXPECT_SENSE(5, 0x24, 0x00), NULL);
+}
+
+static void test_operating_parameters(void)
+{
+	uint8_t cdb[16] = { 0x84, 0x03 };
+	static const uint8_t want[46] = {
+		[3] = 42,                   /* AVAILABLE DATA */
+		[9] = 2,                    /* MAXIMUM CSCD DESCRIPTOR COUNT */
+		[11] = 16,                  /* MAXIMUM SEGMENT DESCRIPTOR COUNT */
+		[14] = 0x04,                /* MAXIMUM DESCRIPTOR LIST LENGTH 1024 */
+		[16] = 0x10,                /* MAXIMUM SEGMENT LENGTH 256 MiB */
+		[35] = 0xff, [36] = 0xff,   /* TOTAL / MAXIMUM CONCURRENT COPIES */
+		[37] = 9,                   /* DATA SEGMENT GRANULARITY: 2^9 */
+		[43] = 2, [44] = 0x02, [45] = 0xe4, /* IMPLEMENTED DESCRIPTOR LIST */
+	};
+	struct itest_result r;
+
+	itest_put_be32(cdb + 10, 1024);
+	itest_cmd(s, 0, cdb, 16, ITEST_IN, NULL, 0, 1024, &r);
+	itest_ok(r.status == 0 && r.data_len == 46 && memcmp(r.data, want, 46) == 0,
+		 "RECEIVE COPY RESULTS OPERATING PARAMETERS: AVAILABLE DATA 42, 2 CSCDs, 16 segments, list 1024 bytes, "
+		 "segments of 256 MiB, granularity 2^9, implemented 02h E4h",
+		 "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_put_be32(cdb + 10, 1024);
+	itest_cmd(s, 1, cdb, 16, ITEST_IN, NULL, 0, 1024, &r);
+	itest_ok(r.status == 0 && r.data_len == 46 && r.data[37] == 12,
+		 "OPERATING PARAMETERS of a 4096-byte LU: DATA SEGMENT GRANULARITY 12", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	cdb[1] = 0x01;
+	itest_expect_cmd(s, 0, "RECEIVE COPY RESULTS service action 01h (RECEIVE DATA, not offered) -> 05/24/00", cdb,
+			 16, ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
+}
+
+static void test_copies(void)
+{
+	uint8_t p[256], *data = malloc(2048 * BS), *zeros = calloc(2048, BS), *two = malloc(64 * BS);
+	uint8_t rcr[16] = { 0x84, 0x00, 1 };
+	struct itest_result r;
+
+	if (!data || !zeros || !two)
+		abort();
+	itest_put_be32(rcr + 10, 1024);
+	itest_expect_cmd(s, 0, "COPY STATUS of list 1 before any copy -> 05/24/00 (field pointer b2)", rcr, 16, ITEST_IN,
+			 NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on LIST IDENTIFIER (CDB byte 2)", &r, 1, 2, -1);
+	itest_result_free(&r);
+
+	itest_pattern(data, 2048 * BS, 11);
+	itest_write16(s, 0, 0, data, 2048, BS, false, "WRITE(16) 2048 blocks at LBA 0");
+	itest_write16(s, 0, LU0_BLOCKS - 2048, zeros, 2048, BS, false, "WRITE(16) zeros at the destination");
+	xcopy(s, 0, "EXTENDED COPY 2048 blocks 0 -> capacity - 2048, LIST ID USAGE 10b (libiscsi Simple) -> GOOD", p,
+	      simple_list(p, 0, 1, 0x2, 2048, 0, LU0_BLOCKS - 2048), 76, EXPECT_GOOD, NULL);
+	itest_ok(region_is(0, LU0_BLOCKS - 2048, 2048, data), "the destination holds the source's blocks", NULL);
+	itest_expect_cmd(s, 0, "COPY STATUS of list 1 after a copy with LIST ID USAGE 10b (nothing held) -> 05/24/00",
+			 rcr, 16, ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
+
+	/* Two segments in one list, held (00b). */
+	header(p, 1, 0x0, 32, 56);
+	cscd(p + 16, 0, BS);
+	segment(p + 48, 0, 0, 32, 100, 4000);
+	segment(p + 76, 0, 0, 32, 200, 4032);
+	xcopy(s, 0, "EXTENDED COPY two segments (100 -> 4000, 200 -> 4032, 32 blocks each), HOLD -> GOOD", p, 104, 104,
+	      EXPECT_GOOD, NULL);
+	memcpy(two, data + 100 * BS, 32 * BS);
+	memcpy(two + 32 * BS, data + 200 * BS, 32 * BS);
+	itest_ok(region_is(0, 4000, 64, two), "both segments copied, in order", NULL);
+	itest_cmd(s, 0, rcr, 16, ITEST_IN, NULL, 0, 1024, &r);
+	itest_ok(r.status == 0 && r.data_len == 12 && itest_get_be32(r.data) == 8 && r.data[4] == 0x00 &&
+			 itest_get_be16(r.data + 5) == 2 && r.data[7] == 0x00 && itest_get_be32(r.data + 8) == 64 * BS,
+		 "COPY STATUS of list 1: AVAILABLE DATA 8, completed (00h), 2 segments, 32768 bytes", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	itest_expect_cmd(s2, 0, "COPY STATUS of list 1 from another I_T nexus -> 05/24/00 (held per nexus)", rcr, 16,
+			 ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
+	rcr[2] = 2;
+	itest_expect_cmd(s, 0, "COPY STATUS of list 2 (never used) -> 05/24/00", rcr, 16, ITEST_IN, NULL, 0, 1024,
+			 EXPECT_SENSE(5, 0x24, 0x00), NULL);
+	xcopy(s, 0, "EXTENDED COPY with PARAMETER LIST LENGTH 0 -> GOOD, nothing copied", NULL, 0, 0, EXPECT_GOOD, NULL);
+
+	/* The 4096-byte LU: the CSCD's DISK BLOCK LENGTH must be its. */
+	{
+		uint8_t *big = malloc(8 * 4096);
+
+		itest_pattern(big, 8 * 4096, 5);
+		itest_write16(s, 1, 0, big, 8, 4096, false, "WRITE(16) 8 blocks at LBA 0 of the 4096-byte LU");
+		header(p, 3, 0x2, 32, 28);
+		cscd(p + 16, 1, 4096);
+		segment(p + 48, 0, 0, 8, 0, 100);
+		xcopy(s, 1, "EXTENDED COPY on the 4096-byte LU (DISK BLOCK LENGTH 4096) -> GOOD", p, 76, 76, EXPECT_GOOD,
+		      NULL);
+		{
+			uint8_t *got = malloc(8 * 4096);
+
+			itest_ok(got && itest_read16(s, 1, 100, got, 8, 4096, "READ(16)") && !memcmp(got, big, 8 * 4096),
+				 "the 4096-byte blocks copied", NULL);
+			free(got);
+		}
+		cscd(p + 16, 1, 512);
+		xcopy(s, 1, "EXTENDED COPY with DISK BLOCK LENGTH 512 on the 4096-byte LU -> 0A/0D/02", p, 76, 76,
+		      EXPECT_SENSE(0xa, 0x0d, 0x02), NULL);
+		free(big);
+	}
+	free(data);
+	free(zeros);
+	free(two);
+}
+
+/* Every parameter-list check, with the destination (LBA 8000, 8 blocks) left as it was. */
+static void test_checks(void)
+{
+	uint8_t p[1200], before[8 * BS];
+	struct itest_result r;
+	uint32_t n;
+
+	itest_pattern(before, sizeof(before), 77);
+	itest_write16(s, 0, 8000, before, 8, BS, false, "WRITE(16) the destination's old blocks");
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	xcopy(s, 0, "PARAMETER LIST LENGTH 47 (the CSCD cut) -> 05/1A/00", p, 47, 47, EXPECT_SENSE(5, 0x1a, 0x00), NULL);
+	xcopy(s, 0, "PARAMETER LIST LENGTH 75 (the segment cut) -> 05/1A/00", p, 75, 75, EXPECT_SENSE(5, 0x1a, 0x00), NULL);
+	xcopy(s, 0, "PARAMETER LIST LENGTH 10 (the header cut) -> 05/1A/00", p, 10, 10, EXPECT_SENSE(5, 0x1a, 0x00), NULL);
+	itest_put_be32(p + 12, 4);
+	xcopy(s, 0, "INLINE DATA LENGTH 4 (none is taken) -> 05/26/00 on byte 12", p, n, n, EXPECT_SENSE(5, 0x26, 0x00),
+	      &r);
+	itest_expect_field_pointer("... field pointer on INLINE DATA LENGTH (parameter byte 12)", &r, 0, 12, -1);
+	itest_result_free(&r);
+	n = simple_list(p, 0, 5, 0x3, 8, 0, 8000);
+	xcopy(s, 0, "LIST ID USAGE 11b with LIST IDENTIFIER 5 -> 05/26/00", p, n, n, EXPECT_SENSE(5, 0x26, 0x00), NULL);
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	p[16] = 0xe0;
+	xcopy(s, 0, "CSCD descriptor E0h -> 05/26/07 UNSUPPORTED TARGET DESCRIPTOR TYPE CODE", p, n, n,
+	      EXPECT_SENSE(5, 0x26, 0x07), &r);
+	itest_expect_field_pointer("... field pointer on the descriptor (parameter byte 16)", &r, 0, 16, -1);
+	itest_result_free(&r);
+	header(p, 1, 0, 32, 20);
+	cscd(p + 16, 0, BS);
+	memset(p + 48, 0, 20);
+	p[48] = 0x03;
+	p[51] = 0x10;
+	xcopy(s, 0, "segment descriptor 03h (stream to stream) -> 05/26/09", p, 68, 68, EXPECT_SENSE(5, 0x26, 0x09), NULL);
+	header(p, 1, 0, 96, 28);
+	for (int i = 0; i < 3; i++)
+		cscd(p + 16 + 32 * i, 0, BS);
+	segment(p + 112, 0, 0, 8, 0, 8000);
+	xcopy(s, 0, "3 CSCD descriptors (2 at most) -> 05/26/06 TOO MANY TARGET DESCRIPTORS", p, 140, 140,
+	      EXPECT_SENSE(5, 0x26, 0x06), NULL);
+	header(p, 1, 0, 32, 17 * 28);
+	cscd(p + 16, 0, BS);
+	for (int i = 0; i < 17; i++)
+		segment(p + 48 + 28 * i, 0, 0, 1, 0, 8000);
+	xcopy(s, 0, "17 segment descriptors (16 at most) -> 05/26/08 TOO MANY SEGMENT DESCRIPTORS", p, 48 + 17 * 28,
+	      48 + 17 * 28, EXPECT_SENSE(5, 0x26, 0x08), NULL);
+	header(p, 1, 0, 64, 37 * 28);
+	cscd(p + 16, 0, BS);
+	cscd(p + 48, 0, BS);
+	for (int i = 0; i < 37; i++)
+		segment(p + 80 + 28 * i, 0, 0, 1, 0, 8000);
+	xcopy(s, 0, "descriptor lists of 1100 bytes (MAXIMUM DESCRIPTOR LIST LENGTH 1024) -> 05/1A/00 before the counts",
+	      p, 80 + 37 * 28, 80 + 37 * 28, EXPECT_SENSE(5, 0x1a, 0x00), NULL);
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	p[50] = 0x1c;
+	xcopy(s, 0, "segment DESCRIPTOR LENGTH 001Ch for type 02h -> 05/26/00", p, n, n, EXPECT_SENSE(5, 0x26, 0x00), NULL);
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	itest_put_be16(p + 54, 1);
+	xcopy(s, 0, "destination CSCD index 1 (one descriptor) -> 0A/08/04 UNREACHABLE COPY TARGET", p, n, n,
+	      EXPECT_SENSE(0xa, 0x08, 0x04), NULL);
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	p[16 + 8 + naa[0][3] - 1] ^= 0xff;
+	xcopy(s, 0, "a CSCD naming no LU of the target -> 0A/0D/02 COPY TARGET DEVICE NOT REACHABLE", p, n, n,
+	      EXPECT_SENSE(0xa, 0x0d, 0x02), NULL);
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	cscd(p + 16, 1, 4096);
+	xcopy(s, 0, "a CSCD naming another LU (copies between LUs: not yet) -> 0A/0D/02", p, n, n,
+	      EXPECT_SENSE(0xa, 0x0d, 0x02), NULL);
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	p[17] = 0x20;
+	xcopy(s, 0, "a CSCD with NUL = 1 -> 0A/0D/02", p, n, n, EXPECT_SENSE(0xa, 0x0d, 0x02), NULL);
+	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
+	p[17] = 0x80;
+	xcopy(s, 0, "LU ID TYPE 10b (SPC-4: the copy manager's choice) is ignored -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	itest_write16(s, 0, 8000, before, 8, BS, false, "WRITE(16) the old blocks back");
+	n = simple_list(p, 0, 1, 0, 8, 0, LU0_BLOCKS - 4);
+	xcopy(s, 0, "destination range past the capacity -> 0A/00/00 COPY ABORTED (libiscsi ValidSegDescr)", p, n, n,
+	      EXPECT_SENSE(0xa, 0x00, 0x00), NULL);
+	header(p, 1, 0, 32, 56);
+	cscd(p + 16, 0, BS);
+	segment(p + 48, 0, 0, 8, 0, 8000);
+	segment(p + 76, 0, 0, 8, LU0_BLOCKS, 0);
+	xcopy(s, 0, "second segment's source past the capacity -> 0A/00/00, the first segment not copied either", p, 104,
+	      104, EXPECT_SENSE(0xa, 0x00, 0x00), NULL);
+	itest_ok(region_is(0, 8000, 8, before), "after every refused list the destination holds its old blocks", NULL);
+
+	n = simple_list(p, 4, 1, 0, 8, 0, 100);
+	xcopy(s, 4, "EXTENDED COPY to a write-protected LU -> 07/27/00", p, n, n, EXPECT_SENSE(7, 0x27, 0x00), NULL);
+	n = simple_list(p, 2, 1, 0, 8, 0, 100);
+	xcopy(s, 2, "EXTENDED COPY to a PI LU (no copy manager yet) -> 05/20/00", p, n, n, EXPECT_SENSE(5, 0x20, 0x00),
+	      NULL);
+	n = simple_list(p, 3, 1, 0, 8, 0, 100);
+	xcopy(s, 3, "EXTENDED COPY to a zbc-hm LU -> 05/20/00", p, n, n, EXPECT_SENSE(5, 0x20, 0x00), NULL);
+}
+
+/* REPORT SUPPORTED OPERATION CODES of 83h/00h: the CDB usage data. */
+static void test_rsoc(void)
+{
+	uint8_t cdb[12] = { 0xa3, 0x0c, 0x02, 0x83, 0x00, 0x00, 0, 0, 0, 64 };
+	static const uint8_t usage[16] = { 0x83, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 };
+	struct itest_result r;
+
+	itest_cmd(s, 0, cdb, 12, ITEST_IN, NULL, 0, 64, &r);
+	itest_ok(r.status == 0 && r.data_len >= 20 && (r.data[1] & 7) == 3 && memcmp(r.data + 4, usage, 16) == 0,
+		 "REPORT SUPPORTED OPERATION CODES 83h/00h: supported, usage data (PARAMETER LIST LENGTH b10-13)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	struct itest_daemon d;
+
+	itest_init(argc, argv, "test_xcopy: EXTENDED COPY (LID1) and RECEIVE COPY RESULTS");
+	itest_daemon_init(&d, "xcopy");
+	{
+		char path[700];
+		FILE *f;
+
+		/* The write-protected LU's file must exist: a read-only one is never created. */
+		snprintf(path, sizeof(path), "%s/lun4.img", d.dir);
+		f = fopen(path, "w");
+		if (!f || ftruncate(fileno(f), 16 << 20) != 0 || itest_daemon_write_config(&d, config) != 0 ||
+		    itest_daemon_start(&d) != 0) {
+			printf("Bail out! cannot start sbcemud (see %s)\n", d.log);
+			return 1;
+		}
+		fclose(f);
+	}
+	s = itest_session(&d, ITEST_INITIATOR_1, 0);
+	s2 = itest_session(&d, ITEST_INITIATOR_2, 0);
+	if (!s || !s2)
+		return itest_finish();
+	for (int lun = 0; lun < 5; lun++) {
+		itest_clear_ua(s, lun);
+		itest_clear_ua(s2, lun);
+	}
+	if (fetch_naa(0) && fetch_naa(1) && fetch_naa(2) && fetch_naa(3) && fetch_naa(4)) {
+		test_identification();
+		test_operating_parameters();
+		test_copies();
+		test_checks();
+		test_rsoc();
+	}
+	itest_close(s);
+	itest_close(s2);
+	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
+	itest_daemon_cleanup(&d);
+	return itest_finish();
+}
