@@ -4,8 +4,9 @@
  * 3PC in INQUIRY, the 8Fh page, OPERATING PARAMETERS byte for byte, copies
  * of one and two block-to-block segments read back, COPY STATUS held per
  * I_T nexus and list identifier, every parameter-list check with its sense
- * (and nothing written), the LBA locks against a write racing the copy, and
- * the LUs without a copy manager (protection information, zoned).
+ * (and nothing written), copies on an LU with protection information (the
+ * tuples retagged for the destination, a bad source guard caught), and the
+ * LUs without a copy manager (zoned).
  *
  * LUN 0: conventional, 512-byte blocks, 64 MiB.  LUN 1: conventional, 4096-byte
  * blocks.  LUN 2: protection information type 1.  LUN 3: zbc-hm.  LUN 4: write
@@ -137,13 +138,14 @@ static void test_identification(void)
 	itest_ok(r.status == 0 && (r.data[5] & 0x08), "INQUIRY of a conventional LU: 3PC = 1 (byte 5 bit 3)", "%s",
 		 itest_result_str(&r));
 	itest_result_free(&r);
-	for (int lun = 2; lun <= 3; lun++) {
-		itest_cmd(s, lun, inq, 6, ITEST_IN, NULL, 0, 96, &r);
-		itest_ok(r.status == 0 && !(r.data[5] & 0x08),
-			 lun == 2 ? "INQUIRY of a PI LU: 3PC = 0 (no copy manager yet)" : "INQUIRY of a zbc-hm LU: 3PC = 0",
-			 "%s", itest_result_str(&r));
-		itest_result_free(&r);
-	}
+	itest_cmd(s, 2, inq, 6, ITEST_IN, NULL, 0, 96, &r);
+	itest_ok(r.status == 0 && (r.data[5] & 0x09) == 0x09, "INQUIRY of a PI LU: 3PC = 1, PROTECT = 1", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	itest_cmd(s, 3, inq, 6, ITEST_IN, NULL, 0, 96, &r);
+	itest_ok(r.status == 0 && !(r.data[5] & 0x08), "INQUIRY of a zbc-hm LU: 3PC = 0 (no copy manager yet)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
 	itest_cmd(s, 0, vpd0, 6, ITEST_IN, NULL, 0, 255, &r);
 	itest_ok(r.status == 0 && memchr(r.data + 4, 0x8f, r.data_len > 4 ? (size_t)r.data_len - 4 : 0) != NULL,
 		 "Supported VPD Pages lists 8Fh", "%s", itest_result_str(&r));
@@ -350,11 +352,48 @@ static void test_checks(void)
 
 	n = simple_list(p, 4, 1, 0, 8, 0, 100);
 	xcopy(s, 4, "EXTENDED COPY to a write-protected LU -> 07/27/00", p, n, n, EXPECT_SENSE(7, 0x27, 0x00), NULL);
-	n = simple_list(p, 2, 1, 0, 8, 0, 100);
-	xcopy(s, 2, "EXTENDED COPY to a PI LU (no copy manager yet) -> 05/20/00", p, n, n, EXPECT_SENSE(5, 0x20, 0x00),
-	      NULL);
 	n = simple_list(p, 3, 1, 0, 8, 0, 100);
 	xcopy(s, 3, "EXTENDED COPY to a zbc-hm LU -> 05/20/00", p, n, n, EXPECT_SENSE(5, 0x20, 0x00), NULL);
+}
+
+/*
+ * LUN 2, protection information type 1: the copy reads as READ with
+ * RDPROTECT 000b checks and writes the tuples with the destination's
+ * reference tags, so READ(16) of the destination (which checks them) is
+ * GOOD; a corrupted source guard stops the copy with COPY ABORTED, 10/01.
+ */
+static void test_pi(struct itest_daemon *d)
+{
+	uint8_t p[128], data[16 * BS], got[16 * BS];
+	uint8_t rd16[16] = { 0x88, 0x60 }; /* READ(16) RDPROTECT 011b: data and tuples, nothing checked */
+	struct itest_result r;
+	char out[512];
+	uint32_t n;
+
+	itest_pattern(data, sizeof(data), 21);
+	itest_write16(s, 2, 40, data, 16, BS, false, "PI LU: WRITE(16) 16 blocks at LBA 40 (tuples generated)");
+	n = simple_list(p, 2, 1, 0x2, 16, 40, 1000);
+	xcopy(s, 2, "PI LU: EXTENDED COPY 16 blocks 40 -> 1000 -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(itest_read16(s, 2, 1000, got, 16, BS, "PI LU: READ(16) of the destination (reference tags checked)") &&
+			 !memcmp(got, data, sizeof(data)),
+		 "PI LU: the copied blocks read back, their reference tags the destination's", NULL);
+	itest_put_be64(rd16 + 2, 1000);
+	itest_put_be32(rd16 + 10, 1);
+	itest_cmd(s, 2, rd16, 16, ITEST_IN, NULL, 0, BS + 8, &r);
+	itest_ok(r.status == 0 && r.data_len == (int)BS + 8 && itest_get_be32(r.data + BS + 4) == 1000 &&
+			 itest_get_be16(r.data + BS + 2) == 0,
+		 "PI LU: READ(16) RDPROTECT 011b of LBA 1000: REFERENCE TAG 1000, APPLICATION TAG 0", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	if (itest_ok(itest_ctl(d, out, sizeof(out), "fault add 2 corrupt-pi --lba 45 --pi-field guard") == 0,
+		     "sbcemuctl fault add 2 corrupt-pi --lba 45 --pi-field guard -> exit 0", "%s", out)) {
+		n = simple_list(p, 2, 1, 0x2, 16, 40, 2000);
+		xcopy(s, 2, "PI LU: EXTENDED COPY over a block whose guard is bad -> 0A/10/01 (COPY ABORTED, GUARD CHECK)",
+		      p, n, n, EXPECT_SENSE(0xa, 0x10, 0x01), &r);
+		itest_ok(r.sense.info_valid && r.sense.information == 45, "... INFORMATION = 45, the block that failed", "%s",
+			 itest_result_str(&r));
+		itest_result_free(&r);
+	}
 }
 
 /* REPORT SUPPORTED OPERATION CODES of 83h/00h: the CDB usage data. */
@@ -404,6 +443,7 @@ int main(int argc, char **argv)
 		test_operating_parameters();
 		test_copies();
 		test_checks();
+		test_pi(&d);
 		test_rsoc();
 	}
 	itest_close(s);

@@ -1,7 +1,7 @@
 /*
  * The copy manager of an LU (SPC-4 5.16, "Third-party copy"): EXTENDED COPY
- * (LID1, SPC-4 6.4), served on conventional LUs without protection
- * information.
+ * (LID1, SPC-4 6.4), served on conventional LUs (with protection
+ * information too: copy_work).
  *
  * EXTENDED COPY (83h/00h): a 16-byte parameter list header (b0 LIST
  * IDENTIFIER, b1 bits 4:3 LIST ID USAGE, b2-3 CSCD DESCRIPTOR LIST LENGTH,
@@ -36,10 +36,6 @@
  *   another peripheral device type or block length 0A/0D/02 COPY TARGET
  *   DEVICE NOT REACHABLE; a range past the capacity 0A/00/00 (libiscsi
  *   takes no LOGICAL BLOCK ADDRESS OUT OF RANGE there).
- * Not yet: LUs formatted with protection information (no copy manager:
- * the commands are INVALID COMMAND OPERATION CODE, 3PC 0, no 8Fh page, as
- * on zoned LUs), copies between LUs, abort at a chunk boundary, the medium
- * error fault rules on the copy's reads.
  * The copy runs on a worker, segment after segment, in pieces of at most
  * XCOPY_CHUNK bytes through the backend (read, then write; FUA when the
  * write cache is off), holding the LBA locks of every source and
@@ -48,6 +44,10 @@
  *
  * A copy that completes whole with LIST ID USAGE 00b or 01b is held for
  * RECEIVE COPY RESULTS (receive_copy_results.c) with the I_T_L nexus.
+ *
+ * Not yet: copies between LUs, zoned LUs (no copy manager: the commands
+ * are INVALID COMMAND OPERATION CODE, 3PC 0, no 8Fh page), abort at a
+ * chunk boundary, the medium-error fault rules on the copy's reads.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -205,36 +205,87 @@ void extended_copy_lock(struct scsi_cmd *cmd)
 	}
 }
 
-/* Worker: the segments in order, each read and written in pieces of XCOPY_CHUNK bytes. */
+/*
+ * The tuples of blocks read at src_lba for dst_lba: guard and application
+ * tag kept, the reference tags of types 1 and 2 made dst_lba's (the low 32
+ * bits of the LBA, + j for interval j; sbc_pi.h), type 3's kept; escape
+ * tuples (never written, unmapped) stay escapes.
+ */
+static void retag(const struct scsi_lu *lu, uint8_t *tuples, uint64_t dst_lba, uint32_t nblocks)
+{
+	unsigned per = sbc_pi_intervals(lu);
+
+	if (lu->protection_type == 3)
+		return;
+	for (uint32_t b = 0; b < nblocks; b++)
+		for (unsigned j = 0; j < per; j++) {
+			uint8_t *t = tuples + ((uint64_t)b * per + j) * PI_TUPLE_LEN;
+			struct pi_tuple v = pi_tuple_decode(t);
+
+			if (pi_tuple_is_escape(lu->protection_type, v))
+				continue;
+			v.ref_tag = (uint32_t)(dst_lba + b) + j;
+			pi_tuple_encode(t, v);
+		}
+}
+
+/*
+ * Worker: the segments in order, each read and written XCOPY_CHUNK bytes at
+ * a time.  On an LU with protection information the blocks are read and
+ * checked as READ with RDPROTECT 000b reads them (a failed check: COPY
+ * ABORTED with its ASC, 10/01 10/02 10/03, INFORMATION the LBA) and written
+ * with their tuples, retagged for the destination.
+ */
 static void copy_work(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
 	struct scsi_lu *lu = cmd->lu;
-	struct backend *be = lu->backend;
-	uint8_t *buf = malloc(XCOPY_CHUNK);
-	int rc = buf ? 0 : -ENOMEM;
+	uint32_t per_chunk = XCOPY_CHUNK / lu->block_size;
+	bool pi = sbc_lu_has_pi(lu);
+	uint8_t *buf = malloc(XCOPY_CHUNK), *tuples = pi ? malloc(sbc_pi_bytes(lu, per_chunk)) : NULL;
+	struct sbc_pi_checks checks;
+	struct scsi_sense_info s;
+	int rc = buf && (tuples || !pi) ? 0 : -ENOMEM;
 
+	if (pi)
+		sbc_pi_checks_init(cmd, 0, &checks);
 	for (; rc == 0 && run->done < run->list.nsegments; run->done++) {
-		const struct xcopy_segment *s = &run->list.seg[run->done];
-		uint64_t left = (uint64_t)s->nblocks * lu->block_size, src = scsi_lu_offset(lu, s->src_lba),
-			 dst = scsi_lu_offset(lu, s->dst_lba);
+		const struct xcopy_segment *seg = &run->list.seg[run->done];
+		uint64_t src = seg->src_lba, dst = seg->dst_lba;
+		uint32_t left = seg->nblocks;
 
 		while (rc == 0 && left) {
-			size_t n = left < XCOPY_CHUNK ? (size_t)left : XCOPY_CHUNK;
+			uint32_t n = left < per_chunk ? left : per_chunk;
 
-			rc = be->ops->read(be, buf, n, src);
-			if (rc >= 0)
-				rc = be->ops->write(be, buf, n, dst, run->flags);
+			if (pi) {
+				rc = sbc_medium_read_checked(lu, &checks, src, n, 0, buf, tuples, &s, 0);
+				if (rc == 1) {
+					s.key = SENSE_KEY_COPY_ABORTED;
+					scsi_cmd_fail(cmd, s);
+					break;
+				}
+				if (rc == 0) {
+					retag(lu, tuples, dst, n);
+					rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, run->flags);
+				}
+			} else {
+				rc = lu->backend->ops->read(lu->backend, buf, (size_t)n * lu->block_size,
+							    scsi_lu_offset(lu, src));
+				if (rc >= 0)
+					rc = lu->backend->ops->write(lu->backend, buf, (size_t)n * lu->block_size,
+								     scsi_lu_offset(lu, dst), run->flags);
+			}
 			if (rc >= 0) {
 				rc = 0;
 				src += n;
 				dst += n;
 				left -= n;
-				run->bytes += n;
+				run->bytes += (uint64_t)n * lu->block_size;
 			}
 		}
 	}
 	free(buf);
+	free(tuples);
 	if (rc < 0)
 		scsi_cmd_fail_errno(cmd, rc, true);
 }
@@ -286,12 +337,6 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 		return r;
 	run->flags = cmd->lu->mode_current.wce ? 0 : BE_WRITE_FUA;
 	return scsi_cmd_run_io(cmd, copy_work, copy_done);
-}
-
-/* The rows' enabled(): not (yet) on an LU formatted with protection information (its tuples are not copied). */
-bool copy_manager_rows_enabled(const struct scsi_lu *lu)
-{
-	return !sbc_lu_has_pi(lu);
 }
 
 bool copy_manager_enabled(const struct scsi_lu *lu)

@@ -596,7 +596,6 @@ enum scsi_result spc_report_supported_operation_codes_exec(struct scsi_cmd *cmd)
 enum scsi_result spc_report_supported_tmf_exec(struct scsi_cmd *cmd);
 /* copy/: the copy manager (EXTENDED COPY LID1, RECEIVE COPY RESULTS) of conventional LUs; enabled: its rows serve lu */
 bool copy_manager_enabled(const struct scsi_lu *lu);
-bool copy_manager_rows_enabled(const struct scsi_lu *lu);
 enum scsi_result extended_copy_parse(struct scsi_cmd *cmd);
 void extended_copy_lock(struct scsi_cmd *cmd);
 enum scsi_result extended_copy_exec(struct scsi_cmd *cmd);
