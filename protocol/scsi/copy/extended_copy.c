@@ -36,18 +36,20 @@
  *   another peripheral device type or block length 0A/0D/02 COPY TARGET
  *   DEVICE NOT REACHABLE; a range past the capacity 0A/00/00 (libiscsi
  *   takes no LOGICAL BLOCK ADDRESS OUT OF RANGE there).
- * The copy runs on a worker, segment after segment, in pieces of at most
- * XCOPY_CHUNK bytes through the backend (read, then write; FUA when the
- * write cache is off), holding the LBA locks of every source and
+ * The copy runs on workers, segment after segment, one job per piece of at
+ * most XCOPY_CHUNK bytes through the backend (read, then write; FUA when
+ * the write cache is off), holding the LBA locks of every source and
  * destination range (extended_copy_lock): a write to them waits, and
- * GOOD means every block is on the medium as a WRITE's would be.
+ * GOOD means every block is on the medium as a WRITE's would be.  ABORT
+ * TASK, a reset or the nexus's loss ends it at the next piece: the blocks
+ * of the pieces done hold the source's, the others their old data.
  *
  * A copy that completes whole with LIST ID USAGE 00b or 01b is held for
  * RECEIVE COPY RESULTS (receive_copy_results.c) with the I_T_L nexus.
  *
  * Not yet: copies between LUs, zoned LUs (no copy manager: the commands
- * are INVALID COMMAND OPERATION CODE, 3PC 0, no 8Fh page), abort at a
- * chunk boundary, the medium-error fault rules on the copy's reads.
+ * are INVALID COMMAND OPERATION CODE, 3PC 0, no 8Fh page), the
+ * medium-error fault rules on the copy's reads.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,9 +79,10 @@ struct xcopy_list {
 /* The copy in progress (cmd->handler_state). */
 struct xcopy_run {
 	struct xcopy_list list;
-	unsigned done;   /* segments processed */
-	uint64_t bytes;  /* bytes written */
-	unsigned flags;  /* backend write flags */
+	unsigned done;      /* segments processed */
+	uint32_t seg_done;  /* blocks of segment done copied */
+	uint64_t bytes;     /* bytes written */
+	unsigned flags;     /* backend write flags */
 };
 
 /* ILLEGAL REQUEST with asc_ascq and the field pointer at byte off of the parameter list. */
@@ -230,64 +233,80 @@ static void retag(const struct scsi_lu *lu, uint8_t *tuples, uint64_t dst_lba, u
 }
 
 /*
- * Worker: the segments in order, each read and written XCOPY_CHUNK bytes at
- * a time.  On an LU with protection information the blocks are read and
- * checked as READ with RDPROTECT 000b reads them (a failed check: COPY
- * ABORTED with its ASC, 10/01 10/02 10/03, INFORMATION the LBA) and written
- * with their tuples, retagged for the destination.
+ * Worker: the next piece of the copy, at most XCOPY_CHUNK bytes of the
+ * current segment (copy_next runs one piece per job, so a copy never holds
+ * a worker long and an abort takes effect at the next piece).  On an LU
+ * with protection information the blocks are read and checked as READ with
+ * RDPROTECT 000b reads them (a failed check: COPY ABORTED with its ASC,
+ * 10/01 10/02 10/03, INFORMATION the LBA) and written with their tuples,
+ * retagged for the destination.
  */
 static void copy_work(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
 	struct scsi_lu *lu = cmd->lu;
-	uint32_t per_chunk = XCOPY_CHUNK / lu->block_size;
+	const struct xcopy_segment *seg = &run->list.seg[run->done];
+	uint32_t per_chunk = XCOPY_CHUNK / lu->block_size, left = seg->nblocks - run->seg_done;
+	uint32_t n = left < per_chunk ? left : per_chunk;
+	uint64_t src = seg->src_lba + run->seg_done, dst = seg->dst_lba + run->seg_done;
 	bool pi = sbc_lu_has_pi(lu);
-	uint8_t *buf = malloc(XCOPY_CHUNK), *tuples = pi ? malloc(sbc_pi_bytes(lu, per_chunk)) : NULL;
-	struct sbc_pi_checks checks;
-	struct scsi_sense_info s;
+	uint8_t *buf = malloc((size_t)n * lu->block_size), *tuples = pi ? malloc(sbc_pi_bytes(lu, n)) : NULL;
 	int rc = buf && (tuples || !pi) ? 0 : -ENOMEM;
 
-	if (pi)
+	if (rc == 0 && pi) {
+		struct sbc_pi_checks checks;
+		struct scsi_sense_info s;
+
 		sbc_pi_checks_init(cmd, 0, &checks);
-	for (; rc == 0 && run->done < run->list.nsegments; run->done++) {
-		const struct xcopy_segment *seg = &run->list.seg[run->done];
-		uint64_t src = seg->src_lba, dst = seg->dst_lba;
-		uint32_t left = seg->nblocks;
-
-		while (rc == 0 && left) {
-			uint32_t n = left < per_chunk ? left : per_chunk;
-
-			if (pi) {
-				rc = sbc_medium_read_checked(lu, &checks, src, n, 0, buf, tuples, &s, 0);
-				if (rc == 1) {
-					s.key = SENSE_KEY_COPY_ABORTED;
-					scsi_cmd_fail(cmd, s);
-					break;
-				}
-				if (rc == 0) {
-					retag(lu, tuples, dst, n);
-					rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, run->flags);
-				}
-			} else {
-				rc = lu->backend->ops->read(lu->backend, buf, (size_t)n * lu->block_size,
-							    scsi_lu_offset(lu, src));
-				if (rc >= 0)
-					rc = lu->backend->ops->write(lu->backend, buf, (size_t)n * lu->block_size,
-								     scsi_lu_offset(lu, dst), run->flags);
-			}
-			if (rc >= 0) {
-				rc = 0;
-				src += n;
-				dst += n;
-				left -= n;
-				run->bytes += (uint64_t)n * lu->block_size;
-			}
+		rc = sbc_medium_read_checked(lu, &checks, src, n, 0, buf, tuples, &s, 0);
+		if (rc == 1) {
+			s.key = SENSE_KEY_COPY_ABORTED;
+			scsi_cmd_fail(cmd, s);
+		} else if (rc == 0) {
+			retag(lu, tuples, dst, n);
+			rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, run->flags);
 		}
+	} else if (rc == 0) {
+		rc = lu->backend->ops->read(lu->backend, buf, (size_t)n * lu->block_size, scsi_lu_offset(lu, src));
+		if (rc >= 0)
+			rc = lu->backend->ops->write(lu->backend, buf, (size_t)n * lu->block_size, scsi_lu_offset(lu, dst),
+						     run->flags);
 	}
 	free(buf);
 	free(tuples);
-	if (rc < 0)
+	if (rc < 0) {
 		scsi_cmd_fail_errno(cmd, rc, true);
+	} else if (rc == 0) {
+		run->bytes += (uint64_t)n * lu->block_size;
+		run->seg_done += n;
+		if (run->seg_done == seg->nblocks) {
+			run->done++;
+			run->seg_done = 0;
+		}
+	}
+}
+
+/* Segments with no block are done at once (NUMBER OF BLOCKS 0: nothing to copy). */
+static void skip_empty(struct xcopy_run *run)
+{
+	while (run->done < run->list.nsegments && run->list.seg[run->done].nblocks == 0)
+		run->done++;
+}
+
+static enum scsi_result copy_done(struct scsi_cmd *cmd);
+
+/*
+ * Loop thread, after each piece (the core calls it only while the command
+ * is GOOD and not aborted): the next piece, or the end.
+ */
+static enum scsi_result copy_next(struct scsi_cmd *cmd)
+{
+	struct xcopy_run *run = cmd->handler_state;
+
+	skip_empty(run);
+	if (run->done < run->list.nsegments)
+		return scsi_cmd_run_io(cmd, copy_work, copy_next);
+	return copy_done(cmd);
 }
 
 /* Loop thread: a copy that completed whole is held for COPY STATUS when its LIST ID USAGE asks (00b, 01b). */
@@ -336,7 +355,7 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 	if (r != SCSI_OK)
 		return r;
 	run->flags = cmd->lu->mode_current.wce ? 0 : BE_WRITE_FUA;
-	return scsi_cmd_run_io(cmd, copy_work, copy_done);
+	return copy_next(cmd);
 }
 
 bool copy_manager_enabled(const struct scsi_lu *lu)
