@@ -10,11 +10,13 @@
  *
  * LUN 0: conventional, 512-byte blocks, 64 MiB.  LUN 1: conventional, 4096-byte
  * blocks.  LUN 2: protection information type 1.  LUN 3: zbc-hm.  LUN 4: write
- * protected.
+ * protected.  LUN 5: 1 GiB, for a copy of 512 MiB killed in the middle.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -33,10 +35,12 @@ static const char config[] =
 	"[lun \"" ITEST_TARGET "\" 3]\n"
 	"kind = zbc-hm\npath = @DIR@/lun3.img\nsize = 64M\nlogical_block_size = 512\nzone_size = 4M\n"
 	"[lun \"" ITEST_TARGET "\" 4]\n"
-	"path = @DIR@/lun4.img\nsize = 16M\nlogical_block_size = 512\nwrite_protect = true\n";
+	"path = @DIR@/lun4.img\nsize = 16M\nlogical_block_size = 512\nwrite_protect = true\n"
+	"[lun \"" ITEST_TARGET "\" 5]\n"
+	"path = @DIR@/lun5.img\nsize = 1G\nlogical_block_size = 512\n";
 
 static struct iscsi_context *s, *s2;
-static uint8_t naa[5][20]; /* the NAA designation descriptor of each LU (VPD 83h), 4 + length bytes */
+static uint8_t naa[6][20]; /* the NAA designation descriptor of each LU (VPD 83h), 4 + length bytes */
 
 /* The first NAA designator (type 3, association LU) of LUN lun's Device Identification page, as a descriptor. */
 static bool fetch_naa(int lun)
@@ -396,6 +400,106 @@ static void test_pi(struct itest_daemon *d)
 	}
 }
 
+/*
+ * kill -9 in the middle of a copy (LUN 5): 16 segments of 65535 blocks
+ * (512 MiB) from a 32 MiB source to never-written blocks, sent by a child
+ * process; the daemon is killed once the copy is in the task set.  After the restart every
+ * destination block is either the source's block or still zeros (docs/copy.md).
+ */
+#define KILL_SRC_BLOCKS 65535u
+#define KILL_DST 131072u
+#define KILL_SEGMENTS 16u
+
+static void test_kill_in_the_middle(struct itest_daemon *d)
+{
+	static uint8_t p[16 + 32 + KILL_SEGMENTS * 28];
+	uint32_t chunk = 2048, len = (uint32_t)sizeof(p);
+	uint8_t *src = malloc((size_t)KILL_SRC_BLOCKS * BS), *got = malloc((size_t)chunk * BS);
+	uint64_t old = 0, new = 0, bad = 0;
+	pid_t child;
+
+	if (!src || !got)
+		abort();
+	itest_pattern(src, (size_t)KILL_SRC_BLOCKS * BS, 99);
+	for (uint32_t lba = 0; lba < KILL_SRC_BLOCKS; lba += chunk) {
+		uint32_t n = KILL_SRC_BLOCKS - lba < chunk ? KILL_SRC_BLOCKS - lba : chunk;
+
+		itest_write16(s, 5, lba, src + (size_t)lba * BS, n, BS, false, "WRITE(16) the 32 MiB source");
+	}
+	header(p, 9, 0x2, 32, KILL_SEGMENTS * 28);
+	cscd(p + 16, 5, BS);
+	for (uint32_t i = 0; i < KILL_SEGMENTS; i++)
+		segment(p + 48 + 28 * i, 0, 0, (uint16_t)KILL_SRC_BLOCKS, 0, KILL_DST + (uint64_t)i * KILL_SRC_BLOCKS);
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		struct iscsi_context *c = itest_session(d, ITEST_INITIATOR_2, 5);
+		uint8_t cdb[16] = { 0x83, 0x00 };
+		struct itest_result r;
+
+		if (c) {
+			itest_clear_ua(c, 5);
+			itest_put_be32(cdb + 10, len);
+			itest_cmd(c, 5, cdb, 16, ITEST_OUT, p, len, 0, &r);
+		}
+		_exit(0);
+	}
+	/* Killed as soon as the copy is in LUN 5's task set (sbcemuctl lus: "queued"), so in its first pieces. */
+	for (int i = 0; i < 2000; i++) {
+		static char out[65536];
+		const char *q;
+
+		if (itest_ctl(d, out, sizeof(out), "--json lus") == 0 && (q = strstr(out, "lun5.img")) &&
+		    (q = strstr(q, "\"queued\": ")) && atoi(q + 10) > 0)
+			break;
+		usleep(1000);
+	}
+	itest_close(s);
+	itest_close(s2);
+	itest_daemon_stop(d, SIGKILL);
+	waitpid(child, NULL, 0);
+	if (!itest_ok(itest_daemon_start(d) == 0, "sbcemud starts again after kill -9 in the middle of a copy", "see %s",
+		      d->log))
+		goto out;
+	s = itest_session(d, ITEST_INITIATOR_1, 0);
+	s2 = itest_session(d, ITEST_INITIATOR_2, 0);
+	if (!s || !s2)
+		goto out;
+	for (int lun = 0; lun < 6; lun++) {
+		itest_clear_ua(s, lun);
+		itest_clear_ua(s2, lun);
+	}
+	for (uint32_t i = 0; i < KILL_SEGMENTS; i++)
+		for (uint32_t b = 0; b < KILL_SRC_BLOCKS; b += chunk) {
+			uint32_t n = KILL_SRC_BLOCKS - b < chunk ? KILL_SRC_BLOCKS - b : chunk;
+
+			if (!itest_read16(s, 5, KILL_DST + (uint64_t)i * KILL_SRC_BLOCKS + b, got, n, BS,
+					  "READ(16) the destination"))
+				goto out;
+			for (uint32_t k = 0; k < n; k++) {
+				const uint8_t *blk = got + (size_t)k * BS;
+				static const uint8_t zeros[BS];
+
+				if (!memcmp(blk, src + (size_t)(b + k) * BS, BS))
+					new++;
+				else if (!memcmp(blk, zeros, BS))
+					old++;
+				else
+					bad++;
+			}
+		}
+	itest_note("after kill -9: %llu destination blocks new, %llu old (of %u)", (unsigned long long)new,
+		   (unsigned long long)old, KILL_SEGMENTS * KILL_SRC_BLOCKS);
+	itest_ok(new < (uint64_t)KILL_SEGMENTS * KILL_SRC_BLOCKS, "the kill came before the copy's end", "%llu new",
+		 (unsigned long long)new);
+	itest_ok(bad == 0 && new + old == (uint64_t)KILL_SEGMENTS * KILL_SRC_BLOCKS,
+		 "after kill -9 in the middle of a copy every destination block is the source's or its old zeros",
+		 "%llu blocks neither", (unsigned long long)bad);
+out:
+	free(src);
+	free(got);
+}
+
 /* REPORT SUPPORTED OPERATION CODES of 83h/00h: the CDB usage data. */
 static void test_rsoc(void)
 {
@@ -434,20 +538,23 @@ int main(int argc, char **argv)
 	s2 = itest_session(&d, ITEST_INITIATOR_2, 0);
 	if (!s || !s2)
 		return itest_finish();
-	for (int lun = 0; lun < 5; lun++) {
+	for (int lun = 0; lun < 6; lun++) {
 		itest_clear_ua(s, lun);
 		itest_clear_ua(s2, lun);
 	}
-	if (fetch_naa(0) && fetch_naa(1) && fetch_naa(2) && fetch_naa(3) && fetch_naa(4)) {
+	if (fetch_naa(0) && fetch_naa(1) && fetch_naa(2) && fetch_naa(3) && fetch_naa(4) && fetch_naa(5)) {
 		test_identification();
 		test_operating_parameters();
 		test_copies();
 		test_checks();
 		test_pi(&d);
 		test_rsoc();
+		test_kill_in_the_middle(&d);
 	}
-	itest_close(s);
-	itest_close(s2);
+	if (s)
+		itest_close(s);
+	if (s2)
+		itest_close(s2);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
 	itest_daemon_cleanup(&d);
 	return itest_finish();
