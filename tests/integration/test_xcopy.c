@@ -1,6 +1,6 @@
 /*
- * The copy manager over iSCSI (SPC-4 6.4 EXTENDED COPY (LID1), 6.18 RECEIVE
- * COPY RESULTS, 7.8.17 Third-party Copy VPD page; protocol/scsi/spc/spc_xcopy.c):
+ * The copy manager over iSCSI (SPC-4 EXTENDED COPY (LID1), RECEIVE COPY
+ * RESULTS, the Third-party Copy VPD page; protocol/scsi/spc/spc_xcopy.c):
  * 3PC in INQUIRY, the 8Fh page, OPERATING PARAMETERS byte for byte, copies
  * of one and two block-to-block segments read back, COPY STATUS held per
  * I_T nexus and list identifier, every parameter-list check with its sense
@@ -156,7 +156,7 @@ static void test_identification(void)
 	itest_result_free(&r);
 	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 255, &r);
 	itest_ok(r.status == 0 && r.data_len == (int)sizeof(page8f) && memcmp(r.data, page8f, sizeof(page8f)) == 0,
-		 "VPD 8Fh (SPC-4 7.8.17): Supported Commands 83h/00h, 84h/00h 03h; Supported Descriptors 02h E4h; "
+		 "VPD 8Fh: Supported Commands 83h/00h, 84h/00h 03h; Supported Descriptors 02h E4h; "
 		 "descriptors padded to 4 bytes",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);

@@ -1,5 +1,5 @@
 /*
- * The copy manager (SPC-4 5.16): what EXTENDED COPY (extended_copy.c) and
+ * The copy manager (SPC-4, third-party copy): what EXTENDED COPY (extended_copy.c) and
  * RECEIVE COPY RESULTS with the Third-party Copy VPD page
  * (receive_copy_results.c) share: the descriptors taken and the limits
  * OPERATING PARAMETERS reports, which the checks enforce.

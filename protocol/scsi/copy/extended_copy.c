@@ -1,13 +1,13 @@
 /*
- * The copy manager of an LU (SPC-4 5.16, "Third-party copy"): EXTENDED COPY
- * (LID1, SPC-4 6.4), served on conventional LUs (with protection
+ * The copy manager of an LU (SPC-4, the third-party copy model): EXTENDED
+ * COPY (LID1), served on conventional LUs (with protection
  * information too: copy_work).
  *
  * EXTENDED COPY (83h/00h): a 16-byte parameter list header (b0 LIST
  * IDENTIFIER, b1 bits 4:3 LIST ID USAGE, b2-3 CSCD DESCRIPTOR LIST LENGTH,
  * b8-11 SEGMENT DESCRIPTOR LIST LENGTH, b12-15 INLINE DATA LENGTH), then
  * CSCD descriptors, then segment descriptors.  Taken:
- *   - CSCD descriptor E4h (identification, 32 bytes; SPC-4 6.4.5.3): b1
+ *   - CSCD descriptor E4h (identification descriptor, 32 bytes): b1
  *     bits 4:0 PERIPHERAL DEVICE TYPE 00h, b4-27 a designation descriptor
  *     matched against the LU's NAA designator of the Device Identification
  *     VPD page (code set, association, type, length, designator; the
@@ -15,8 +15,8 @@
  *     b29-31 DISK BLOCK LENGTH = the LU's.  LU ID TYPE (b1 bits 7:6) is
  *     ignored: SPC-4 leaves it to the copy manager.  NUL = 1 (a null
  *     device) is not offered.
- *   - segment descriptor 02h (block device to block device, 28 bytes; SPC-4
- *     6.4.6.5): b4-5 source and b6-7 destination CSCD index, b10-11 NUMBER
+ *   - segment descriptor 02h (block device to block device, 28 bytes):
+ *     b4-5 source and b6-7 destination CSCD index, b10-11 NUMBER
  *     OF BLOCKS, b12-19 source LBA, b20-27 destination LBA.
  * Checks, all before any block moves, in this order (the order libiscsi's
  * ExtendedCopy tests expect, as Linux's target_core_xcopy.c does):
@@ -30,7 +30,7 @@
  *   XCOPY_MAX_SEGMENTS: 05/26/08; a segment other than 02h: 05/26/09
  *   UNSUPPORTED SEGMENT DESCRIPTOR TYPE CODE; a segment's DESCRIPTOR LENGTH
  *   other than 0018h or past the list: 05/26/00.  Then, as COPY ABORTED
- *   (SPC-4 6.4.3: errors found processing a segment): a CSCD index with no
+ *   (errors found processing a segment): a CSCD index with no
  *   descriptor 0A/08/04 UNREACHABLE COPY TARGET; a CSCD that names no LU,
  *   another LU than this one (copies between LUs: not yet), a null device or
  *   another peripheral device type or block length 0A/0D/02 COPY TARGET

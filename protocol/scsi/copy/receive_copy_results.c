@@ -1,6 +1,6 @@
 /*
- * RECEIVE COPY RESULTS (84h; SPC-4 6.18, the LID1 service actions) and the
- * Third-party Copy VPD page's descriptors (SPC-4 7.8.17) of the copy manager:
+ * RECEIVE COPY RESULTS (84h; SPC-4, the LID1 service actions) and the
+ * Third-party Copy VPD page's descriptors (SPC-4, Third-party Copy VPD page) of the copy manager:
  *   COPY STATUS (00h): the nexus's held copy with LIST IDENTIFIER b2 (LIST
  *     ID USAGE 00b or 01b, extended_copy.c; kept with the I_T_L nexus, four
  *     at most, the oldest replaced; reading it does not release it), else
@@ -20,7 +20,7 @@ enum scsi_result receive_copy_results_parse(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
-/* COPY STATUS (SPC-4 6.18.2): b4 COPY MANAGER STATUS, b5-6 SEGMENTS PROCESSED, b7 units, b8-11 TRANSFER COUNT. */
+/* COPY STATUS: b4 COPY MANAGER STATUS, b5-6 SEGMENTS PROCESSED, b7 units, b8-11 TRANSFER COUNT. */
 static enum scsi_result copy_status(struct scsi_cmd *cmd)
 {
 	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
@@ -49,7 +49,7 @@ static enum scsi_result copy_status(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
-/* OPERATING PARAMETERS (SPC-4 6.18.4): the limits the checks above enforce. */
+/* OPERATING PARAMETERS: the limits the checks above enforce. */
 static enum scsi_result operating_parameters(struct scsi_cmd *cmd)
 {
 	static const uint8_t implemented[] = { XCOPY_SEG_B2B, XCOPY_CSCD_ID };
@@ -89,7 +89,7 @@ enum scsi_result receive_copy_results_exec(struct scsi_cmd *cmd)
 }
 
 /*
- * The Third-party Copy VPD page's descriptors (SPC-4 7.8.17): Supported
+ * The Third-party Copy VPD page's descriptors: Supported
  * Commands (0001h: 83h/00h, 84h/00h and 03h) and Supported Descriptors
  * (0008h: 02h, E4h), each padded to a multiple of four bytes.  Returns the
  * bytes written at b.

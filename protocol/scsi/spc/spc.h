@@ -4,7 +4,7 @@
  * the state files (spc_persist.c), the reservation and medium-removal
  * state (spc_pr.c, used by spc_pr_in.c, spc_pr_out.c, spc_reserve.c,
  * spc_misc.c) and the mode pages (spc_mode_pages.c, used by spc_mode.c).
- * The copy manager (copy/, SPC-4 5.16) uses the identification helpers.
+ * The copy manager (copy/) uses the identification helpers.
  */
 #ifndef SBCEMU_SPC_H
 #define SBCEMU_SPC_H

@@ -320,7 +320,7 @@ static size_t build_block_limits_extension(const struct scsi_cmd *cmd, const str
 	return 0x1c;
 }
 
-/* ---- 8Fh Third-party Copy (SPC-4 7.8.17): the copy manager's (copy/) ---- */
+/* ---- 8Fh Third-party Copy: the copy manager's descriptors (copy/) ---- */
 
 static size_t build_third_party_copy(const struct scsi_cmd *cmd, const struct scsi_lu *lu, uint8_t *b)
 {

@@ -1,9 +1,8 @@
 /*
  * copy/extended_copy.c: EXTENDED COPY(LID1) runs one job per piece of at
- * most 1 MiB, so an ABORT TASK ends it at a piece boundary (SPC-4 6.4: the
- * copy manager may stop between segments or pieces; SAM-5 7.2 ABORT TASK):
- * the pieces done hold the source's blocks, the rest its old data; a copy
- * that runs to its end moves every piece.
+ * most 1 MiB, so ABORT TASK or LOGICAL UNIT RESET (SAM-5 task management)
+ * ends it at a piece boundary: the pieces done hold the source's blocks,
+ * the rest its old data; a copy that runs to its end moves every piece.
  */
 #include <check.h>
 #include <stdlib.h>
