@@ -22,7 +22,9 @@
 #define XCOPY_MAX_CSCD 2
 #define XCOPY_MAX_SEGMENTS 16
 #define XCOPY_MAX_LIST_LENGTH 1024  /* CSCD and segment descriptor bytes together */
-#define XCOPY_MAX_SEGMENT_BYTES (256u << 20) /* 65535 blocks of 4096 bytes fit */
+#define XCOPY_MAX_SEGMENT_BYTES (256u << 20) /* 65535 blocks of 4096 bytes (the largest block) fit */
+/* COPY STATUS counts a list's bytes in 32 bits (receive_copy_results.c). */
+_Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a list's bytes fit TRANSFER COUNT");
 
 /* RECEIVE COPY RESULTS service actions (SPC-4 table 117). */
 #define RCR_COPY_STATUS 0x00

@@ -38,18 +38,13 @@ static enum scsi_result copy_status(struct scsi_cmd *cmd)
 	put_be32(b, 8);
 	b[4] = 0x00; /* HDD 0; COPY MANAGER STATUS: operation completed without errors */
 	put_be16(b + 5, h->segments);
-	if (h->bytes <= UINT32_MAX) {
-		b[7] = 0x00; /* TRANSFER COUNT UNITS: bytes */
-		put_be32(b + 8, (uint32_t)h->bytes);
-	} else {
-		b[7] = 0xf1; /* kibibytes */
-		put_be32(b + 8, (uint32_t)(h->bytes >> 10));
-	}
+	b[7] = 0x00; /* TRANSFER COUNT UNITS: bytes (a list moves less than 4 GiB: copy.h) */
+	put_be32(b + 8, (uint32_t)h->bytes);
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
 }
 
-/* OPERATING PARAMETERS: the limits the checks above enforce. */
+/* OPERATING PARAMETERS: the limits of copy.h, which EXTENDED COPY enforces. */
 static enum scsi_result operating_parameters(struct scsi_cmd *cmd)
 {
 	static const uint8_t implemented[] = { XCOPY_SEG_B2B, XCOPY_CSCD_ID };
