@@ -85,16 +85,6 @@ struct xcopy_run {
 	unsigned flags;     /* backend write flags */
 };
 
-/* ILLEGAL REQUEST with asc_ascq and the field pointer at byte off of the parameter list. */
-static struct scsi_sense_info in_list(uint16_t asc_ascq, uint32_t off)
-{
-	struct scsi_sense_info s = sense_make(SENSE_KEY_ILLEGAL_REQUEST, asc_ascq);
-
-	s.sks_kind = SCSI_SKS_FIELD_POINTER;
-	s.sks_field = (uint16_t)off;
-	return s;
-}
-
 /*
  * Decodes and checks the parameter list (the checks before any block
  * moves, in the order above).  Returns SCSI_OK with l filled, or the
@@ -103,10 +93,9 @@ static struct scsi_sense_info in_list(uint16_t asc_ascq, uint32_t off)
  */
 static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t len, struct xcopy_list *l)
 {
-	struct scsi_cmd *c = cmd;
 	uint32_t cscd_len, seg_len, inline_len, off;
 
-#define FAIL(s) return c ? scsi_cmd_fail(c, (s)) : SCSI_FAILED
+#define FAIL(s) return cmd ? scsi_cmd_fail(cmd, (s)) : SCSI_FAILED
 	memset(l, 0, sizeof(*l));
 	if (len < XCOPY_HEADER_LEN || !p)
 		FAIL(sense_parameter_list_length_error());
@@ -129,7 +118,7 @@ static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t le
 	off = XCOPY_HEADER_LEN;
 	for (; off < XCOPY_HEADER_LEN + cscd_len; off += XCOPY_CSCD_LEN) {
 		if (p[off] != XCOPY_CSCD_ID)
-			FAIL(in_list(ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE_CODE, off));
+			FAIL(sense_in_parameter_list(ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE_CODE, (uint16_t)off));
 		l->cscd[l->ncscd++] = p + off;
 	}
 	while (off < XCOPY_HEADER_LEN + cscd_len + seg_len) {
@@ -139,7 +128,7 @@ static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t le
 		if (l->nsegments == XCOPY_MAX_SEGMENTS)
 			FAIL(sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOO_MANY_SEGMENT_DESCRIPTORS));
 		if (d[0] != XCOPY_SEG_B2B)
-			FAIL(in_list(ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE_CODE, off));
+			FAIL(sense_in_parameter_list(ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE_CODE, (uint16_t)off));
 		if (off + 4 > XCOPY_HEADER_LEN + cscd_len + seg_len || get_be16(d + 2) != XCOPY_B2B_LEN - 4 ||
 		    off + XCOPY_B2B_LEN > XCOPY_HEADER_LEN + cscd_len + seg_len)
 			FAIL(sense_invalid_field_in_parameter_list((uint16_t)(off + 2), -1));
@@ -152,12 +141,12 @@ static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t le
 	return SCSI_OK;
 }
 
-/* Whether the E4h descriptor d names lu (the designator of its Device Identification VPD page, its block length). */
-static bool cscd_names(const uint8_t *d, const struct scsi_lu *lu)
+/*
+ * Whether the E4h descriptor d names lu, whose NAA designator (Device
+ * Identification VPD page) is the n bytes of naa: that designator, lu's block length.
+ */
+static bool cscd_names(const uint8_t *d, const struct scsi_lu *lu, const uint8_t *naa, size_t n)
 {
-	uint8_t naa[16];
-	size_t n = spc_lu_naa(lu, naa);
-
 	/* b1: NUL (bit 5) and PERIPHERAL DEVICE TYPE (bits 4:0) 00h; LU ID TYPE (bits 7:6) ignored. */
 	if (d[1] & 0x3f)
 		return false;
@@ -171,13 +160,15 @@ static bool cscd_names(const uint8_t *d, const struct scsi_lu *lu)
 static enum scsi_result check_segments(struct scsi_cmd *cmd, const struct xcopy_list *l)
 {
 	struct scsi_lu *lu = cmd->lu;
+	uint8_t naa[16];
+	size_t n = spc_lu_naa(lu, naa);
 
 	for (unsigned i = 0; i < l->nsegments; i++) {
 		const struct xcopy_segment *s = &l->seg[i];
 
 		if (s->src >= l->ncscd || s->dst >= l->ncscd)
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNREACHABLE_COPY_TARGET));
-		if (!cscd_names(l->cscd[s->src], lu) || !cscd_names(l->cscd[s->dst], lu))
+		if (!cscd_names(l->cscd[s->src], lu, naa, n) || !cscd_names(l->cscd[s->dst], lu, naa, n))
 			return scsi_cmd_fail(cmd,
 					     sense_make(SENSE_KEY_COPY_ABORTED, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE));
 		if (scsi_lu_range_bad(lu, s->src_lba, s->nblocks) || scsi_lu_range_bad(lu, s->dst_lba, s->nblocks))
@@ -249,28 +240,23 @@ static void copy_work(struct scsi_cmd *cmd)
 	uint32_t per_chunk = XCOPY_CHUNK / lu->block_size, left = seg->nblocks - run->seg_done;
 	uint32_t n = left < per_chunk ? left : per_chunk;
 	uint64_t src = seg->src_lba + run->seg_done, dst = seg->dst_lba + run->seg_done;
-	bool pi = sbc_lu_has_pi(lu);
-	uint8_t *buf = malloc((size_t)n * lu->block_size), *tuples = pi ? malloc(sbc_pi_bytes(lu, n)) : NULL;
-	int rc = buf && (tuples || !pi) ? 0 : -ENOMEM;
+	uint8_t *buf = malloc((size_t)n * lu->block_size);
+	uint8_t *tuples = sbc_lu_has_pi(lu) ? malloc(sbc_pi_bytes(lu, n)) : NULL;
+	struct sbc_pi_checks checks;
+	struct scsi_sense_info s;
+	int rc = buf && (tuples || !sbc_lu_has_pi(lu)) ? 0 : -ENOMEM;
 
-	if (rc == 0 && pi) {
-		struct sbc_pi_checks checks;
-		struct scsi_sense_info s;
-
-		sbc_pi_checks_init(cmd, 0, &checks);
+	/* Without PI (tuples NULL) the helpers read and write the data alone. */
+	sbc_pi_checks_init(cmd, 0, &checks);
+	if (rc == 0)
 		rc = sbc_medium_read_checked(lu, &checks, src, n, 0, buf, tuples, &s, 0);
-		if (rc == 1) {
-			s.key = SENSE_KEY_COPY_ABORTED;
-			scsi_cmd_fail(cmd, s);
-		} else if (rc == 0) {
-			retag(lu, tuples, dst, n);
-			rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, run->flags);
-		}
+	if (rc == 1) {
+		s.key = SENSE_KEY_COPY_ABORTED;
+		scsi_cmd_fail(cmd, s);
 	} else if (rc == 0) {
-		rc = lu->backend->ops->read(lu->backend, buf, (size_t)n * lu->block_size, scsi_lu_offset(lu, src));
-		if (rc >= 0)
-			rc = lu->backend->ops->write(lu->backend, buf, (size_t)n * lu->block_size, scsi_lu_offset(lu, dst),
-						     run->flags);
+		if (tuples)
+			retag(lu, tuples, dst, n);
+		rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, run->flags);
 	}
 	free(buf);
 	free(tuples);
@@ -291,22 +277,6 @@ static void skip_empty(struct xcopy_run *run)
 {
 	while (run->done < run->list.nsegments && run->list.seg[run->done].nblocks == 0)
 		run->done++;
-}
-
-static enum scsi_result copy_done(struct scsi_cmd *cmd);
-
-/*
- * Loop thread, after each piece (the core calls it only while the command
- * is GOOD and not aborted): the next piece, or the end.
- */
-static enum scsi_result copy_next(struct scsi_cmd *cmd)
-{
-	struct xcopy_run *run = cmd->handler_state;
-
-	skip_empty(run);
-	if (run->done < run->list.nsegments)
-		return scsi_cmd_run_io(cmd, copy_work, copy_next);
-	return copy_done(cmd);
 }
 
 /* Loop thread: a copy that completed whole is held for COPY STATUS when its LIST ID USAGE asks (00b, 01b). */
@@ -335,6 +305,20 @@ static enum scsi_result copy_done(struct scsi_cmd *cmd)
 	*slot = (struct scsi_copy_status){ .held = true, .list_id = run->list.list_id, .age = ++itl->copy_age,
 					   .segments = (uint16_t)run->done, .bytes = run->bytes };
 	return SCSI_OK;
+}
+
+/*
+ * Loop thread, after each piece (the core calls it only while the command
+ * is GOOD and not aborted): the next piece, or the end.
+ */
+static enum scsi_result copy_next(struct scsi_cmd *cmd)
+{
+	struct xcopy_run *run = cmd->handler_state;
+
+	skip_empty(run);
+	if (run->done < run->list.nsegments)
+		return scsi_cmd_run_io(cmd, copy_work, copy_next);
+	return copy_done(cmd);
 }
 
 enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)

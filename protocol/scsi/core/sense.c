@@ -38,6 +38,11 @@ struct scsi_sense_info sense_invalid_field_in_parameter_list(uint16_t byte, int 
 	return field_pointer(ASC_INVALID_FIELD_IN_PARAMETER_LIST, false, byte, bit);
 }
 
+struct scsi_sense_info sense_in_parameter_list(uint16_t asc_ascq, uint16_t byte)
+{
+	return field_pointer(asc_ascq, false, byte, -1);
+}
+
 struct scsi_sense_info sense_parameter_list_length_error(void)
 {
 	return sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);

@@ -144,6 +144,8 @@ struct scsi_sense_info sense_make(enum scsi_sense_key key, uint16_t asc_ascq);
 struct scsi_sense_info sense_invalid_field_in_cdb(uint16_t byte, int bit);
 /* ILLEGAL REQUEST, INVALID FIELD IN PARAMETER LIST; bit < 0 means no bit pointer. */
 struct scsi_sense_info sense_invalid_field_in_parameter_list(uint16_t byte, int bit);
+/* ILLEGAL REQUEST with asc_ascq and the field pointer (C/D = 0) at byte of the parameter list. */
+struct scsi_sense_info sense_in_parameter_list(uint16_t asc_ascq, uint16_t byte);
 struct scsi_sense_info sense_parameter_list_length_error(void);
 struct scsi_sense_info sense_invalid_command_operation_code(void);
 struct scsi_sense_info sense_lba_out_of_range(void);

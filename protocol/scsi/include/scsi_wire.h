@@ -11,6 +11,8 @@
 #error "sbcemu layering: a backend knows nothing of SCSI (backends/ may not include the SCSI core)"
 #endif
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 static inline uint16_t get_be16(const uint8_t *p)
@@ -69,6 +71,15 @@ static inline void put_be48(uint8_t *p, uint64_t v)
 {
 	put_be16(p, (uint16_t)(v >> 32));
 	put_be32(p + 2, (uint32_t)v);
+}
+
+/* True if the n bytes at p are all zero. */
+static inline bool bytes_all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
 }
 
 #endif

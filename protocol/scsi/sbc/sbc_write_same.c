@@ -193,14 +193,6 @@ static enum scsi_result ws_after(struct scsi_cmd *cmd)
 	return scsi_cmd_run_io(cmd, ws_work, ws_after);
 }
 
-static bool all_zero(const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd)
 {
 	struct scsi_lu *lu = cmd->lu;
@@ -259,7 +251,7 @@ enum scsi_result sbc_write_same_exec(struct scsi_cmd *cmd)
 		 * as zeros (LBPRZ = 1), as Linux scsi_debug and LIO do.
 		 */
 		st->method = WS_DEALLOCATE;
-	} else if (!block || all_zero(block, lu->block_size)) {
+	} else if (!block || bytes_all_zero(block, lu->block_size)) {
 		st->method = unmap ? WS_DEALLOCATE : WS_WRITE_ZEROES;
 	} else {
 		uint64_t blocks = st->remaining;

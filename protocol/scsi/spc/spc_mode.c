@@ -105,7 +105,7 @@ static void put_block_descriptor(uint8_t *b, const struct scsi_lu *lu, bool long
  * LLBAA = 1, the page read at byte 12 (no block descriptor), and MODE
  * SELECT(10) with the MODE DATA LENGTH it was given as the PAGE LENGTH,
  * zeros past the page.  Asked for alone, the page comes with no block
- * descriptor (SPC-4 6.14: with DBD = 0 the device server may return zero
+ * descriptor (SPC-4 MODE SENSE: with DBD = 0 the device server may return zero
  * or more); check_page takes the longer PAGE LENGTH with zeros past ours.
  */
 static bool zbd_control_alone(uint8_t page, uint8_t subpage)
@@ -209,14 +209,6 @@ static bool check_block_descriptor(struct scsi_cmd *cmd, const uint8_t *p, size_
 	return true;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
-}
-
 /*
  * Checks one page at p (avail bytes left in the list, at offset off) and
  * merges it into pages[].  Returns its length, or 0 with the sense stored.
@@ -252,7 +244,7 @@ static size_t check_page(struct scsi_cmd *cmd, const uint8_t *p, size_t avail, s
 		return 0;
 	}
 	if (page_len != d->len && !(zbd_control_alone(page_code, subpage_code) && page_len > d->len &&
-				    page_len <= avail && all_zero(p + d->len, page_len - d->len))) {
+				    page_len <= avail && bytes_all_zero(p + d->len, page_len - d->len))) {
 		scsi_cmd_fail(cmd, sense_invalid_field_in_parameter_list((uint16_t)(off + (spf ? 2 : 1)), -1));
 		return 0;
 	}
