@@ -22,6 +22,8 @@
 #include "iscsi_internal.h"
 
 #define RX_INITIAL_CAP (64 * 1024)
+/* Data-Out segments at least this long, not yet all received, are read in place (rx_direct_start). */
+#define RX_DIRECT_MIN (8 * 1024)
 #define TX_IOV_MAX 64
 
 static void conn_io_cb(struct ev_loop *loop, ev_io *w, int revents);
@@ -367,6 +369,10 @@ void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
 		iscsi_session_end(s, why);
 		iscsi_session_put(s);
 	}
+	if (conn->rx_direct.task) {
+		iscsi_task_put(conn->rx_direct.task);
+		conn->rx_direct.task = NULL;
+	}
 	while (!LIST_EMPTY(&conn->tasks))
 		iscsi_task_unlink(LIST_FIRST(&conn->tasks));
 	conn->refs--; /* the socket's reference; the one taken above keeps conn alive */
@@ -470,6 +476,109 @@ static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 /* ---- receive ---- */
 
 /*
+ * A long Data-Out data segment whose header is in (at bhs, avail bytes of
+ * the PDU received) and whose task waits for exactly it
+ * (iscsi_data_out_dest) is read from the socket straight into the task's
+ * buffer, not into rx_buf and copied from there: one copy per byte less
+ * (docs/performance.md).  The header is kept; rx_direct_end hands the PDU
+ * to the usual handler once its padding and digest are in.
+ */
+static bool rx_direct_start(struct iscsi_conn *conn, const uint8_t *bhs, uint32_t ahs_len, uint32_t hd,
+			    size_t avail)
+{
+	struct iscsi_rx_direct *d = &conn->rx_direct;
+	uint32_t data_len = iscsi_bhs_data_len(bhs);
+	size_t head = ISCSI_BHS_LEN + hd, have;
+	struct iscsi_task *task = NULL;
+	uint8_t *dest;
+
+	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_DATA_OUT || ahs_len || data_len < RX_DIRECT_MIN ||
+	    avail < head || avail - head >= data_len ||
+	    (conn->state != ISCSI_CONN_STATE_FULL_FEATURE && conn->state != ISCSI_CONN_STATE_LOGOUT_PENDING))
+		return false;
+	dest = iscsi_data_out_dest(conn, bhs, data_len, &task);
+	if (!dest)
+		return false;
+	have = avail - head;
+	iscsi_task_get(task);
+	d->task = task;
+	memcpy(d->bhs, bhs, ISCSI_BHS_LEN);
+	d->dest = dest;
+	d->len = data_len;
+	d->got = (uint32_t)have;
+	memcpy(dest, bhs + head, have);
+	d->trailer_len = iscsi_pad4(data_len) +
+			 (conn->params.data_digest == ISCSI_DIGEST_CRC32C ? ISCSI_DIGEST_LEN : 0);
+	d->trailer_got = 0;
+	return true;
+}
+
+/* The segment read in place is complete: checked and handled as conn_process_rx would. */
+static void rx_direct_end(struct iscsi_conn *conn)
+{
+	struct iscsi_rx_direct *d = &conn->rx_direct;
+	struct iscsi_task *task = d->task;
+	uint32_t pad = iscsi_pad4(d->len);
+	struct iscsi_pdu pdu = { .bhs = d->bhs, .data = d->dest, .data_len = d->len };
+
+	d->task = NULL;
+	if (d->trailer_len > pad) {
+		uint32_t crc = iscsi_crc32c_update(iscsi_crc32c_update(0, d->dest, d->len), d->trailer, pad);
+
+		if (crc != iscsi_digest_get(d->trailer + pad)) {
+			/* RFC 7143 7.8: discard the PDU and reject it with "data digest error". */
+			ISCSI_PEER_ERROR(conn->srv, "%s: data digest error", conn->peer);
+			iscsi_reject(conn, d->bhs, ISCSI_REJECT_DATA_DIGEST_ERROR);
+			iscsi_task_put(task);
+			return;
+		}
+	}
+	conn->last_rx = ev_now(conn->srv->loop);
+	iscsi_conn_handle_pdu(conn, &pdu);
+	iscsi_task_put(task);
+}
+
+/*
+ * Reads into the segment in place, its trailer, then rx_buf; returns the
+ * bytes read, 0 at end of file, -1 with errno.
+ */
+static ssize_t rx_direct_read(struct iscsi_conn *conn, size_t *room)
+{
+	struct iscsi_rx_direct *d = &conn->rx_direct;
+	struct iovec iov[3];
+	int n = 0;
+	ssize_t r;
+	size_t left;
+
+	if (d->got < d->len)
+		iov[n++] = (struct iovec){ d->dest + d->got, d->len - d->got };
+	if (d->trailer_got < d->trailer_len)
+		iov[n++] = (struct iovec){ d->trailer + d->trailer_got, d->trailer_len - d->trailer_got };
+	iov[n++] = (struct iovec){ conn->rx_buf + conn->rx_len, conn->rx_cap - conn->rx_len };
+	*room = 0;
+	for (int i = 0; i < n; i++)
+		*room += iov[i].iov_len;
+	r = readv(conn->fd, iov, n);
+	if (r <= 0)
+		return r;
+	left = (size_t)r;
+	if (d->got < d->len) {
+		size_t k = left < d->len - d->got ? left : d->len - d->got;
+		d->got += (uint32_t)k;
+		left -= k;
+	}
+	if (d->trailer_got < d->trailer_len) {
+		size_t k = left < d->trailer_len - d->trailer_got ? left : d->trailer_len - d->trailer_got;
+		d->trailer_got += (uint32_t)k;
+		left -= k;
+	}
+	conn->rx_len += left;
+	if (d->got == d->len && d->trailer_got == d->trailer_len)
+		rx_direct_end(conn);
+	return r;
+}
+
+/*
  * Cuts PDUs out of the receive buffer.  Returns false if the connection
  * stopped taking input.
  */
@@ -512,6 +621,10 @@ static bool conn_process_rx(struct iscsi_conn *conn)
 				iscsi_reject(conn, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
 			iscsi_conn_close_after_flush(conn);
 			ok = false;
+			break;
+		}
+		if (avail < total && !reason && rx_direct_start(conn, bhs, ahs_len, hd, avail)) {
+			off += avail;
 			break;
 		}
 		if (total > conn->rx_cap) {
@@ -589,7 +702,10 @@ static void conn_read(struct iscsi_conn *conn)
 			break;
 		}
 		room = conn->rx_cap - conn->rx_len;
-		n = read(conn->fd, conn->rx_buf + conn->rx_len, room);
+		if (conn->rx_direct.task)
+			n = rx_direct_read(conn, &room);
+		else if ((n = read(conn->fd, conn->rx_buf + conn->rx_len, room)) > 0)
+			conn->rx_len += (size_t)n;
 		if (n == 0) {
 			iscsi_conn_drop(conn, "peer closed the connection");
 			return;
@@ -601,7 +717,6 @@ static void conn_read(struct iscsi_conn *conn)
 				iscsi_conn_drop(conn, "read failed");
 			return;
 		}
-		conn->rx_len += (size_t)n;
 		if (!conn_process_rx(conn))
 			return;
 		if (conn->state == ISCSI_CONN_STATE_CLOSING)

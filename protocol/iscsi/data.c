@@ -126,7 +126,52 @@ static void store(struct iscsi_task *task, uint32_t offset, const uint8_t *data,
 		return;
 	if (len > task->buf_cap - offset)
 		len = task->buf_cap - offset;
-	memcpy(task->buf + offset, data, len);
+	/* Received in place (iscsi_data_out_dest): the bytes are there already. */
+	if (task->buf + offset != data)
+		memcpy(task->buf + offset, data, len);
+}
+
+/*
+ * Where the data segment of the Data-Out PDU whose header is bhs would be
+ * stored, when iscsi_data_out_handle will take it whole: the task waits
+ * for exactly these bytes (its DataSN, buffer offset and length are the
+ * next ones of the first burst or of one of its R2Ts) and its buffer holds
+ * them.  The receive path (conn.c) then reads the segment from the socket
+ * straight to that place, and the handler, which checks it all again when
+ * the PDU is complete, finds it there.  NULL when the PDU will be
+ * rejected or absorbed, or lands partly: it is received the usual way.
+ * No side effect, so that a PDU taken this way is handled exactly as any
+ * other; bytes received here before the handler checks them again can
+ * only be this PDU's own, in a range nothing else has filled.
+ */
+uint8_t *iscsi_data_out_dest(struct iscsi_conn *conn, const uint8_t *bhs, uint32_t len, struct iscsi_task **taskp)
+{
+	uint32_t ttt = get_be32(bhs + ISCSI_BHS_TTT);
+	uint32_t data_sn = get_be32(bhs + ISCSI_DATA_SN);
+	uint32_t offset = get_be32(bhs + ISCSI_DATA_BUFFER_OFFSET);
+	struct iscsi_task *task = iscsi_task_find(conn, get_be32(bhs + ISCSI_BHS_ITT));
+
+	if (!task || !task->write || task->data_out_error || len == 0)
+		return NULL;
+	if (ttt == ISCSI_RESERVED_TAG) {
+		if (task->unsol_done || data_sn != task->unsol_data_sn || offset != task->unsol_received ||
+		    len > task->unsol_expected - task->unsol_received)
+			return NULL;
+	} else {
+		const struct iscsi_r2t *r2t = NULL;
+
+		for (unsigned i = 0; i < task->r2t_count && !r2t; i++)
+			if (task->r2t[i].ttt == ttt)
+				r2t = &task->r2t[i];
+		if (!r2t || data_sn != r2t->next_data_sn || offset != r2t->buffer_offset + r2t->received ||
+		    len > r2t->desired_length - r2t->received)
+			return NULL;
+	}
+	if (offset < task->win_off || offset - task->win_off > task->buf_cap ||
+	    len > task->buf_cap - (offset - task->win_off))
+		return NULL;
+	*taskp = task;
+	return task->buf + (offset - task->win_off);
 }
 
 /* Ends the task's data transfer with an error: see the file comment. */

@@ -275,6 +275,14 @@ struct iscsi_conn {
 	uint8_t *rx_buf;
 	size_t rx_len;
 	size_t rx_cap;
+	struct iscsi_rx_direct {          /* a Data-Out data segment read in place (conn.c) */
+		struct iscsi_task *task;  /* its task (a reference), NULL when none is */
+		uint8_t bhs[ISCSI_BHS_LEN];
+		uint8_t *dest;            /* iscsi_data_out_dest */
+		uint32_t len, got;
+		uint8_t trailer[3 + ISCSI_DIGEST_LEN]; /* padding, data digest */
+		uint32_t trailer_len, trailer_got;
+	} rx_direct;
 
 	/* transmit */
 	struct iscsi_tx *tx_head, *tx_tail;
@@ -587,6 +595,7 @@ void iscsi_task_unlink(struct iscsi_task *task);
 
 /* ---- data.c ---- */
 void iscsi_data_out_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu);
+uint8_t *iscsi_data_out_dest(struct iscsi_conn *conn, const uint8_t *bhs, uint32_t len, struct iscsi_task **taskp);
 void iscsi_data_need_data_out(struct iscsi_task *task);
 /* Hands the Data-Out to the core if everything arrived. */
 void iscsi_data_check_done(struct iscsi_task *task);

@@ -243,6 +243,140 @@ START_TEST(write_datasn_error)
 END_TEST
 
 /*
+ * Sends a Data-Out PDU in two writes 50 ms apart: the header and the first
+ * `first` bytes of its data segment, then the rest with its digest (crc
+ * made wrong when bad_digest) and, in the same write, `tail` bytes that
+ * follow it (the next PDU).  The target reads a segment of 8 KiB or more
+ * whose task waits for it in place (conn.c, rx_direct_start), so the split
+ * makes it take that path.
+ */
+static void data_out_split(uint32_t itt, uint32_t ttt, uint32_t data_sn, uint32_t offset, bool final,
+			   const uint8_t *data, uint32_t len, uint32_t first, bool bad_digest, const uint8_t *tail,
+			   size_t tail_len)
+{
+	uint8_t *wire = malloc(52 + len + 8 + tail_len);
+	size_t n = 0, cut;
+
+	memset(wire, 0, 48);
+	wire[0] = 0x05;
+	wire[1] = final ? 0x80 : 0;
+	put_be24(wire + 5, len);
+	put_be32(wire + 16, itt);
+	put_be32(wire + 20, ttt);
+	put_be32(wire + 28, S.exp_stat_sn);
+	put_be32(wire + 36, data_sn);
+	put_be32(wire + 40, offset);
+	n = 48;
+	if (harness_header_digest()) {
+		iscsi_digest_put(wire + 48, iscsi_crc32c(wire, 48));
+		n += 4;
+	}
+	memcpy(wire + n, data, len);
+	n += len;
+	if (harness_data_digest()) {
+		iscsi_digest_put(wire + n, iscsi_crc32c(data, len) ^ (bad_digest ? 1u : 0u));
+		n += 4;
+	}
+	cut = n - len - (harness_data_digest() ? 4 : 0) + first;
+	if (tail_len)
+		memcpy(wire + n, tail, tail_len);
+	n += tail_len;
+	pdu_send_raw(S.fd, wire, cut);
+	usleep(50 * 1000);
+	pdu_send_raw(S.fd, wire + cut, n - cut);
+	free(wire);
+}
+
+/*
+ * Data-Out segments received in place (straight into the command's buffer,
+ * docs/performance.md) are checked as any other (RFC 7143 11.7, 7.8): a
+ * 32 KiB R2T sequence in two split PDUs, with header and data digests, is
+ * written whole; a data digest error (Reject reason 02h) discards its PDU,
+ * whose place the initiator fills again; a split PDU with a wrong DataSN is
+ * rejected (04h) and ends the task with 0B/4B/00 without touching the
+ * blocks written before.
+ */
+START_TEST(write_data_out_in_place)
+{
+	static uint8_t data[32768], other[16384];
+	uint8_t cdb[16], bhs[48], nop[52], *back;
+	struct pdu p;
+	uint32_t ttt;
+
+	for (unsigned i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + i / 512);
+	memset(other, 0xa5, sizeof(other));
+	session_open(&S, "InitialR2T=Yes\nImmediateData=No\nHeaderDigest=CRC32C\nDataDigest=CRC32C\n"
+			 "MaxBurstLength=32768");
+	ck_assert(harness_data_digest());
+	cdb_rw10(cdb, 0x2a, 100, 64);
+	bhs_scsi_cmd(bhs, 0xa1, 0x70, sizeof(data), S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x31);
+	ck_assert_uint_eq(get_be32(p.bhs + 44), sizeof(data));
+	ttt = get_be32(p.bhs + 20);
+	pdu_free(&p);
+	/* The first half with a bad data digest: rejected, nothing taken. */
+	data_out_split(0x70, ttt, 0, 0, false, other, 16384, 1000, true, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x3f);
+	ck_assert_uint_eq(p.bhs[2], 0x02); /* data digest error */
+	pdu_free(&p);
+	/* The same place again, then the second half, the two arriving split. */
+	data_out_split(0x70, ttt, 0, 0, false, data, 16384, 3, false, NULL, 0);
+	/* A NOP-Out follows the second in the same write: read after the segment, from the receive buffer. */
+	memset(nop, 0, sizeof(nop));
+	nop[0] = 0x40; /* NOP-Out, immediate */
+	nop[1] = 0x80;
+	put_be32(nop + 16, 0x99);
+	put_be32(nop + 20, 0xffffffff);
+	put_be32(nop + 24, S.cmd_sn);
+	put_be32(nop + 28, S.exp_stat_sn);
+	iscsi_digest_put(nop + 48, iscsi_crc32c(nop, 48));
+	data_out_split(0x70, ttt, 1, 16384, true, data + 16384, 16384, 8000, false, nop, sizeof(nop));
+	for (int got = 0; got < 2; got++) {
+		ck_assert(pdu_recv(S.fd, &p, 5000));
+		if (p.bhs[0] == 0x20) { /* NOP-In */
+			ck_assert_uint_eq(get_be32(p.bhs + 16), 0x99);
+		} else {
+			ck_assert_uint_eq(p.bhs[0], 0x21);
+			ck_assert_uint_eq(get_be32(p.bhs + 16), 0x70);
+			ck_assert_uint_eq(p.bhs[3], 0x00);
+			S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+		}
+		pdu_free(&p);
+	}
+	back = read_back(100, 64);
+	ck_assert_mem_eq(back, data, sizeof(data));
+	free(back);
+
+	/* A split PDU with a wrong DataSN over the same blocks: rejected, the blocks keep their data. */
+	bhs_scsi_cmd(bhs, 0xa1, 0x71, sizeof(data), S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send(S.fd, bhs, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x31);
+	ttt = get_be32(p.bhs + 20);
+	pdu_free(&p);
+	data_out_split(0x71, ttt, 5, 0, false, other, 16384, 100, false, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x3f);
+	ck_assert_uint_eq(p.bhs[2], 0x04);
+	pdu_free(&p);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(p.bhs[3], 0x02);
+	ck_assert_uint_eq(p.data[2 + 2] & 0x0f, 0x0b); /* ABORTED COMMAND */
+	ck_assert_uint_eq(p.data[2 + 12], 0x4b);
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+	back = read_back(100, 64);
+	ck_assert_mem_eq(back, data, sizeof(data));
+	free(back);
+}
+END_TEST
+
+/*
  * The same DataSN error on an LU whose Control mode page sets D_SENSE: the
  * task ends through the SCSI core's completion, whose one sense encoder
  * writes descriptor format (SPC-4 4.5.1: response code 72h, sense key in
@@ -347,6 +481,7 @@ int main(void)
 	tcase_add_test(tc, write_r2t_sequences);
 	tcase_add_test(tc, write_immediate_unsolicited_then_r2t);
 	tcase_add_test(tc, write_datasn_error);
+	tcase_add_test(tc, write_data_out_in_place);
 	tcase_add_test(tc, extended_cdb_ahs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -150,6 +150,16 @@ void harness_set_digests(bool header, bool data)
 	H.data_digest = data;
 }
 
+bool harness_header_digest(void)
+{
+	return H.header_digest;
+}
+
+bool harness_data_digest(void)
+{
+	return H.data_digest;
+}
+
 static void write_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;

@@ -47,6 +47,9 @@ void pdu_free(struct pdu *p);
 /* True if the peer closed the connection within timeout_ms. */
 bool peer_closed(int fd, int timeout_ms);
 void harness_set_digests(bool header, bool data);
+/* The digests the last login negotiated. */
+bool harness_header_digest(void);
+bool harness_data_digest(void);
 
 /* Builds the BHS of a request. */
 void bhs_login(uint8_t *bhs, uint8_t flags, const uint8_t *isid, uint16_t tsih, uint32_t itt, uint32_t cmd_sn,
