@@ -99,6 +99,9 @@ struct be_rbd {
 	pthread_mutex_t blobs_lock;
 	struct state_blob *blobs;
 	char note[NOTE_MAX]; /* be_rbd_params.holder_note: written with the lock; "" none */
+	/* While another client holds the image: a connection of its own that reads its state (state_peek). */
+	pthread_mutex_t peek_lock;
+	struct be_rbd *peek; /* cluster, ioctx and state_oid only; NULL until the first peek */
 };
 
 #define LATER_RETRY_S 5
@@ -255,6 +258,11 @@ static void blobs_free(struct state_blob *b)
 static void release(struct be_rbd *r)
 {
 	release_handles(r);
+	if (r->peek) {
+		release_handles(r->peek);
+		free(r->peek);
+	}
+	pthread_mutex_destroy(&r->peek_lock);
 	later_free(r->later);
 	blobs_free(r->blobs);
 	pthread_mutex_destroy(&r->blobs_lock);
@@ -851,6 +859,80 @@ static int be_rbd_state_store(struct backend *be, const char *name, const uint8_
 	return 0;
 }
 
+static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen);
+
+/* The value of one omap key of the state object, read now: 0, -ENOENT, -EFBIG past max, or the store's error. */
+static int read_blob(struct be_rbd *r, const char *name, uint8_t **data, size_t *len, size_t max)
+{
+	size_t key_len = strlen(name);
+	rados_read_op_t op = rados_create_read_op();
+	rados_omap_iter_t iter = NULL;
+	int prval = 0, rc;
+
+	if (!op)
+		return -ENOMEM;
+	rados_read_op_omap_get_vals_by_keys2(op, &name, 1, &key_len, &iter, &prval);
+	rc = rados_read_op_operate(op, r->ioctx, r->state_oid, 0);
+	if (rc == 0)
+		rc = prval;
+	if (rc == 0) {
+		char *k, *v;
+		size_t kl, vl;
+
+		rc = -ENOENT;
+		if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) == 0 && k && v) {
+			rc = vl > max ? -EFBIG : 0;
+			if (rc == 0 && !(*data = malloc(vl ? vl : 1)))
+				rc = -ENOMEM;
+			if (rc == 0) {
+				memcpy(*data, v, vl);
+				*len = vl;
+			}
+		}
+	}
+	if (iter)
+		rados_omap_get_end(iter);
+	rados_release_read_op(op);
+	return rc;
+}
+
+/*
+ * Waiting for the image: the holder's blob, through a connection kept for
+ * this (the attempts on the lock open and close theirs every LATER_RETRY_S).
+ * A connection that failed is made again at the next call.
+ */
+static int be_rbd_state_peek(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max)
+{
+	struct be_rbd *r = be_rbd_from(be);
+	char err[512];
+	int rc;
+
+	if (usable(r))
+		return be_rbd_state_load(be, name, data, len, max);
+	*data = NULL;
+	*len = 0;
+	pthread_mutex_lock(&r->peek_lock);
+	if (!r->peek && (r->peek = calloc(1, sizeof(*r->peek)))) {
+		rc = connect_pool(r->peek, &r->later->p, err, sizeof(err));
+		snprintf(r->peek->state_oid, sizeof(r->peek->state_oid), "sbcemu_state.%s", r->later->p.image);
+		if (rc < 0) {
+			release_handles(r->peek);
+			free(r->peek);
+			r->peek = NULL;
+			pthread_mutex_unlock(&r->peek_lock);
+			return rc;
+		}
+	}
+	rc = r->peek ? read_blob(r->peek, name, data, len, max) : -ENOMEM;
+	if (rc < 0 && rc != -ENOENT && rc != -EFBIG && rc != -ENOMEM && r->peek) {
+		release_handles(r->peek);
+		free(r->peek);
+		r->peek = NULL;
+	}
+	pthread_mutex_unlock(&r->peek_lock);
+	return rc;
+}
+
 static int be_rbd_holder_note(struct backend *be, char *buf, size_t len)
 {
 	struct be_rbd *r = be_rbd_from(be);
@@ -886,6 +968,7 @@ static const struct backend_ops be_rbd_ops = {
 	.write_atomic = be_rbd_write_atomic,
 	.state_load = be_rbd_state_load,
 	.state_store = be_rbd_state_store,
+	.state_peek = be_rbd_state_peek,
 	.holder_note = be_rbd_holder_note,
 };
 
@@ -1112,6 +1195,7 @@ static struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size,
 	r->be.can_discard = true;
 	r->be.can_write_atomic = true;
 	pthread_mutex_init(&r->blobs_lock, NULL);
+	pthread_mutex_init(&r->peek_lock, NULL);
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
 	    (!read_only && (take_lock(r, p, false, err, errlen) < 0 || leave_note(r, p, err, errlen) < 0)) ||
 	    load_blobs(r, p, err, errlen) < 0) {
@@ -1296,6 +1380,7 @@ static struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t
 	r->be.atomic_unit = DEFAULT_OBJECT_SIZE;
 	r->later = l;
 	pthread_mutex_init(&r->blobs_lock, NULL);
+	pthread_mutex_init(&r->peek_lock, NULL);
 	l->running = true;
 	if (pthread_create(&l->thread, NULL, later_thread, r) != 0) {
 		release(r);

@@ -132,6 +132,14 @@ struct backend_ops {
 	int (*state_load)(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max);
 	int (*state_store)(struct backend *be, const char *name, const uint8_t *data, size_t len);
 	/*
+	 * state_load for a backend that is not ready because another node
+	 * holds the medium: the blob as the holder last stored it, read from
+	 * the shared store now (I/O: a worker's call).  Once ready, the same
+	 * as state_load.  Errors as state_load, or the store's (-ETIMEDOUT
+	 * and the like).  NULL: not offered.
+	 */
+	int (*state_peek)(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max);
+	/*
 	 * The note that the client holding the medium left when it took it
 	 * (be_rbd_params.holder_note), as this backend last read it: its own
 	 * once it holds the medium, else what its last attempt to take it

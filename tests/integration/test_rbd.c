@@ -617,6 +617,36 @@ static long long read_error_counter(struct iscsi_context *s)
 	return v;
 }
 
+/* The same REGISTER, expecting exp. */
+static bool prout_expect(struct iscsi_context *s, const char *name, uint64_t sa_key, struct itest_expect exp)
+{
+	uint8_t param[24] = { 0 }, cdb[10] = { 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24, 0 };
+
+	itest_put_be64(param + 8, sa_key);
+	param[20] = 0x04;
+	return itest_expect_cmd(s, 1, name, cdb, 10, ITEST_OUT, param, 24, 0, exp, NULL);
+}
+
+/* PERSISTENT RESERVE IN (5Eh) READ KEYS on LUN 1: the keys in hex, space-separated, in out; false unless GOOD. */
+static bool read_keys(struct iscsi_context *s, char *out, size_t len)
+{
+	uint8_t cdb[10] = { 0x5e, 0x00, 0, 0, 0, 0, 0, 0x10, 0x00, 0 };
+	struct itest_result r;
+	size_t n = 0;
+	bool ok;
+
+	out[0] = '\0';
+	itest_cmd(s, 1, cdb, 10, ITEST_IN, NULL, 0, 4096, &r);
+	ok = r.transport_ok && r.status == 0 && r.data_len >= 8;
+	for (int off = 8; ok && off + 8 <= r.data_len && off < 8 + (int)itest_get_be32(r.data + 4) && n < len; off += 8)
+		n += (size_t)snprintf(out + n, len - n, "%s%llx", n ? " " : "",
+				      (unsigned long long)itest_get_be64(r.data + off));
+	if (!ok)
+		snprintf(out, len, "status %d, sense %02x/%02x/%02x", r.status, r.sense.key, r.sense.asc, r.sense.ascq);
+	itest_result_free(&r);
+	return ok;
+}
+
 /* PERSISTENT RESERVE IN (5Eh) READ RESERVATION on LUN 1: whether key holds a reservation of type. */
 static bool reserved_by(struct iscsi_context *s, uint64_t key, int type)
 {
@@ -634,8 +664,10 @@ static bool reserved_by(struct iscsi_context *s, uint64_t key, int type)
 /*
  * rbd_unavailable = standby: node A (group 1) has the image, node B (group
  * 2) waits in standby (SPC-4 5.15.2.4.4: 02/04/0B; SET TARGET PORT GROUPS
- * to active: 04/67/0A, as tcmu-runner answers when its lock cannot be had;
- * PERSISTENT RESERVE IN: 02/04/0B, the reservations living with the image).
+ * to active: 04/67/0A, as tcmu-runner answers when its lock cannot be had)
+ * but answers PERSISTENT RESERVE IN from the reservations A stored with the
+ * image, read at each command, and refuses PERSISTENT RESERVE OUT with
+ * 02/04/0B (only the holder writes them).
  * A is killed (-9): once the OSDs drop its watch (the cluster's
  * osd_client_watch_timeout, 10 s here) B's next attempt breaks A's lock
  * (blocklisting A) and takes it, and B's group becomes active/optimized
@@ -654,7 +686,7 @@ static void standby_and_failover(void)
 	const uint64_t key = 0xabc0ffee;
 	struct itest_daemon a, b;
 	struct iscsi_context *ha = NULL, *hb = NULL, *other = NULL;
-	uint8_t tur[6] = { 0 }, cdb[16], buf[16 * BS], keys[10] = { 0x5e, 0x00, 0, 0, 0, 0, 0, 0x10, 0x00, 0 };
+	uint8_t tur[6] = { 0 }, cdb[16], buf[16 * BS];
 	uint8_t stpg[12] = { 0xa4, 0x0a, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0 }, to_optimized[8] = { 0, 0, 0, 0, 0, 0, 0, 2 };
 	char out[8192];
 	bool saw_ua = false;
@@ -692,8 +724,22 @@ static void standby_and_failover(void)
 	cdb16(cdb, 0x88, 0, 700, 16);
 	itest_expect_cmd(hb, 1, "node B: READ(16) -> 02/04/0B", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
 			 EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
-	itest_expect_cmd(hb, 1, "node B: PERSISTENT RESERVE IN READ KEYS -> 02/04/0B (they live with the image)", keys,
-			 10, ITEST_IN, NULL, 0, 4096, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	itest_ok(read_keys(hb, out, sizeof(out)) && strcmp(out, "abc0ffee") == 0,
+		 "node B in standby: PERSISTENT RESERVE IN READ KEYS -> GOOD, the key registered through node A "
+		 "(SPC-4 5.15.2.4.4: a standby port processes it)", "%s", out);
+	itest_ok(reserved_by(hb, key, 0x01),
+		 "node B in standby: READ RESERVATION -> node A's key and type (Write Exclusive)", NULL);
+	other = itest_session(&a, ITEST_INITIATOR_2, 1);
+	if (other) {
+		prout1(other, "node A: another I_T nexus REGISTERs key 5678h -> GOOD", 0x00, 0, 0, 0x5678);
+		itest_close(other);
+		other = NULL;
+	}
+	itest_ok(read_keys(hb, out, sizeof(out)) && strcmp(out, "abc0ffee 5678") == 0,
+		 "node B in standby: READ KEYS right after -> both keys (read from the image's state, not a copy)", "%s",
+		 out);
+	prout_expect(hb, "node B in standby: PERSISTENT RESERVE OUT REGISTER -> 02/04/0B (only the holder writes the "
+		     "state)", 0x5679, EXPECT_SENSE(0x02, 0x04, 0x0b));
 	same_groups_through_both(ha, hb, "1:0:1 2:2:2", "REPORT TARGET PORT GROUPS through node A and node B: the "
 				 "same, group 1 (A, port 1) active/optimized, group 2 (B, port 2) standby");
 	itest_expect_cmd(hb, 1, "node B: SET TARGET PORT GROUPS to active/optimized -> 04/67/0A (COMMAND FAILED)", stpg,

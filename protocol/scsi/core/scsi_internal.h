@@ -628,6 +628,8 @@ void spc_alua_fini(struct scsi_lu *lu);
  * open now: the group that waited becomes active/optimized (implicit).
  */
 bool spc_alua_wait_for_backend(struct scsi_lu *lu);
+/* The LU's group waits in standby for a medium another node holds (spc_alua_wait_for_backend). */
+bool spc_alua_waits_for_backend(const struct scsi_lu *lu);
 void spc_alua_backend_ready(struct scsi_lu *lu);
 /*
  * The backend lost the medium (backend_ops.ready false again): the group

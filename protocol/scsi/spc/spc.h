@@ -100,6 +100,12 @@ void spc_persist_fini(struct spc_persist_file *f);
  */
 int spc_persist_load(const struct spc_persist_file *f, uint8_t **data, size_t *len, size_t max);
 /*
+ * spc_persist_load of a shared file on a node that waits for the medium:
+ * the image the holder last stored, read now (backend_ops.state_peek; a
+ * worker's call).  -EOPNOTSUPP when the backend does not offer it.
+ */
+int spc_persist_peek(const struct spc_persist_file *f, uint8_t **data, size_t *len, size_t max);
+/*
  * Writes image (len bytes; ownership passes; NULL / 0 removes the file) from
  * a worker for cmd, then runs after (may be NULL) on the loop thread.  A
  * write error fails cmd with the errno's sense.  Returns SCSI_PENDING (or
@@ -152,6 +158,13 @@ struct spc_pr_state {
 	unsigned prevent_len, prevent_cap;
 };
 
+/*
+ * PERSISTENT RESERVE IN on a node that waits for the medium: the holder's
+ * state, read now into pr (zeroed by the caller) on a worker; 0, or a
+ * negative errno (pr is then empty).  spc_pr_state_clear frees what it holds.
+ */
+int spc_pr_peek(const struct scsi_lu *lu, struct spc_pr_state *pr);
+void spc_pr_state_clear(struct spc_pr_state *pr);
 bool spc_pr_type_valid(uint8_t type);
 /* All registrants types: every registrant is a reservation holder (SPC-4 5.13). */
 bool spc_pr_type_all_registrants(uint8_t type);

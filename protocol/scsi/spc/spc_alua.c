@@ -155,6 +155,11 @@ static bool waits_for_backend(const struct scsi_lu *lu)
 	return lu->backend_pending && follows_backend(lu);
 }
 
+bool spc_alua_waits_for_backend(const struct scsi_lu *lu)
+{
+	return waits_for_backend(lu);
+}
+
 /* Whether the group may become active now: not while it waits for its backend (spc_alua_wait_for_backend). */
 static bool may_be_active(const struct scsi_lu *lu, enum scsi_alua_state state)
 {
@@ -192,16 +197,21 @@ int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char 
 }
 
 /*
- * PERSISTENT RESERVE IN / OUT, MODE SELECT(6/10), LOG SELECT: the state they
- * show or save lives with the medium (backend_ops.state_store: docs/rbd.md),
- * which a group that waits for it does not have; they get the standby
- * state's 02/04/0B there rather than the node's own stale state.
+ * PERSISTENT RESERVE OUT, MODE SELECT(6/10), LOG SELECT: the state they save
+ * lives with the medium (backend_ops.state_store: docs/rbd.md), which only
+ * the node that holds it may write; they get the standby state's 02/04/0B
+ * on a node that waits for it rather than change the node's own stale copy.
+ * PERSISTENT RESERVE IN reads the holder's state from the shared store
+ * (backend_ops.state_peek, spc_pr_in.c) where the backend offers that.
  */
-static bool keeps_state_with_medium(const struct scsi_op *op)
+static bool keeps_state_with_medium(const struct scsi_cmd *cmd)
 {
-	return op->opcode == SCSI_OP_PERSISTENT_RESERVE_IN || op->opcode == SCSI_OP_PERSISTENT_RESERVE_OUT ||
-	       op->opcode == SCSI_OP_MODE_SELECT_6 || op->opcode == SCSI_OP_MODE_SELECT_10 ||
-	       op->opcode == SCSI_OP_LOG_SELECT;
+	const struct backend *be = cmd->lu->backend;
+
+	if (cmd->op->opcode == SCSI_OP_PERSISTENT_RESERVE_IN)
+		return !be || !be->ops->state_peek;
+	return cmd->op->opcode == SCSI_OP_PERSISTENT_RESERVE_OUT || cmd->op->opcode == SCSI_OP_MODE_SELECT_6 ||
+	       cmd->op->opcode == SCSI_OP_MODE_SELECT_10 || cmd->op->opcode == SCSI_OP_LOG_SELECT;
 }
 
 bool spc_alua_gate(struct scsi_cmd *cmd)
@@ -216,7 +226,7 @@ bool spc_alua_gate(struct scsi_cmd *cmd)
 	case SCSI_ALUA_ACTIVE_NON_OPTIMIZED:
 		return true;
 	case SCSI_ALUA_STANDBY:
-		if ((flags & OP_ALUA_STANDBY_OK) && !(waits_for_backend(cmd->lu) && keeps_state_with_medium(cmd->op)))
+		if ((flags & OP_ALUA_STANDBY_OK) && !(waits_for_backend(cmd->lu) && keeps_state_with_medium(cmd)))
 			return true;
 		asc_ascq = ASC_LOGICAL_UNIT_NOT_ACCESSIBLE_TARGET_PORT_IN_STANDBY_STATE;
 		break;

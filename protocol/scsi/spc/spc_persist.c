@@ -37,6 +37,15 @@ void spc_persist_fini(struct spc_persist_file *f)
 	pthread_mutex_destroy(&f->lock);
 }
 
+int spc_persist_peek(const struct spc_persist_file *f, uint8_t **data, size_t *len, size_t max)
+{
+	*data = NULL;
+	*len = 0;
+	if (!f->shared || !f->shared->ops->state_peek)
+		return -EOPNOTSUPP;
+	return f->shared->ops->state_peek(f->shared, f->name, data, len, max);
+}
+
 int spc_persist_load(const struct spc_persist_file *f, uint8_t **data, size_t *len, size_t max)
 {
 	int fd;

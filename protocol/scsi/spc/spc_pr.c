@@ -442,6 +442,27 @@ int spc_pr_init(struct scsi_lu *lu)
 	return 0;
 }
 
+int spc_pr_peek(const struct scsi_lu *lu, struct spc_pr_state *pr)
+{
+	uint8_t *img;
+	size_t len;
+	int rc = spc_persist_peek(&lu->pr->file, &img, &len, PR_FILE_MAX);
+
+	if (rc == -ENOENT) /* no registration kept: spc_pr_changed removed the blob */
+		return 0;
+	if (rc == 0) {
+		/* A corrupt image reads as no reservations, as spc_pr_reload takes it. */
+		(void)pr_load(pr, img, len);
+		free(img);
+	}
+	return rc;
+}
+
+void spc_pr_state_clear(struct spc_pr_state *pr)
+{
+	free_regs(pr);
+}
+
 void spc_pr_reload(struct scsi_lu *lu)
 {
 	struct spc_pr_state *pr = lu->pr;

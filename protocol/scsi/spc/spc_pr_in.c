@@ -8,6 +8,7 @@
  * RESERVATION CONFLICT (SPC-2 5.5.1 lets only INQUIRY, REPORT LUNS,
  * REQUEST SENSE and RELEASE through).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "spc/spc.h"
@@ -96,15 +97,10 @@ static enum scsi_result read_full_status(struct scsi_cmd *cmd, const struct spc_
 	return SCSI_OK;
 }
 
-enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd)
+static enum scsi_result respond(struct scsi_cmd *cmd, const struct spc_pr_state *pr)
 {
-	struct scsi_lu *lu = cmd->lu;
-	const struct spc_pr_state *pr = lu->pr;
 	enum scsi_result r;
 
-	cmd->allocation_length = get_be16(cmd->cdb + 7);
-	if (lu->spc2_reservation_holder && lu->spc2_reservation_holder != cmd->nexus)
-		return scsi_cmd_set_status(cmd, SCSI_STATUS_RESERVATION_CONFLICT);
 	switch (cmd->cdb[1] & 0x1f) {
 	case SCSI_SA_PRIN_READ_KEYS:
 		r = read_keys(cmd, pr);
@@ -124,4 +120,51 @@ enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd)
 	if (r == SCSI_OK)
 		scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return r;
+}
+
+/*
+ * A node whose group waits in standby for the medium another node holds
+ * (docs/scale-out.md) answers from the holder's state as it last stored
+ * it, read now (SPC-4 5.15.2.4.4 lists PERSISTENT RESERVE IN among the
+ * commands a standby port processes).  The registrations and the
+ * reservation are then those every node reports; PRGENERATION too, except
+ * after the last registration went (the holder removes the blob, so a
+ * waiting node reads 0).
+ */
+static void peek_free(void *state)
+{
+	spc_pr_state_clear(state);
+	free(state);
+}
+
+static void peek_work(struct scsi_cmd *cmd)
+{
+	int rc = spc_pr_peek(cmd->lu, cmd->handler_state);
+
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, false);
+}
+
+static enum scsi_result peek_respond(struct scsi_cmd *cmd)
+{
+	return respond(cmd, cmd->handler_state);
+}
+
+enum scsi_result spc_persistent_reserve_in_exec(struct scsi_cmd *cmd)
+{
+	struct scsi_lu *lu = cmd->lu;
+
+	cmd->allocation_length = get_be16(cmd->cdb + 7);
+	if (lu->spc2_reservation_holder && lu->spc2_reservation_holder != cmd->nexus)
+		return scsi_cmd_set_status(cmd, SCSI_STATUS_RESERVATION_CONFLICT);
+	if (spc_alua_waits_for_backend(lu)) {
+		struct spc_pr_state *pr = calloc(1, sizeof(*pr));
+
+		if (!pr)
+			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+		cmd->handler_state = pr;
+		cmd->handler_state_free = peek_free;
+		return scsi_cmd_run_io(cmd, peek_work, peek_respond);
+	}
+	return respond(cmd, lu->pr);
 }
