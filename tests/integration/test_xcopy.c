@@ -131,10 +131,11 @@ static bool region_is(int lun, uint64_t lba, uint32_t nblocks, const uint8_t *wa
 static void test_identification(void)
 {
 	uint8_t inq[6] = { 0x12, 0x00, 0x00, 0x00, 96, 0 }, vpd0[6] = { 0x12, 0x01, 0x00, 0x00, 255, 0 };
-	uint8_t vpd8f[6] = { 0x12, 0x01, 0x8f, 0x00, 255, 0 };
-	static const uint8_t page8f[] = { 0x00, 0x8f, 0x00, 0x14,                   /* header, PAGE LENGTH 20 */
-					  0x00, 0x01, 0x00, 0x08, 0x07, 0x83, 0x01, 0x00, /* Supported Commands */
-					  0x84, 0x02, 0x00, 0x03,
+	uint8_t vpd8f[6] = { 0x12, 0x01, 0x8f, 0x02, 0x00, 0 };
+	/* header, PAGE LENGTH 292: the two below and the token descriptors (test_token_copy.c checks those) */
+	static const uint8_t page8f[] = { 0x00, 0x8f, 0x01, 0x24,
+					  0x00, 0x01, 0x00, 0x0c, 0x0a, 0x83, 0x03, 0x00, /* Supported Commands */
+					  0x10, 0x11, 0x84, 0x03, 0x00, 0x03, 0x07, 0x00,
 					  0x00, 0x08, 0x00, 0x04, 0x02, 0x02, 0xe4, 0x00 }; /* Supported Descriptors */
 	struct itest_result r;
 
@@ -154,13 +155,13 @@ static void test_identification(void)
 	itest_ok(r.status == 0 && memchr(r.data + 4, 0x8f, r.data_len > 4 ? (size_t)r.data_len - 4 : 0) != NULL,
 		 "Supported VPD Pages lists 8Fh", "%s", itest_result_str(&r));
 	itest_result_free(&r);
-	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 255, &r);
-	itest_ok(r.status == 0 && r.data_len == (int)sizeof(page8f) && memcmp(r.data, page8f, sizeof(page8f)) == 0,
-		 "VPD 8Fh: Supported Commands 83h/00h, 84h/00h 03h; Supported Descriptors 02h E4h; "
+	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 512, &r);
+	itest_ok(r.status == 0 && r.data_len == 296 && memcmp(r.data, page8f, sizeof(page8f)) == 0,
+		 "VPD 8Fh: Supported Commands 83h/00h 10h 11h, 84h/00h 03h 07h; Supported Descriptors 02h E4h; "
 		 "descriptors padded to 4 bytes",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
-	itest_expect_cmd(s, 3, "VPD 8Fh of a zbc-hm LU -> 05/24/00", vpd8f, 6, ITEST_IN, NULL, 0, 255,
+	itest_expect_cmd(s, 3, "VPD 8Fh of a zbc-hm LU -> 05/24/00", vpd8f, 6, ITEST_IN, NULL, 0, 512,
 			 EXPECT_SENSE(5, 0x24, 0x00), NULL);
 }
 

@@ -26,11 +26,29 @@
 /* COPY STATUS counts a list's bytes in 32 bits (receive_copy_results.c). */
 _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a list's bytes fit TRANSFER COUNT");
 
+#define COPY_PIECE (1u << 20) /* bytes read and written at once, one worker job */
+
+/* THIRD-PARTY COPY OUT (83h) service actions of token-based copy (SBC-4). */
+#define COPY_SA_POPULATE_TOKEN 0x10
+#define COPY_SA_WRITE_USING_TOKEN 0x11
+
 /* RECEIVE COPY RESULTS service actions (SPC-4 table 117). */
 #define RCR_COPY_STATUS 0x00
 #define RCR_OPERATING_PARAMETERS 0x03
+#define RCR_ROD_TOKEN_INFORMATION 0x07
 
 /* The Third-party Copy VPD page's descriptors (spc_vpd.c builds the page), at b; returns their bytes. */
 size_t copy_manager_vpd(uint8_t *b);
+/* Its token-based copy descriptors (rod_token.c), at b; returns their bytes (268). */
+size_t rod_token_vpd(uint8_t *b);
+
+struct scsi_cmd;
+/*
+ * A worker piece of a copy (extended_copy.c): n blocks (at most COPY_PIECE
+ * bytes) read at src and written at dst, or zeros when src is COPY_ZEROS;
+ * flags the backend's write flags.  0, or nonzero with the failure in cmd.
+ */
+#define COPY_ZEROS UINT64_MAX
+int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags);
 
 #endif

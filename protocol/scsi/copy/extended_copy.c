@@ -37,7 +37,7 @@
  *   DEVICE NOT REACHABLE; a range past the capacity 0A/00/00 (libiscsi
  *   takes no LOGICAL BLOCK ADDRESS OUT OF RANGE there).
  * The copy runs on workers, segment after segment, one job per piece of at
- * most XCOPY_CHUNK bytes through the backend (read, then write; FUA when
+ * most COPY_PIECE bytes through the backend (read, then write; FUA when
  * the write cache is off), holding the LBA locks of every source and
  * destination range (extended_copy_lock): a write to them waits, and
  * GOOD means every block is on the medium as a WRITE's would be.  ABORT
@@ -60,7 +60,6 @@
 #include "sched/task_set.h"
 #include "spc/spc.h"
 
-#define XCOPY_CHUNK (1u << 20) /* bytes read and written at once */
 #define LIST_ID_USAGE_NONE 0x3 /* 11b: no list identifier, nothing held */
 
 struct xcopy_segment {
@@ -224,23 +223,18 @@ static void retag(const struct scsi_lu *lu, uint8_t *tuples, uint64_t dst_lba, u
 }
 
 /*
- * Worker: the next piece of the copy, at most XCOPY_CHUNK bytes of the
- * current segment (copy_next runs one piece per job, so a copy never holds
- * a worker long and an abort takes effect at the next piece).  On an LU
- * with protection information the blocks are read and checked as READ with
+ * Worker: n blocks (at most COPY_PIECE bytes) read at src and written at
+ * dst, or, with src COPY_ZEROS, zeros written at dst with FFh protection
+ * information (SBC-4, the block device zero ROD token).  On an LU with
+ * protection information the blocks are read and checked as READ with
  * RDPROTECT 000b reads them (a failed check: COPY ABORTED with its ASC,
  * 10/01 10/02 10/03, INFORMATION the LBA) and written with their tuples,
- * retagged for the destination.
+ * retagged for the destination.  0, or nonzero with the failure in cmd.
  */
-static void copy_work(struct scsi_cmd *cmd)
+int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags)
 {
-	struct xcopy_run *run = cmd->handler_state;
 	struct scsi_lu *lu = cmd->lu;
-	const struct xcopy_segment *seg = &run->list.seg[run->done];
-	uint32_t per_chunk = XCOPY_CHUNK / lu->block_size, left = seg->nblocks - run->seg_done;
-	uint32_t n = left < per_chunk ? left : per_chunk;
-	uint64_t src = seg->src_lba + run->seg_done, dst = seg->dst_lba + run->seg_done;
-	uint8_t *buf = malloc((size_t)n * lu->block_size);
+	uint8_t *buf = calloc(n, lu->block_size);
 	uint8_t *tuples = sbc_lu_has_pi(lu) ? malloc(sbc_pi_bytes(lu, n)) : NULL;
 	struct sbc_pi_checks checks;
 	struct scsi_sense_info s;
@@ -248,27 +242,44 @@ static void copy_work(struct scsi_cmd *cmd)
 
 	/* Without PI (tuples NULL) the helpers read and write the data alone. */
 	sbc_pi_checks_init(cmd, 0, &checks);
-	if (rc == 0)
+	if (rc == 0 && src == COPY_ZEROS && tuples)
+		memset(tuples, 0xff, sbc_pi_bytes(lu, n));
+	else if (rc == 0 && src != COPY_ZEROS)
 		rc = sbc_medium_read_checked(lu, &checks, src, n, 0, buf, tuples, &s, 0);
 	if (rc == 1) {
 		s.key = SENSE_KEY_COPY_ABORTED;
 		scsi_cmd_fail(cmd, s);
 	} else if (rc == 0) {
-		if (tuples)
+		if (tuples && src != COPY_ZEROS)
 			retag(lu, tuples, dst, n);
-		rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, run->flags);
+		rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, flags);
 	}
 	free(buf);
 	free(tuples);
-	if (rc < 0) {
+	if (rc < 0)
 		scsi_cmd_fail_errno(cmd, rc, true);
-	} else if (rc == 0) {
-		run->bytes += (uint64_t)n * lu->block_size;
-		run->seg_done += n;
-		if (run->seg_done == seg->nblocks) {
-			run->done++;
-			run->seg_done = 0;
-		}
+	return rc;
+}
+
+/*
+ * Worker: the next piece of the copy, at most COPY_PIECE bytes of the
+ * current segment (copy_next runs one piece per job, so a copy never holds
+ * a worker long and an abort takes effect at the next piece).
+ */
+static void copy_work(struct scsi_cmd *cmd)
+{
+	struct xcopy_run *run = cmd->handler_state;
+	const struct xcopy_segment *seg = &run->list.seg[run->done];
+	uint32_t per_piece = COPY_PIECE / cmd->lu->block_size, left = seg->nblocks - run->seg_done;
+	uint32_t n = left < per_piece ? left : per_piece;
+
+	if (copy_blocks(cmd, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done, n, run->flags) != 0)
+		return;
+	run->bytes += (uint64_t)n * cmd->lu->block_size;
+	run->seg_done += n;
+	if (run->seg_done == seg->nblocks) {
+		run->done++;
+		run->seg_done = 0;
 	}
 }
 

@@ -85,13 +85,15 @@ enum scsi_result receive_copy_results_exec(struct scsi_cmd *cmd)
 
 /*
  * The Third-party Copy VPD page's descriptors: Supported
- * Commands (0001h: 83h/00h, 84h/00h and 03h) and Supported Descriptors
- * (0008h: 02h, E4h), each padded to a multiple of four bytes.  Returns the
+ * Commands (0001h: 83h/00h, 10h, 11h; 84h/00h, 03h, 07h) and Supported
+ * Descriptors (0008h: 02h, E4h), each padded to a multiple of four bytes,
+ * then those of token-based copy (rod_token_vpd).  Returns the
  * bytes written at b.
  */
 size_t copy_manager_vpd(uint8_t *b)
 {
-	static const uint8_t commands[] = { 0x83, 1, 0x00, 0x84, 2, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS };
+	static const uint8_t commands[] = { 0x83, 3, 0x00, COPY_SA_POPULATE_TOKEN, COPY_SA_WRITE_USING_TOKEN,
+					    0x84, 3, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS, RCR_ROD_TOKEN_INFORMATION };
 	static const uint8_t descriptors[] = { XCOPY_SEG_B2B, XCOPY_CSCD_ID };
 	size_t off = 0, n;
 
@@ -106,5 +108,6 @@ size_t copy_manager_vpd(uint8_t *b)
 	put_be16(b + off + 2, (uint16_t)n);
 	b[off + 4] = sizeof(descriptors);
 	memcpy(b + off + 5, descriptors, sizeof(descriptors));
-	return off + 4 + n;
+	off += 4 + n;
+	return off + rod_token_vpd(b + off);
 }

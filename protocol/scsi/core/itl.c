@@ -107,6 +107,7 @@ void scsi_itl_fini(struct scsi_nexus *n)
 		while (t) {
 			struct scsi_itl *next = t->next;
 
+			free(t->rod_lists);
 			free(t);
 			t = next;
 		}

@@ -85,6 +85,7 @@ static void lu_destroy(struct scsi_lu *lu)
 	spc_log_fini(lu);
 	spc_pr_fini(lu);
 	spc_mode_fini(lu);
+	rod_tokens_free(lu);
 	be_close(lu->backend);
 	free(lu);
 }

@@ -278,6 +278,7 @@ struct scsi_lu {
 	uint32_t generation;             /* bumped when the format changes what parse decides (FORMAT UNIT) */
 	char state_dir[PATH_MAX];
 	struct backend *backend;
+	struct rod_token_store *rod_tokens;        /* copy/rod_token.c; NULL until the first POPULATE TOKEN */
 	uint32_t lun;
 	enum scsi_lu_kind kind;
 	uint32_t block_size;
@@ -483,6 +484,21 @@ struct scsi_copy_status {
 };
 #define SCSI_COPY_STATUS_HELD 4
 
+/* A token-based copy's result held for RECEIVE ROD TOKEN INFORMATION (copy/rod_token.c). */
+struct scsi_rod_list {
+	bool held;
+	bool good;              /* ended GOOD */
+	bool has_token;         /* POPULATE TOKEN's */
+	uint8_t service_action; /* 10h POPULATE TOKEN, 11h WRITE USING TOKEN */
+	uint8_t sense_len;
+	uint32_t list_id;
+	uint32_t age;           /* the oldest is replaced */
+	uint64_t blocks;        /* TRANSFER COUNT */
+	uint8_t sense[96];
+	uint8_t token[512];
+};
+#define SCSI_ROD_LISTS_HELD 4
+
 struct scsi_itl {
 	struct scsi_itl *next;
 	uint32_t lun;
@@ -492,6 +508,7 @@ struct scsi_itl {
 	uint8_t priority;                   /* SET PRIORITY's; 0: INITIAL COMMAND PRIORITY */
 	uint32_t copy_age;                  /* EXTENDED COPY results held so far */
 	struct scsi_copy_status copies[SCSI_COPY_STATUS_HELD];
+	struct scsi_rod_list *rod_lists;    /* SCSI_ROD_LISTS_HELD, made at the first token-based copy */
 };
 
 /*
@@ -601,6 +618,15 @@ void extended_copy_lock(struct scsi_cmd *cmd);
 enum scsi_result extended_copy_exec(struct scsi_cmd *cmd);
 enum scsi_result receive_copy_results_parse(struct scsi_cmd *cmd);
 enum scsi_result receive_copy_results_exec(struct scsi_cmd *cmd);
+enum scsi_result rod_token_parse(struct scsi_cmd *cmd);
+void populate_token_lock(struct scsi_cmd *cmd);
+void write_using_token_lock(struct scsi_cmd *cmd);
+enum scsi_result populate_token_exec(struct scsi_cmd *cmd);
+enum scsi_result write_using_token_exec(struct scsi_cmd *cmd);
+enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd);
+/* A command that writes the medium takes its LBA lock: the ROD tokens of its blocks are revoked. */
+void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd);
+void rod_tokens_free(struct scsi_lu *lu);
 /* spc_reserve.c */
 enum scsi_result spc_reserve_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_release_exec(struct scsi_cmd *cmd);

@@ -114,6 +114,9 @@ void scsi_lba_lock_take(struct scsi_lu *lu, struct scsi_cmd *cmd)
 	cmd->lock.held = true;
 	cmd->lock.next_holder = lu->ts.holders;
 	lu->ts.holders = cmd;
+	/* From now on it may change its blocks: the ROD tokens that represent them are revoked (copy/rod_token.c). */
+	if (cmd->op->flags & OP_WRITES_MEDIUM)
+		rod_tokens_written(lu, cmd);
 }
 
 bool scsi_lba_lock_drop(struct scsi_lu *lu, struct scsi_cmd *cmd)

@@ -1,0 +1,387 @@
+/*
+ * Token-based copy over iSCSI (SBC-4 POPULATE TOKEN 83h/10h, WRITE USING
+ * TOKEN 83h/11h, RECEIVE ROD TOKEN INFORMATION 84h/07h; the Third-party
+ * Copy VPD page's token descriptors; protocol/scsi/copy/rod_token.c): a
+ * token made over two ranges and written elsewhere, with and without
+ * OFFSET INTO ROD, read back; the held results; a token revoked by a write
+ * to its blocks (05/23/06), deleted by DEL_TKN (05/23/09), expired
+ * (05/23/07), unknown (05/23/04, also on another LU); the block device
+ * zero ROD token; every parameter-list check with its sense and nothing
+ * written; the same on an LU with protection information (tuples retagged,
+ * READ with RDPROTECT 001b passes); no token commands on a zoned LU.
+ *
+ * LUN 0: conventional, 512-byte blocks, 64 MiB.  LUN 1: protection
+ * information type 1, 16 MiB.  LUN 2: zbc-hm.  LUN 3: conventional, 16 MiB.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define BS 512u
+#define TOKEN_LEN 512
+
+static const char config[] =
+	"[target \"" ITEST_TARGET "\"]\n"
+	"[lun \"" ITEST_TARGET "\" 0]\n"
+	"path = @DIR@/lun0.img\nsize = 64M\nlogical_block_size = 512\n"
+	"[lun \"" ITEST_TARGET "\" 1]\n"
+	"path = @DIR@/lun1.img\nsize = 16M\nlogical_block_size = 512\nprotection_type = 1\n"
+	"[lun \"" ITEST_TARGET "\" 2]\n"
+	"kind = zbc-hm\npath = @DIR@/lun2.img\nsize = 64M\nlogical_block_size = 512\nzone_size = 4M\n"
+	"[lun \"" ITEST_TARGET "\" 3]\n"
+	"path = @DIR@/lun3.img\nsize = 16M\nlogical_block_size = 512\n";
+
+static struct iscsi_context *s;
+
+struct range {
+	uint64_t lba;
+	uint32_t n;
+};
+
+/* POPULATE TOKEN's parameter list: flags b2, INACTIVITY TIMEOUT, ROD TYPE, the ranges; returns its length. */
+static uint32_t pt_list(uint8_t *p, uint8_t flags, uint32_t timeout, uint32_t rod_type, const struct range *r,
+			unsigned n)
+{
+	memset(p, 0, 16 + 16 * n);
+	itest_put_be16(p, (uint16_t)(14 + 16 * n));
+	p[2] = flags;
+	itest_put_be32(p + 4, timeout);
+	itest_put_be32(p + 8, rod_type);
+	itest_put_be16(p + 14, (uint16_t)(16 * n));
+	for (unsigned i = 0; i < n; i++) {
+		itest_put_be64(p + 16 + 16 * i, r[i].lba);
+		itest_put_be32(p + 24 + 16 * i, r[i].n);
+	}
+	return 16 + 16 * n;
+}
+
+/* WRITE USING TOKEN's: flags b2 (DEL_TKN 02h), OFFSET INTO ROD, the token, the ranges; returns its length. */
+static uint32_t wut_list(uint8_t *p, uint8_t flags, uint64_t offset, const uint8_t *token, const struct range *r,
+			 unsigned n)
+{
+	memset(p, 0, 536 + 16 * n);
+	itest_put_be16(p, (uint16_t)(534 + 16 * n));
+	p[2] = flags;
+	itest_put_be64(p + 8, offset);
+	memcpy(p + 16, token, TOKEN_LEN);
+	itest_put_be16(p + 534, (uint16_t)(16 * n));
+	for (unsigned i = 0; i < n; i++) {
+		itest_put_be64(p + 536 + 16 * i, r[i].lba);
+		itest_put_be32(p + 544 + 16 * i, r[i].n);
+	}
+	return 536 + 16 * n;
+}
+
+static bool tpc_out(int lun, uint8_t sa, uint32_t list_id, const char *name, const uint8_t *p, uint32_t len,
+		    uint32_t pll, struct itest_expect e, struct itest_result *r)
+{
+	uint8_t cdb[16] = { 0x83, sa };
+
+	itest_put_be32(cdb + 6, list_id);
+	itest_put_be32(cdb + 10, pll);
+	return itest_expect_cmd(s, lun, name, cdb, 16, len ? ITEST_OUT : ITEST_NONE, p, len, 0, e, r);
+}
+
+/* RECEIVE ROD TOKEN INFORMATION of list_id into r (the caller frees it). */
+static void rrti(int lun, uint32_t list_id, struct itest_result *r)
+{
+	uint8_t cdb[16] = { 0x84, 0x07 };
+
+	itest_put_be32(cdb + 2, list_id);
+	itest_put_be32(cdb + 10, 1024);
+	itest_cmd(s, lun, cdb, 16, ITEST_IN, NULL, 0, 1024, r);
+}
+
+/* POPULATE TOKEN of the ranges as list list_id, then its token through RECEIVE ROD TOKEN INFORMATION. */
+static bool make_token(int lun, uint32_t list_id, uint32_t timeout, const struct range *rg, unsigned n,
+		       uint8_t token[TOKEN_LEN])
+{
+	uint8_t p[16 + 16 * 8];
+	uint32_t len = pt_list(p, 0, timeout, 0, rg, n);
+	struct itest_result r;
+	bool ok;
+
+	if (!tpc_out(lun, 0x10, list_id, "POPULATE TOKEN -> GOOD", p, len, len, EXPECT_GOOD, NULL))
+		return false;
+	rrti(lun, list_id, &r);
+	ok = r.status == 0 && r.data_len >= 32 + 4 + 2 + TOKEN_LEN && r.data[13] == 0;
+	if (ok)
+		memcpy(token, r.data + 32 + 6, TOKEN_LEN);
+	itest_result_free(&r);
+	return itest_ok(ok, "RECEIVE ROD TOKEN INFORMATION -> GOOD with the token", NULL);
+}
+
+static bool wut(int lun, uint32_t list_id, const char *name, uint8_t flags, uint64_t offset, const uint8_t *token,
+		const struct range *rg, unsigned n, struct itest_expect e, struct itest_result *r)
+{
+	uint8_t p[536 + 16 * 8];
+	uint32_t len = wut_list(p, flags, offset, token, rg, n);
+
+	return tpc_out(lun, 0x11, list_id, name, p, len, len, e, r);
+}
+
+static bool region_is(int lun, uint64_t lba, uint32_t nblocks, const uint8_t *want)
+{
+	uint8_t *got = malloc((size_t)nblocks * BS);
+	bool same = got && itest_read16(s, lun, lba, got, nblocks, BS, "READ(16) of the destination") &&
+		    memcmp(got, want, (size_t)nblocks * BS) == 0;
+
+	free(got);
+	return same;
+}
+
+static void test_vpd(void)
+{
+	uint8_t cdb[6] = { 0x12, 0x01, 0x8f, 0x02, 0x00, 0 };
+	struct itest_result r;
+	const uint8_t *b;
+	bool ok;
+
+	itest_cmd(s, 0, cdb, 6, ITEST_IN, NULL, 0, 512, &r);
+	/* After the Supported Commands (16 bytes) and Supported Descriptors (8) descriptors: the token ones. */
+	b = r.data + 4 + 24;
+	ok = r.status == 0 && r.data_len == 296 && itest_get_be16(b) == 0x0000 && itest_get_be16(b + 2) == 32 &&
+	     itest_get_be16(b + 10) == 64 && itest_get_be32(b + 12) == 600 && itest_get_be32(b + 16) == 60;
+	itest_ok(ok, "VPD 8Fh Block Device ROD Limits (0000h): 64 ranges, inactivity timeout 600 s at most, 60 s by "
+		 "default", "%s", itest_result_str(&r));
+	b += 36;
+	ok = r.status == 0 && itest_get_be16(b) == 0x0106 && itest_get_be16(b + 2) == 92 &&
+	     itest_get_be32(b + 24) == 600 && itest_get_be16(b + 46) == 48;
+	itest_ok(ok, "VPD 8Fh ROD Token Features (0106h): maximum inactivity timeout 600 s, a block device descriptor",
+		 NULL);
+	b += 96;
+	ok = r.status == 0 && itest_get_be16(b) == 0x0108 && itest_get_be16(b + 6) == 128 &&
+	     itest_get_be32(b + 8) == 0x00800001 && b[12] == 0x03 && itest_get_be32(b + 72) == 0xffff0001 &&
+	     b[76] == 0x02;
+	itest_ok(ok, "VPD 8Fh Supported ROD Types (0108h): point in time change vulnerable in and out, the block "
+		 "device zero ROD token in", NULL);
+	itest_result_free(&r);
+}
+
+static void test_copies(void)
+{
+	static uint8_t a[16 * BS], b[8 * BS], both[24 * BS], zeros[24 * BS];
+	static const struct range src[2] = { { 100, 16 }, { 300, 8 } };
+	uint8_t token[TOKEN_LEN], p[16 + 16 * 2];
+	struct itest_result r;
+	bool ok;
+
+	itest_pattern(a, sizeof(a), 71);
+	itest_pattern(b, sizeof(b), 72);
+	memcpy(both, a, sizeof(a));
+	memcpy(both + sizeof(a), b, sizeof(b));
+	if (!itest_write16(s, 0, 100, a, 16, BS, false, "WRITE(16) of the first source range") ||
+	    !itest_write16(s, 0, 300, b, 8, BS, false, "WRITE(16) of the second source range"))
+		return;
+	if (!tpc_out(0, 0x10, 1, "POPULATE TOKEN of LBA 100 (16 blocks) and 300 (8), list 1 -> GOOD", p,
+		     pt_list(p, 0, 0, 0, src, 2), 48, EXPECT_GOOD, NULL))
+		return;
+	rrti(0, 1, &r);
+	ok = r.status == 0 && r.data_len == 32 + 4 + 2 + TOKEN_LEN && itest_get_be32(r.data) == (uint32_t)r.data_len - 4 &&
+	     (r.data[4] & 0x1f) == 0x10 && r.data[5] == 0x01 && r.data[13] == 0 && r.data[15] == 0xf1 &&
+	     itest_get_be64(r.data + 16) == 24 && itest_get_be32(r.data + 32) == 514;
+	itest_ok(ok, "RECEIVE ROD TOKEN INFORMATION of list 1: RESPONSE TO SERVICE ACTION 10h, COPY OPERATION STATUS "
+		 "01h, TRANSFER COUNT 24 blocks (units F1h), ROD TOKEN DESCRIPTORS LENGTH 514", "%s",
+		 itest_result_str(&r));
+	if (!ok) {
+		itest_result_free(&r);
+		return;
+	}
+	memcpy(token, r.data + 38, TOKEN_LEN);
+	itest_result_free(&r);
+	itest_ok(itest_get_be32(token) == 0x00800001 && itest_get_be16(token + 6) == 0x01f8 && token[16] == 0xe4 &&
+		 itest_get_be64(token + 56) == 24 * BS,
+		 "the token: ROD TYPE 00800001h, ROD TOKEN LENGTH 01F8h, the creator as an E4h descriptor, 12288 bytes "
+		 "represented", NULL);
+	rrti(0, 1, &r);
+	itest_ok(r.status == 2 && r.sense.key == 5 && r.sense.asc == 0x24,
+		 "RECEIVE ROD TOKEN INFORMATION of list 1 again -> 05/24/00 (the result is released once read)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+
+	wut(0, 2, "WRITE USING TOKEN to LBA 1000 (24 blocks), list 2 -> GOOD", 0, 0, token,
+	    (const struct range[]){ { 1000, 24 } }, 1, EXPECT_GOOD, NULL);
+	itest_ok(region_is(0, 1000, 24, both), "LBA 1000..1023 hold the two source ranges, in order", "different");
+	rrti(0, 2, &r);
+	itest_ok(r.status == 0 && r.data_len == 36 && (r.data[4] & 0x1f) == 0x11 && r.data[5] == 0x01 &&
+			 itest_get_be64(r.data + 16) == 24 && itest_get_be32(r.data + 32) == 0,
+		 "RECEIVE ROD TOKEN INFORMATION of list 2: service action 11h, status 01h, 24 blocks, no token", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	wut(0, 3, "WRITE USING TOKEN, OFFSET INTO ROD 16, to LBA 2000 and 2100 (4 blocks each) -> GOOD", 0, 16, token,
+	    (const struct range[]){ { 2000, 4 }, { 2100, 4 } }, 2, EXPECT_GOOD, NULL);
+	itest_ok(region_is(0, 2000, 4, b) && region_is(0, 2100, 4, b + 4 * BS),
+		 "they hold the token's blocks 16..23 (the second source range)", "different");
+	wut(0, 4, "WRITE USING TOKEN of 25 blocks from a token of 24 -> 05/26/00", 0, 0, token,
+	    (const struct range[]){ { 3000, 25 } }, 1, EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on OFFSET INTO ROD (parameter byte 8)", &r, 0, 8, -1);
+	itest_result_free(&r);
+	memset(zeros, 0, sizeof(zeros));
+	itest_ok(region_is(0, 3000, 24, zeros), "... and nothing written there", "written");
+	wut(0, 5, "WRITE USING TOKEN, OFFSET INTO ROD 24 (past the token) -> 05/26/00", 0, 24, token,
+	    (const struct range[]){ { 3000, 1 } }, 1, EXPECT_SENSE(5, 0x26, 0x00), NULL);
+	wut(3, 5, "the same token at another LU (LUN 3) -> 05/23/04 TOKEN UNKNOWN", 0, 0, token,
+	    (const struct range[]){ { 0, 24 } }, 1, EXPECT_SENSE(5, 0x23, 0x04), NULL);
+	token[200] ^= 1;
+	wut(0, 5, "a token with one bit changed -> 05/23/04 TOKEN UNKNOWN", 0, 0, token,
+	    (const struct range[]){ { 3000, 24 } }, 1, EXPECT_SENSE(5, 0x23, 0x04), NULL);
+	token[200] ^= 1;
+
+	/* A write to one of its blocks revokes the token (point in time, change vulnerable). */
+	itest_write16(s, 0, 305, b, 1, BS, false, "WRITE(16) of LBA 305, inside the token's second range");
+	wut(0, 6, "WRITE USING TOKEN after a write to its blocks -> 05/23/06 TOKEN REVOKED", 0, 0, token,
+	    (const struct range[]){ { 3000, 24 } }, 1, EXPECT_SENSE(5, 0x23, 0x06), NULL);
+	itest_ok(region_is(0, 3000, 24, zeros), "... and nothing written", "written");
+	rrti(0, 6, &r);
+	itest_ok(r.status == 0 && r.data[5] == 0x02 && r.data[13] >= 14 && (r.data[32 + 2] & 0x0f) == 5 &&
+			 r.data[32 + 12] == 0x23 && r.data[32 + 13] == 0x06,
+		 "RECEIVE ROD TOKEN INFORMATION of list 6: status 02h (completed with errors) with the sense 05/23/06",
+		 "%s", itest_result_str(&r));
+	itest_result_free(&r);
+
+	/* DEL_TKN, expiry. */
+	if (make_token(0, 7, 0, src, 1, token)) {
+		wut(0, 8, "WRITE USING TOKEN with DEL_TKN -> GOOD", 0x02, 0, token, (const struct range[]){ { 4000, 16 } },
+		    1, EXPECT_GOOD, NULL);
+		itest_ok(region_is(0, 4000, 16, a), "it wrote the token's blocks", "different");
+		wut(0, 9, "the deleted token again -> 05/23/09 TOKEN DELETED", 0, 0, token,
+		    (const struct range[]){ { 4000, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x09), NULL);
+	}
+	if (make_token(0, 10, 1, src, 1, token)) {
+		usleep(2200 * 1000);
+		wut(0, 11, "a token with INACTIVITY TIMEOUT 1 s, 2.2 s later -> 05/23/07 TOKEN EXPIRED", 0, 0, token,
+		    (const struct range[]){ { 4000, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x07), NULL);
+	}
+
+	/* The block device zero ROD token. */
+	memset(token, 0, sizeof(token));
+	itest_put_be32(token, 0xffff0001);
+	itest_put_be16(token + 6, 0x01f8);
+	wut(0, 12, "WRITE USING TOKEN of the block device zero ROD token (FFFF0001h) over LBA 1000 (24) -> GOOD", 0, 0,
+	    token, (const struct range[]){ { 1000, 24 } }, 1, EXPECT_GOOD, NULL);
+	itest_ok(region_is(0, 1000, 24, zeros), "LBA 1000..1023 read zeros", "not zeros");
+}
+
+static void test_checks(void)
+{
+	uint8_t p[16 + 16 * 70];
+	struct itest_result r;
+	uint32_t len;
+
+	len = pt_list(p, 0, 0, 0, (const struct range[]){ { 0, 8 } }, 1);
+	tpc_out(0, 0x10, 20, "POPULATE TOKEN with PARAMETER LIST LENGTH 0 -> 05/24/00", NULL, 0, 0,
+		EXPECT_SENSE(5, 0x24, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on PARAMETER LIST LENGTH (CDB byte 10)", &r, 1, 10, -1);
+	itest_result_free(&r);
+	{
+		struct range many[65];
+
+		for (unsigned i = 0; i < 65; i++)
+			many[i] = (struct range){ i * 10u, 1 };
+		len = pt_list(p, 0, 0, 0, many, 65);
+		tpc_out(0, 0x10, 20, "POPULATE TOKEN of 65 ranges (64 at most: VPD 8Fh) -> 05/24/00", p, len, len,
+			EXPECT_SENSE(5, 0x24, 0x00), NULL);
+	}
+	len = pt_list(p, 0, 0, 0, (const struct range[]){ { 0, 8 } }, 1);
+	itest_put_be16(p + 14, 15);
+	tpc_out(0, 0x10, 20, "BLOCK DEVICE RANGE DESCRIPTOR LENGTH 15 -> 05/26/00", p, len, len,
+		EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on parameter byte 14", &r, 0, 14, -1);
+	itest_result_free(&r);
+	len = pt_list(p, 0, 601, 0, (const struct range[]){ { 0, 8 } }, 1);
+	tpc_out(0, 0x10, 20, "INACTIVITY TIMEOUT 601 s (600 at most) -> 05/26/00", p, len, len,
+		EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on INACTIVITY TIMEOUT (parameter byte 4)", &r, 0, 4, -1);
+	itest_result_free(&r);
+	len = pt_list(p, 0x02, 0, 0xffff0001, (const struct range[]){ { 0, 8 } }, 1);
+	tpc_out(0, 0x10, 20, "RTV = 1 asking for the zero ROD token type (only accepted in) -> 05/26/00", p, len, len,
+		EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on ROD TYPE (parameter byte 8)", &r, 0, 8, -1);
+	itest_result_free(&r);
+	len = pt_list(p, 0x02, 0, 0x00800001, (const struct range[]){ { 0, 8 } }, 1);
+	tpc_out(0, 0x10, 20, "RTV = 1 with ROD TYPE 00800001h -> GOOD", p, len, len, EXPECT_GOOD, NULL);
+	len = pt_list(p, 0, 0, 0, (const struct range[]){ { 131072 - 4, 8 } }, 1);
+	tpc_out(0, 0x10, 20, "a range past the capacity -> 05/21/00", p, len, len, EXPECT_SENSE(5, 0x21, 0x00), NULL);
+	len = pt_list(p, 0, 0, 0, (const struct range[]){ { 0, 8 }, { 4, 8 } }, 2);
+	tpc_out(0, 0x10, 20, "overlapping ranges -> 05/26/00", p, len, len, EXPECT_SENSE(5, 0x26, 0x00), NULL);
+	{
+		uint8_t w[536 + 16], token[TOKEN_LEN] = { 0 };
+
+		len = wut_list(w, 0, 0, token, (const struct range[]){ { 0, 8 } }, 1);
+		tpc_out(0, 0x11, 21, "WRITE USING TOKEN shorter than its header and a range -> 05/24/00", w, 540, 540,
+			EXPECT_SENSE(5, 0x24, 0x00), NULL);
+		itest_put_be16(w, 100);
+		tpc_out(0, 0x11, 21, "WRITE USING TOKEN DATA LENGTH too short -> 05/26/00", w, len, len,
+			EXPECT_SENSE(5, 0x26, 0x00), &r);
+		itest_expect_field_pointer("... field pointer on parameter byte 0", &r, 0, 0, -1);
+		itest_result_free(&r);
+	}
+	len = pt_list(p, 0, 0, 0, (const struct range[]){ { 0, 8 } }, 1);
+	tpc_out(2, 0x10, 20, "POPULATE TOKEN on a zbc-hm LU -> 05/20/00 (no copy manager there)", p, len, len,
+		EXPECT_SENSE(5, 0x20, 0x00), NULL);
+}
+
+/* LUN 1, protection information type 1: the tuples come with the blocks, retagged for the destination. */
+static void test_pi(void)
+{
+	static uint8_t a[8 * BS], zeros[BS];
+	uint8_t token[TOKEN_LEN], rd[16] = { 0x88, 0x20 }; /* READ(16), RDPROTECT 001b */
+	struct itest_result r;
+	bool ok;
+
+	itest_pattern(a, sizeof(a), 81);
+	if (!itest_write16(s, 1, 50, a, 8, BS, false, "PI LU: WRITE(16) of LBA 50 (8 blocks)") ||
+	    !make_token(1, 30, 0, (const struct range[]){ { 50, 8 } }, 1, token))
+		return;
+	wut(1, 31, "PI LU: WRITE USING TOKEN to LBA 900 -> GOOD", 0, 0, token, (const struct range[]){ { 900, 8 } }, 1,
+	    EXPECT_GOOD, NULL);
+	itest_put_be64(rd + 2, 900);
+	itest_put_be32(rd + 10, 8);
+	itest_cmd(s, 1, rd, 16, ITEST_IN, NULL, 0, 8 * (BS + 8), &r);
+	ok = r.status == 0 && r.data_len == 8 * (BS + 8);
+	for (unsigned i = 0; ok && i < 8; i++)
+		ok = memcmp(r.data + i * (BS + 8), a + i * BS, BS) == 0 && itest_get_be32(r.data + i * (BS + 8) + BS + 4) == 900 + i;
+	itest_ok(ok, "PI LU: READ(16) RDPROTECT 001b of LBA 900 -> GOOD, the data, reference tags 900.. (retagged)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	memset(token, 0, sizeof(token));
+	itest_put_be32(token, 0xffff0001);
+	itest_put_be16(token + 6, 0x01f8);
+	wut(1, 32, "PI LU: the zero ROD token over LBA 900 -> GOOD", 0, 0, token, (const struct range[]){ { 900, 8 } },
+	    1, EXPECT_GOOD, NULL);
+	itest_cmd(s, 1, rd, 16, ITEST_IN, NULL, 0, 8 * (BS + 8), &r);
+	ok = r.status == 0 && r.data_len == 8 * (BS + 8);
+	for (unsigned i = 0; ok && i < 8; i++)
+		ok = memcmp(r.data + i * (BS + 8), zeros, BS) == 0 && itest_get_be64(r.data + i * (BS + 8) + BS) == UINT64_MAX;
+	itest_ok(ok, "PI LU: READ(16) RDPROTECT 001b -> GOOD, zeros with FFh tuples (no check)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	struct itest_daemon d;
+
+	itest_init(argc, argv, "test_token_copy: POPULATE TOKEN, WRITE USING TOKEN, RECEIVE ROD TOKEN INFORMATION");
+	itest_daemon_init(&d, "token-copy");
+	if (itest_daemon_write_config(&d, config) != 0 || itest_daemon_start(&d) != 0) {
+		printf("Bail out! cannot start sbcemud (see %s)\n", d.log);
+		return 1;
+	}
+	s = itest_session(&d, ITEST_INITIATOR_1, 0);
+	if (!s)
+		return itest_finish();
+	for (int lun = 0; lun < 4; lun++)
+		itest_clear_ua(s, lun);
+	test_vpd();
+	test_copies();
+	test_checks();
+	test_pi();
+	itest_close(s);
+	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
+	itest_daemon_cleanup(&d);
+	return itest_finish();
+}

@@ -1,0 +1,179 @@
+/*
+ * copy/rod_token.c: WRITE USING TOKEN runs one job per piece of at most
+ * 1 MiB and looks at its token before each.  A WRITE to the token's
+ * blocks while the copy runs revokes the token (SBC-4: a point in time,
+ * change vulnerable ROD token represents the blocks as they were), and
+ * the copy ends at the next piece with INVALID TOKEN OPERATION, TOKEN
+ * REVOKED (05/23/06): the pieces done hold the source's blocks, the rest
+ * its old data.  ABORT TASK ends it at a piece boundary as EXTENDED COPY.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "manual_executor.h"
+#include "core/scsi_internal.h"
+
+#define BS 512
+#define PIECE_BLOCKS (1024 * 1024 / BS) /* copy.h COPY_PIECE */
+#define NUM_BLOCKS (8 * PIECE_BLOCKS)
+#define DST (4 * PIECE_BLOCKS)
+
+static struct harness h;
+static struct manual_executor mex;
+static uint8_t token[512];
+
+static void fill(uint64_t lba, uint32_t nblocks, uint8_t value)
+{
+	uint8_t *buf = malloc((size_t)nblocks * BS);
+
+	memset(buf, value, (size_t)nblocks * BS);
+	ck_assert_int_eq(h.lu->backend->ops->write(h.lu->backend, buf, (size_t)nblocks * BS, lba * BS, 0), 0);
+	free(buf);
+}
+
+static bool holds(uint64_t lba, uint32_t nblocks, uint8_t value)
+{
+	uint8_t *buf = malloc((size_t)nblocks * BS);
+	bool same = true;
+
+	ck_assert_int_eq(h.lu->backend->ops->read(h.lu->backend, buf, (size_t)nblocks * BS, lba * BS), 0);
+	for (size_t i = 0; i < (size_t)nblocks * BS && same; i++)
+		same = buf[i] == value;
+	free(buf);
+	return same;
+}
+
+/* POPULATE TOKEN of LBA 0 .. 3 pieces (list 1), then its token (RECEIVE ROD TOKEN INFORMATION). */
+static void setup(void)
+{
+	uint8_t pt[16] = { 0x83, 0x10 }, p[32] = { 0, 30 }, rrti[16] = { 0x84, 0x07 };
+	struct harness_result r;
+
+	harness_init(&h, NUM_BLOCKS, BS, NULL);
+	harness_clear_ua(&h);
+	fill(0, 3 * PIECE_BLOCKS, 'a');
+	fill(DST, 3 * PIECE_BLOCKS, 'b');
+	pt[9] = 1;
+	pt[13] = sizeof(p);
+	p[15] = 16;
+	put_be32(p + 24, 3 * PIECE_BLOCKS);
+	harness_run(&h, 0, pt, 16, p, sizeof(p), 0, &r);
+	harness_expect_good(&r);
+	rrti[5] = 1;
+	rrti[12] = 0x04; /* ALLOCATION LENGTH 1024 */
+	harness_run(&h, 0, rrti, 16, NULL, 0, 1024, &r);
+	harness_expect_good(&r);
+	ck_assert_uint_eq(r.data_in_len, 32 + 4 + 2 + 512);
+	memcpy(token, r.data_in + 38, 512);
+	manual_executor_init(&mex);
+	h.dev->executor = &mex.ex;
+}
+
+static void teardown(void)
+{
+	manual_executor_run(&mex, ~0u);
+	harness_fini(&h);
+}
+
+/* WRITE USING TOKEN (list 2) of the whole token to DST. */
+static void submit_wut(struct harness_result *r)
+{
+	static uint8_t p[536 + 16];
+	uint8_t cdb[16] = { 0x83, 0x11 };
+	struct harness_opts o = { .nexus = 0, .attr = SCSI_TASK_SIMPLE };
+
+	memset(p, 0, sizeof(p));
+	put_be16(p, sizeof(p) - 2);
+	memcpy(p + 16, token, 512);
+	put_be16(p + 534, 16);
+	put_be64(p + 536, DST);
+	put_be32(p + 544, 3 * PIECE_BLOCKS);
+	cdb[9] = 2;
+	put_be32(cdb + 10, sizeof(p));
+	harness_submit(&h, &o, cdb, 16, p, sizeof(p), r);
+}
+
+static void tmf_done(void *arg, enum scsi_tmf_response response)
+{
+	*(int *)arg = (int)response + 1;
+}
+
+START_TEST(runs_piece_by_piece)
+{
+	struct harness_result r;
+
+	submit_wut(&r);
+	ck_assert(!r.completed);
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 3);
+	harness_expect_good(&r);
+	ck_assert(holds(DST, 3 * PIECE_BLOCKS, 'a'));
+}
+END_TEST
+
+/*
+ * A WRITE(16) of one block of the token's third piece, from the other
+ * nexus, after the copy's first piece: it runs beside the copy (their LBA
+ * locks do not meet), revokes the token, and the copy ends after the piece
+ * already queued with 05/23/06; the third piece was not copied.
+ */
+START_TEST(a_write_to_the_source_revokes_it_mid_copy)
+{
+	struct harness_result r, w;
+	uint8_t cdb[16] = { 0x8a }, block[BS];
+	struct harness_opts o = { .nexus = 1, .attr = SCSI_TASK_SIMPLE };
+
+	memset(block, 'c', sizeof(block));
+	submit_wut(&r);
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
+	put_be64(cdb + 2, 2 * PIECE_BLOCKS + 5);
+	put_be32(cdb + 10, 1);
+	harness_submit(&h, &o, cdb, 16, block, sizeof(block), &w);
+	manual_executor_run(&mex, ~0u);
+	harness_expect_good(&w);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, 0x2306);
+	ck_assert(holds(DST, 2 * PIECE_BLOCKS, 'a'));
+	ck_assert(holds(DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
+}
+END_TEST
+
+START_TEST(abort_task_stops_at_a_piece_boundary)
+{
+	struct harness_result r;
+	int tmf = 0;
+
+	submit_wut(&r);
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
+	scsi_tmf(h.nexus[0], scsi_lun_encode(0), SCSI_TMF_ABORT_TASK, h.lu->ts.head, tmf_done, &tmf);
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
+	ck_assert(r.aborted);
+	ck_assert_int_eq(tmf, SCSI_TMF_FUNCTION_COMPLETE + 1);
+	ck_assert(holds(DST, 2 * PIECE_BLOCKS, 'a'));
+	ck_assert(holds(DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("rod_token");
+	TCase *tc = tcase_create("pieces");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, runs_piece_by_piece);
+	tcase_add_test(tc, a_write_to_the_source_revokes_it_mid_copy);
+	tcase_add_test(tc, abort_task_stops_at_a_piece_boundary);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
