@@ -1,9 +1,9 @@
 # shellcheck shell=sh
 # Guest check "xcopy": copy offload with a stock host tool.  sg3_utils'
 # sg_xcopy copies 1 MiB through sg with EXTENDED COPY (LID1; the copy
-# manager, docs/copy.md) inside one LU, ddpt copies it again with ODX
-# (token-based copy), each result is read back through sd; a copy past the
-# capacity must fail.  The host checks the values and that
+# manager, docs/copy.md) inside one LU, sg_raw copies it again with ROD
+# tokens (POPULATE TOKEN, WRITE USING TOKEN), each result is read back
+# through sd; a copy past the capacity must fail.  The host checks the values and that
 # sbcemud saw EXTENDED COPY (tests/kernel/host/xcopy.sh).  LUN: SBCE_XCOPY_LUN.
 
 l=${SBCE_XCOPY_LUN:-3}
@@ -29,18 +29,37 @@ if dd if="$dev" bs=64k skip=128 count=16 iflag=direct status=none | cmp -s - /tm
 else
 	sbce_value readback differs
 fi
-# ddpt (a Debian package) copies the same 1 MiB to LBA 24576 by ODX: POPULATE
-# TOKEN, RECEIVE ROD TOKEN INFORMATION, WRITE USING TOKEN (docs/copy.md).
-if ddpt if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=24576 --odx -v >/tmp/odx.log 2>&1; then
-	sbce_value ddpt_odx ok
+# The same 1 MiB copied again to LBA 24576 with ROD tokens (docs/copy.md),
+# through sg with sg3_utils' sg_raw: POPULATE TOKEN (list 1), RECEIVE ROD
+# TOKEN INFORMATION for the token, WRITE USING TOKEN (list 2).  (ddpt 0.97's
+# --odx puts each range descriptor one byte early, src/ddpt_xcopy.c
+# do_pop_tok and do_wut "n = 15" / "n = 535", so no conforming copy manager
+# reads its ranges; it is not used here.)
+# bin HEX...: the bytes written as hex pairs, to stdout.
+bin() {
+	for _h in $(echo "$*" | sed 's/ //g; s/../& /g'); do
+		# shellcheck disable=SC2059
+		printf "\\$(printf '%03o' $((0x$_h)))"
+	done
+}
+zeros() { head -c "$1" /dev/zero; }
+{ bin 001e 0000 00000000 00000000 00000010 0000000000000000 00000800; zeros 4; } >/tmp/pt.bin
+{ sg_raw -s 32 -i /tmp/pt.bin "$sg" 83 10 00 00 00 00 00 00 00 01 00 00 00 20 00 00 &&
+	sg_raw -r 1024 -o /tmp/rrti.bin "$sg" 84 07 00 00 00 01 00 00 00 00 00 00 04 00 00 00; } >/tmp/odx.log 2>&1
+sbce_value rod_rrti "$(od -An -v -tx1 -N 42 /tmp/rrti.bin 2>/dev/null | tr -d ' \n')"
+dd if=/tmp/rrti.bin of=/tmp/token.bin bs=1 skip=38 count=512 2>/dev/null
+{ bin 0226 0000 00000000 0000000000000000; cat /tmp/token.bin; zeros 6
+  bin 0010 0000000000006000 00000800; zeros 4; } >/tmp/wut.bin
+if sg_raw -s 552 -i /tmp/wut.bin "$sg" 83 11 00 00 00 00 00 00 00 02 00 00 02 28 00 00 >>/tmp/odx.log 2>&1; then
+	sbce_value rod_wut ok
 else
-	sbce_value ddpt_odx "exit $?"
+	sbce_value rod_wut "exit $?"
 fi
-sed 's/^/  ddpt --odx: /' /tmp/odx.log | head -n 30
+sed 's/^/  token copy: /' /tmp/odx.log | head -n 20
 if dd if="$dev" bs=64k skip=192 count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
-	sbce_value odx_readback ok
+	sbce_value rod_readback ok
 else
-	sbce_value odx_readback differs
+	sbce_value rod_readback differs
 fi
 # Past the capacity: the device refuses the whole list (COPY ABORTED), sg_xcopy fails.
 if sg_xcopy if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=$((blocks - 1024)) >/tmp/xcopy2.log 2>&1; then

@@ -7,9 +7,15 @@ host_xcopy() {
 	expect "INQUIRY 3PC (byte 5 bit 3): the LU has a copy manager" 8 $(($(hex_u8 "$(res xcopy.inquiry)" 5) & 8))
 	expect "sg_xcopy 2048 blocks LBA 0 -> 16384 (EXTENDED COPY LID1 through sg)" ok "$(res xcopy.sg_xcopy)"
 	expect "the copied 1 MiB read back through sd" ok "$(res xcopy.readback)"
-	expect "ddpt --odx 2048 blocks LBA 0 -> 24576 (POPULATE TOKEN, WRITE USING TOKEN through sg)" ok \
-		"$(res xcopy.ddpt_odx)"
-	expect "the ODX copy read back through sd" ok "$(res xcopy.odx_readback)"
+	# RECEIVE ROD TOKEN INFORMATION: AVAILABLE DATA 546, for POPULATE TOKEN (10h), status 01h, no sense,
+	# TRANSFER COUNT 2048 blocks (units F1h), ROD TOKEN DESCRIPTORS LENGTH 514, ROD TYPE 00800001h.
+	expect "POPULATE TOKEN of 2048 blocks, then RECEIVE ROD TOKEN INFORMATION through sg (sg_raw)" \
+		000002221001000000000000000000f100000000000008000000000000000000000002020000 \
+		"$(res xcopy.rod_rrti | cut -c1-76)"
+	expect "... the token's ROD TYPE: point in time, change vulnerable (00800001h)" 00800001 \
+		"$(res xcopy.rod_rrti | cut -c77-84)"
+	expect "WRITE USING TOKEN of it to LBA 24576 through sg" ok "$(res xcopy.rod_wut)"
+	expect "the token-based copy read back through sd" ok "$(res xcopy.rod_readback)"
 	expect "sg_xcopy past the capacity" refused "$(res xcopy.past_capacity)"
 	# When the run logs every command (run.sh's debug log level).
 	if [ -n "${DAEMON_LOG:-}" ] && grep -q 'CDB\[0\]' "$DAEMON_LOG"; then
