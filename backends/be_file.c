@@ -60,6 +60,7 @@ struct be_file {
 	/* Learned at run time; read and written by several workers, hence atomics. */
 	bool no_rwf_dsync;
 	bool no_zero_range;
+	bool no_copy_range;   /* copy_file_range(2) refused once: not tried again */
 	bool no_nowait_write; /* the file system does not take buffered writes with RWF_NOWAIT */
 	bool no_nowait_read;  /* nor reads (tmpfs, overlayfs): resident.h tells instead (loop thread only) */
 	struct resident resident;
@@ -513,6 +514,47 @@ static int fallocate_range(struct be_file *f, int mode, uint64_t offset, uint64_
 }
 
 /*
+ * copy_file_range(2) inside the file: the kernel moves the bytes (a
+ * reflink on a file system that shares extents, XFS or Btrfs; a copy in
+ * the page cache on ext4), none through this process.  A file system or
+ * kernel that refuses (EOPNOTSUPP, EXDEV, ENOSYS, EINVAL for a file it
+ * cannot) is not asked again: -EOPNOTSUPP, the caller copies itself.
+ */
+static int be_file_copy_range(struct backend *be, uint64_t src, uint64_t dst, uint64_t len, unsigned flags)
+{
+	struct be_file *f = be_file_from(be);
+	int rc = range_check(be, src, len);
+
+	if (rc == 0)
+		rc = write_check(be, dst, len);
+	if (rc)
+		return rc;
+	if (src < dst + len && dst < src + len)
+		return -EINVAL;
+	if (flag_get(&f->no_copy_range))
+		return -EOPNOTSUPP;
+	while (len > 0) {
+		loff_t in = (loff_t)src, out = (loff_t)dst;
+		ssize_t n = copy_file_range(f->fd, &in, f->fd, &out, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EOPNOTSUPP || errno == EXDEV || errno == ENOSYS || errno == EINVAL)) {
+			flag_set(&f->no_copy_range);
+			return -EOPNOTSUPP;
+		}
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* end of file inside the backend's size: the file was truncated */
+		src += (uint64_t)n;
+		dst += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return flags & BE_WRITE_FUA ? be_file_flush(be) : 0;
+}
+
+/*
  * Deallocates the range, which reads back as zeros: fallocate(2)
  * FALLOC_FL_PUNCH_HOLE, for files and (since Linux 4.9) for block devices,
  * where it becomes a zeroing write that unmaps when the device can.
@@ -764,6 +806,7 @@ static const struct backend_ops be_file_ops = {
 	.flush = be_file_flush,
 	.discard = be_file_discard,
 	.write_zeroes = be_file_write_zeroes,
+	.copy_range = be_file_copy_range,
 	.extent = be_file_extent,
 	.allocated = be_file_allocated,
 	.resize = be_file_resize,

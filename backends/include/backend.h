@@ -76,6 +76,15 @@ struct backend_ops {
 	int (*discard)(struct backend *be, uint64_t offset, uint64_t len);
 	int (*write_zeroes)(struct backend *be, uint64_t offset, uint64_t len, unsigned flags);
 	/*
+	 * Copies len bytes from offset src to offset dst inside the backend,
+	 * without the caller's buffers (a file: copy_file_range(2), a reflink
+	 * where the file system shares extents); BE_WRITE_FUA: durable when it
+	 * returns.  The ranges must not overlap (-EINVAL).  -EOPNOTSUPP: the
+	 * medium cannot (the caller reads and writes instead).  NULL: not
+	 * offered.
+	 */
+	int (*copy_range)(struct backend *be, uint64_t src, uint64_t dst, uint64_t len, unsigned flags);
+	/*
 	 * Finds the extent that starts at offset: sets *kind and *len (bytes, at
 	 * most max_len).  Returns -EOPNOTSUPP if the backend cannot tell.
 	 */

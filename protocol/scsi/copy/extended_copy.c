@@ -234,12 +234,31 @@ static void retag(const struct scsi_lu *lu, uint8_t *tuples, uint64_t dst_lba, u
 int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags)
 {
 	struct scsi_lu *lu = cmd->lu;
-	uint8_t *buf = calloc(n, lu->block_size);
-	uint8_t *tuples = sbc_lu_has_pi(lu) ? malloc(sbc_pi_bytes(lu, n)) : NULL;
+	struct backend *be = lu->backend;
+	uint8_t *buf;
+	uint8_t *tuples;
 	struct sbc_pi_checks checks;
 	struct scsi_sense_info s;
-	int rc = buf && (tuples || !sbc_lu_has_pi(lu)) ? 0 : -ENOMEM;
+	int rc;
 
+	/*
+	 * Without protection information (nothing to check or retag) the
+	 * backend copies by itself where it can (be_file: copy_file_range,
+	 * no byte through this process); else, or when it cannot, the blocks
+	 * are read and written here.
+	 */
+	if (src != COPY_ZEROS && !sbc_lu_has_pi(lu) && be->ops->copy_range) {
+		rc = be->ops->copy_range(be, scsi_lu_offset(lu, src), scsi_lu_offset(lu, dst),
+					 (uint64_t)n * lu->block_size, flags);
+		if (rc != -EOPNOTSUPP && rc != -EINVAL) {
+			if (rc < 0)
+				scsi_cmd_fail_errno(cmd, rc, true);
+			return rc;
+		}
+	}
+	buf = calloc(n, lu->block_size);
+	tuples = sbc_lu_has_pi(lu) ? malloc(sbc_pi_bytes(lu, n)) : NULL;
+	rc = buf && (tuples || !sbc_lu_has_pi(lu)) ? 0 : -ENOMEM;
 	/* Without PI (tuples NULL) the helpers read and write the data alone. */
 	sbc_pi_checks_init(cmd, 0, &checks);
 	if (rc == 0 && src == COPY_ZEROS && tuples)

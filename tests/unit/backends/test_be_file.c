@@ -268,6 +268,37 @@ START_TEST(range_and_read_only_errors)
 }
 END_TEST
 
+/*
+ * copy_range (copy_file_range(2) inside the file): the bytes arrive, with
+ * FUA too; overlapping ranges and ranges past the size are -EINVAL, a
+ * read-only backend -EROFS.
+ */
+START_TEST(copy_range_inside_the_file)
+{
+	struct backend *be = open_ok(4 * MIB, false);
+	uint8_t *src = malloc(MIB), *got = malloc(MIB);
+
+	for (size_t i = 0; i < MIB; i++)
+		src[i] = (uint8_t)(i * 31 + i / 4096);
+	ck_assert_int_eq(be->ops->write(be, src, MIB, 0, 0), 0);
+	ck_assert_int_eq(be->ops->copy_range(be, 0, 2 * MIB, MIB, 0), 0);
+	ck_assert_int_eq(be->ops->read(be, got, MIB, 2 * MIB), 0);
+	ck_assert_mem_eq(got, src, MIB);
+	ck_assert_int_eq(be->ops->copy_range(be, 4096, 3 * MIB + 512, 65536, BE_WRITE_FUA), 0);
+	ck_assert_int_eq(be->ops->read(be, got, 65536, 3 * MIB + 512), 0);
+	ck_assert_mem_eq(got, src + 4096, 65536);
+	ck_assert_int_eq(be->ops->copy_range(be, 0, 4096, 8192, 0), -EINVAL);
+	ck_assert_int_eq(be->ops->copy_range(be, 0, 4 * MIB - 4096, 8192, 0), -EINVAL);
+	ck_assert_int_eq(be->ops->copy_range(be, 4 * MIB, 0, 1, 0), -EINVAL);
+	be_close(be);
+	be = open_ok(0, true);
+	ck_assert_int_eq(be->ops->copy_range(be, 0, 2 * MIB, 4096, 0), -EROFS);
+	be_close(be);
+	free(src);
+	free(got);
+}
+END_TEST
+
 /* An existing smaller file grows sparse to the configured size; resize changes it again. */
 START_TEST(grow_existing_and_resize)
 {
@@ -411,6 +442,7 @@ int main(void)
 	tcase_add_test(tc, extent_reporting);
 	tcase_add_test(tc, short_file_read_is_eio);
 	tcase_add_test(tc, range_and_read_only_errors);
+	tcase_add_test(tc, copy_range_inside_the_file);
 	tcase_add_test(tc, grow_existing_and_resize);
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, block_device_intent_log);
