@@ -770,18 +770,17 @@ static int write_note(struct be_rbd *r, const char *note)
 	return omap_write(r, NOTE_KEY, note, strlen(note));
 }
 
-static int read_note(struct be_rbd *r, char *buf, size_t len)
+/* The value of one omap key of the state object, read now: 0, -ENOENT, -EFBIG past max, or the store's error. */
+static int read_blob(struct be_rbd *r, const char *name, uint8_t **data, size_t *len, size_t max)
 {
-	const char *key = NOTE_KEY;
-	size_t key_len = strlen(key);
+	size_t key_len = strlen(name);
 	rados_read_op_t op = rados_create_read_op();
 	rados_omap_iter_t iter = NULL;
 	int prval = 0, rc;
 
-	buf[0] = '\0';
 	if (!op)
 		return -ENOMEM;
-	rados_read_op_omap_get_vals_by_keys2(op, &key, 1, &key_len, &iter, &prval);
+	rados_read_op_omap_get_vals_by_keys2(op, &name, 1, &key_len, &iter, &prval);
 	rc = rados_read_op_operate(op, r->ioctx, r->state_oid, 0);
 	if (rc == 0)
 		rc = prval;
@@ -789,13 +788,35 @@ static int read_note(struct be_rbd *r, char *buf, size_t len)
 		char *k, *v;
 		size_t kl, vl;
 
-		if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) == 0 && k && v)
-			snprintf(buf, len, "%.*s", (int)(vl < len ? vl : len - 1), v);
+		rc = -ENOENT;
+		if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) == 0 && k && v) {
+			rc = vl > max ? -EFBIG : 0;
+			if (rc == 0 && !(*data = malloc(vl ? vl : 1)))
+				rc = -ENOMEM;
+			if (rc == 0) {
+				memcpy(*data, v, vl);
+				*len = vl;
+			}
+		}
 	}
 	if (iter)
 		rados_omap_get_end(iter);
 	rados_release_read_op(op);
 	return rc;
+}
+
+/* The holder's note (NOTE_KEY), NUL-terminated in buf ("" when there is none). */
+static int read_note(struct be_rbd *r, char *buf, size_t len)
+{
+	uint8_t *v = NULL;
+	size_t n = 0;
+	int rc = read_blob(r, NOTE_KEY, &v, &n, SIZE_MAX);
+
+	buf[0] = '\0';
+	if (rc == 0)
+		snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), (const char *)v);
+	free(v);
+	return rc == -ENOENT ? 0 : rc;
 }
 
 static int be_rbd_state_load(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max)
@@ -860,41 +881,6 @@ static int be_rbd_state_store(struct backend *be, const char *name, const uint8_
 }
 
 static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen);
-
-/* The value of one omap key of the state object, read now: 0, -ENOENT, -EFBIG past max, or the store's error. */
-static int read_blob(struct be_rbd *r, const char *name, uint8_t **data, size_t *len, size_t max)
-{
-	size_t key_len = strlen(name);
-	rados_read_op_t op = rados_create_read_op();
-	rados_omap_iter_t iter = NULL;
-	int prval = 0, rc;
-
-	if (!op)
-		return -ENOMEM;
-	rados_read_op_omap_get_vals_by_keys2(op, &name, 1, &key_len, &iter, &prval);
-	rc = rados_read_op_operate(op, r->ioctx, r->state_oid, 0);
-	if (rc == 0)
-		rc = prval;
-	if (rc == 0) {
-		char *k, *v;
-		size_t kl, vl;
-
-		rc = -ENOENT;
-		if (rados_omap_get_next2(iter, &k, &v, &kl, &vl) == 0 && k && v) {
-			rc = vl > max ? -EFBIG : 0;
-			if (rc == 0 && !(*data = malloc(vl ? vl : 1)))
-				rc = -ENOMEM;
-			if (rc == 0) {
-				memcpy(*data, v, vl);
-				*len = vl;
-			}
-		}
-	}
-	if (iter)
-		rados_omap_get_end(iter);
-	rados_release_read_op(op);
-	return rc;
-}
 
 /*
  * Waiting for the image: the holder's blob, through a connection kept for

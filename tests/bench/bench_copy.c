@@ -31,8 +31,8 @@ static int lun;
 static uint32_t block_size;
 
 /* One CDB with optional Data-Out or Data-In; the task (the caller frees it), or NULL after a message. */
-static struct scsi_task *command(const char *what, const uint8_t *cdb, int cdb_len, const uint8_t *out, uint32_t out_len,
-				 uint32_t in_len)
+static struct scsi_task *command(const char *what, const uint8_t *cdb, int cdb_len, const uint8_t *out,
+				 uint32_t out_len, uint32_t in_len)
 {
 	struct scsi_task *t = calloc(1, sizeof(*t));
 	struct iscsi_data d = { .data = (unsigned char *)out, .size = out_len };

@@ -473,6 +473,17 @@ bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf,
 	return false;
 }
 
+bool itest_blocks_are(struct iscsi_context *iscsi, int lun, uint64_t lba, uint32_t nblocks, uint32_t block_size,
+		      const uint8_t *want)
+{
+	uint8_t *got = malloc((size_t)nblocks * block_size);
+	bool same = got && itest_read16(iscsi, lun, lba, got, nblocks, block_size, "READ(16) of the blocks") &&
+		    memcmp(got, want, (size_t)nblocks * block_size) == 0;
+
+	free(got);
+	return same;
+}
+
 long itest_proc_kib(pid_t pid, const char *key)
 {
 	char path[64], line[256];

@@ -211,6 +211,9 @@ bool itest_write16(struct iscsi_context *iscsi, int lun, uint64_t lba, const voi
 		   uint32_t block_size, bool fua, const char *name);
 bool itest_read16(struct iscsi_context *iscsi, int lun, uint64_t lba, void *buf, uint32_t nblocks, uint32_t block_size,
 		  const char *name);
+/* Whether READ(16) of nblocks at lba returns want (a failed READ is a check of its own). */
+bool itest_blocks_are(struct iscsi_context *iscsi, int lun, uint64_t lba, uint32_t nblocks, uint32_t block_size,
+		      const uint8_t *want);
 /* A "key:" line of /proc/PID/status in KiB (VmRSS, VmHWM), or -1 if unreadable. */
 long itest_proc_kib(pid_t pid, const char *key);
 /* The number after "key": in json (sbcemuctl --json output), or -1 when there is none. */

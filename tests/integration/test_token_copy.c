@@ -123,16 +123,6 @@ static bool wut(int lun, uint32_t list_id, const char *name, uint8_t flags, uint
 	return tpc_out(lun, 0x11, list_id, name, p, len, len, e, r);
 }
 
-static bool region_is(int lun, uint64_t lba, uint32_t nblocks, const uint8_t *want)
-{
-	uint8_t *got = malloc((size_t)nblocks * BS);
-	bool same = got && itest_read16(s, lun, lba, got, nblocks, BS, "READ(16) of the destination") &&
-		    memcmp(got, want, (size_t)nblocks * BS) == 0;
-
-	free(got);
-	return same;
-}
-
 static void test_vpd(void)
 {
 	uint8_t cdb[6] = { 0x12, 0x01, 0x8f, 0x02, 0x00, 0 };
@@ -204,7 +194,8 @@ static void test_copies(void)
 
 	wut(0, 2, "WRITE USING TOKEN to LBA 1000 (24 blocks), list 2 -> GOOD", 0, 0, token,
 	    (const struct range[]){ { 1000, 24 } }, 1, EXPECT_GOOD, NULL);
-	itest_ok(region_is(0, 1000, 24, both), "LBA 1000..1023 hold the two source ranges, in order", "different");
+	itest_ok(itest_blocks_are(s, 0, 1000, 24, BS, both), "LBA 1000..1023 hold the two source ranges, in order",
+		 "different");
 	rrti(0, 2, &r);
 	itest_ok(r.status == 0 && r.data_len == 36 && (r.data[4] & 0x1f) == 0x11 && r.data[5] == 0x01 &&
 			 itest_get_be64(r.data + 16) == 24 && itest_get_be32(r.data + 32) == 0,
@@ -213,14 +204,14 @@ static void test_copies(void)
 	itest_result_free(&r);
 	wut(0, 3, "WRITE USING TOKEN, OFFSET INTO ROD 16, to LBA 2000 and 2100 (4 blocks each) -> GOOD", 0, 16, token,
 	    (const struct range[]){ { 2000, 4 }, { 2100, 4 } }, 2, EXPECT_GOOD, NULL);
-	itest_ok(region_is(0, 2000, 4, b) && region_is(0, 2100, 4, b + 4 * BS),
+	itest_ok(itest_blocks_are(s, 0, 2000, 4, BS, b) && itest_blocks_are(s, 0, 2100, 4, BS, b + 4 * BS),
 		 "they hold the token's blocks 16..23 (the second source range)", "different");
 	wut(0, 4, "WRITE USING TOKEN of 25 blocks from a token of 24 -> 05/26/00", 0, 0, token,
 	    (const struct range[]){ { 3000, 25 } }, 1, EXPECT_SENSE(5, 0x26, 0x00), &r);
 	itest_expect_field_pointer("... field pointer on OFFSET INTO ROD (parameter byte 8)", &r, 0, 8, -1);
 	itest_result_free(&r);
 	memset(zeros, 0, sizeof(zeros));
-	itest_ok(region_is(0, 3000, 24, zeros), "... and nothing written there", "written");
+	itest_ok(itest_blocks_are(s, 0, 3000, 24, BS, zeros), "... and nothing written there", "written");
 	wut(0, 5, "WRITE USING TOKEN, OFFSET INTO ROD 24 (past the token) -> 05/26/00", 0, 24, token,
 	    (const struct range[]){ { 3000, 1 } }, 1, EXPECT_SENSE(5, 0x26, 0x00), NULL);
 	wut(3, 5, "the same token at another LU (LUN 3) -> 05/23/04 TOKEN UNKNOWN", 0, 0, token,
@@ -234,7 +225,7 @@ static void test_copies(void)
 	itest_write16(s, 0, 305, b, 1, BS, false, "WRITE(16) of LBA 305, inside the token's second range");
 	wut(0, 6, "WRITE USING TOKEN after a write to its blocks -> 05/23/06 TOKEN REVOKED", 0, 0, token,
 	    (const struct range[]){ { 3000, 24 } }, 1, EXPECT_SENSE(5, 0x23, 0x06), NULL);
-	itest_ok(region_is(0, 3000, 24, zeros), "... and nothing written", "written");
+	itest_ok(itest_blocks_are(s, 0, 3000, 24, BS, zeros), "... and nothing written", "written");
 	rrti(0, 6, &r);
 	itest_ok(r.status == 0 && r.data[5] == 0x02 && r.data[13] >= 14 && (r.data[32 + 2] & 0x0f) == 5 &&
 			 r.data[32 + 12] == 0x23 && r.data[32 + 13] == 0x06,
@@ -246,7 +237,7 @@ static void test_copies(void)
 	if (make_token(0, 7, 0, src, 1, token)) {
 		wut(0, 8, "WRITE USING TOKEN with DEL_TKN -> GOOD", 0x02, 0, token, (const struct range[]){ { 4000, 16 } },
 		    1, EXPECT_GOOD, NULL);
-		itest_ok(region_is(0, 4000, 16, a), "it wrote the token's blocks", "different");
+		itest_ok(itest_blocks_are(s, 0, 4000, 16, BS, a), "it wrote the token's blocks", "different");
 		wut(0, 9, "the deleted token again -> 05/23/09 TOKEN DELETED", 0, 0, token,
 		    (const struct range[]){ { 4000, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x09), NULL);
 	}
@@ -262,7 +253,7 @@ static void test_copies(void)
 	itest_put_be16(token + 6, 0x01f8);
 	wut(0, 12, "WRITE USING TOKEN of the block device zero ROD token (FFFF0001h) over LBA 1000 (24) -> GOOD", 0, 0,
 	    token, (const struct range[]){ { 1000, 24 } }, 1, EXPECT_GOOD, NULL);
-	itest_ok(region_is(0, 1000, 24, zeros), "LBA 1000..1023 read zeros", "not zeros");
+	itest_ok(itest_blocks_are(s, 0, 1000, 24, BS, zeros), "LBA 1000..1023 read zeros", "not zeros");
 }
 
 static void test_checks(void)

@@ -118,16 +118,6 @@ static uint32_t simple_list(uint8_t *p, int lun, uint8_t list_id, uint8_t usage,
 	return 76;
 }
 
-static bool region_is(int lun, uint64_t lba, uint32_t nblocks, const uint8_t *want)
-{
-	uint8_t *got = malloc((size_t)nblocks * BS);
-	bool same = got && itest_read16(s, lun, lba, got, nblocks, BS, "READ(16) of the destination") &&
-		    memcmp(got, want, (size_t)nblocks * BS) == 0;
-
-	free(got);
-	return same;
-}
-
 static void test_identification(void)
 {
 	uint8_t inq[6] = { 0x12, 0x00, 0x00, 0x00, 96, 0 }, vpd0[6] = { 0x12, 0x01, 0x00, 0x00, 255, 0 };
@@ -216,7 +206,8 @@ static void test_copies(void)
 	itest_write16(s, 0, LU0_BLOCKS - 2048, zeros, 2048, BS, false, "WRITE(16) zeros at the destination");
 	xcopy(s, 0, "EXTENDED COPY 2048 blocks 0 -> capacity - 2048, LIST ID USAGE 10b (libiscsi Simple) -> GOOD", p,
 	      simple_list(p, 0, 1, 0x2, 2048, 0, LU0_BLOCKS - 2048), 76, EXPECT_GOOD, NULL);
-	itest_ok(region_is(0, LU0_BLOCKS - 2048, 2048, data), "the destination holds the source's blocks", NULL);
+	itest_ok(itest_blocks_are(s, 0, LU0_BLOCKS - 2048, 2048, BS, data), "the destination holds the source's blocks",
+		 NULL);
 	itest_expect_cmd(s, 0, "COPY STATUS of list 1 after a copy with LIST ID USAGE 10b (nothing held) -> 05/24/00",
 			 rcr, 16, ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
 
@@ -229,7 +220,7 @@ static void test_copies(void)
 	      EXPECT_GOOD, NULL);
 	memcpy(two, data + 100 * BS, 32 * BS);
 	memcpy(two + 32 * BS, data + 200 * BS, 32 * BS);
-	itest_ok(region_is(0, 4000, 64, two), "both segments copied, in order", NULL);
+	itest_ok(itest_blocks_are(s, 0, 4000, 64, BS, two), "both segments copied, in order", NULL);
 	itest_cmd(s, 0, rcr, 16, ITEST_IN, NULL, 0, 1024, &r);
 	itest_ok(r.status == 0 && r.data_len == 12 && itest_get_be32(r.data) == 8 && r.data[4] == 0x00 &&
 			 itest_get_be16(r.data + 5) == 2 && r.data[7] == 0x00 && itest_get_be32(r.data + 8) == 64 * BS,
@@ -353,7 +344,8 @@ static void test_checks(void)
 	segment(p + 76, 0, 0, 8, LU0_BLOCKS, 0);
 	xcopy(s, 0, "second segment's source past the capacity -> 0A/00/00, the first segment not copied either", p, 104,
 	      104, EXPECT_SENSE(0xa, 0x00, 0x00), NULL);
-	itest_ok(region_is(0, 8000, 8, before), "after every refused list the destination holds its old blocks", NULL);
+	itest_ok(itest_blocks_are(s, 0, 8000, 8, BS, before),
+		 "after every refused list the destination holds its old blocks", NULL);
 
 	n = simple_list(p, 4, 1, 0, 8, 0, 100);
 	xcopy(s, 4, "EXTENDED COPY to a write-protected LU -> 07/27/00", p, n, n, EXPECT_SENSE(7, 0x27, 0x00), NULL);

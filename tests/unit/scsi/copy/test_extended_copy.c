@@ -21,34 +21,12 @@
 static struct harness h;
 static struct manual_executor mex;
 
-static void fill(uint64_t lba, uint32_t nblocks, uint8_t value)
-{
-	uint8_t *buf = malloc((size_t)nblocks * BS);
-
-	memset(buf, value, (size_t)nblocks * BS);
-	ck_assert_int_eq(h.lu->backend->ops->write(h.lu->backend, buf, (size_t)nblocks * BS, lba * BS, 0), 0);
-	free(buf);
-}
-
-/* Whether nblocks at lba all hold value. */
-static bool holds(uint64_t lba, uint32_t nblocks, uint8_t value)
-{
-	uint8_t *buf = malloc((size_t)nblocks * BS);
-	bool same = true;
-
-	ck_assert_int_eq(h.lu->backend->ops->read(h.lu->backend, buf, (size_t)nblocks * BS, lba * BS), 0);
-	for (size_t i = 0; i < (size_t)nblocks * BS && same; i++)
-		same = buf[i] == value;
-	free(buf);
-	return same;
-}
-
 static void setup(void)
 {
 	harness_init(&h, NUM_BLOCKS, BS, NULL);
 	harness_clear_ua(&h);
-	fill(0, 3 * PIECE_BLOCKS, 'a');
-	fill(DST, 3 * PIECE_BLOCKS, 'b');
+	harness_fill(&h, 0, 3 * PIECE_BLOCKS, 'a');
+	harness_fill(&h, DST, 3 * PIECE_BLOCKS, 'b');
 	manual_executor_init(&mex);
 	h.dev->executor = &mex.ex;
 }
@@ -109,11 +87,12 @@ START_TEST(runs_piece_by_piece)
 	ck_assert(!r.completed);
 	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
 	ck_assert(!r.completed);
-	ck_assert(holds(DST, PIECE_BLOCKS, 'a') && holds(DST + PIECE_BLOCKS, 2 * PIECE_BLOCKS, 'b'));
+	ck_assert(harness_holds(&h, DST, PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST + PIECE_BLOCKS, 2 * PIECE_BLOCKS, 'b'));
 	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 2);
 	ck_assert(r.completed);
 	harness_expect_good(&r);
-	ck_assert(holds(DST, 3 * PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST, 3 * PIECE_BLOCKS, 'a'));
 }
 END_TEST
 
@@ -133,8 +112,8 @@ START_TEST(abort_task_stops_at_a_piece_boundary)
 	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
 	ck_assert(r.aborted);
 	ck_assert_int_eq(tmf, SCSI_TMF_FUNCTION_COMPLETE + 1);
-	ck_assert(holds(DST, 2 * PIECE_BLOCKS, 'a'));
-	ck_assert(holds(DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
+	ck_assert(harness_holds(&h, DST, 2 * PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
 }
 END_TEST
 
@@ -148,8 +127,8 @@ START_TEST(lun_reset_stops_at_a_piece_boundary)
 	scsi_tmf(h.nexus[1], scsi_lun_encode(0), SCSI_TMF_LOGICAL_UNIT_RESET, NULL, tmf_done, &tmf);
 	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
 	ck_assert(r.aborted);
-	ck_assert(holds(DST, PIECE_BLOCKS, 'a'));
-	ck_assert(holds(DST + PIECE_BLOCKS, 2 * PIECE_BLOCKS, 'b'));
+	ck_assert(harness_holds(&h, DST, PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST + PIECE_BLOCKS, 2 * PIECE_BLOCKS, 'b'));
 }
 END_TEST
 

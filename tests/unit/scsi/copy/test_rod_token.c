@@ -24,27 +24,6 @@ static struct harness h;
 static struct manual_executor mex;
 static uint8_t token[512];
 
-static void fill(uint64_t lba, uint32_t nblocks, uint8_t value)
-{
-	uint8_t *buf = malloc((size_t)nblocks * BS);
-
-	memset(buf, value, (size_t)nblocks * BS);
-	ck_assert_int_eq(h.lu->backend->ops->write(h.lu->backend, buf, (size_t)nblocks * BS, lba * BS, 0), 0);
-	free(buf);
-}
-
-static bool holds(uint64_t lba, uint32_t nblocks, uint8_t value)
-{
-	uint8_t *buf = malloc((size_t)nblocks * BS);
-	bool same = true;
-
-	ck_assert_int_eq(h.lu->backend->ops->read(h.lu->backend, buf, (size_t)nblocks * BS, lba * BS), 0);
-	for (size_t i = 0; i < (size_t)nblocks * BS && same; i++)
-		same = buf[i] == value;
-	free(buf);
-	return same;
-}
-
 /* POPULATE TOKEN of LBA 0 .. 3 pieces (list 1), then its token (RECEIVE ROD TOKEN INFORMATION). */
 static void setup(void)
 {
@@ -53,8 +32,8 @@ static void setup(void)
 
 	harness_init(&h, NUM_BLOCKS, BS, NULL);
 	harness_clear_ua(&h);
-	fill(0, 3 * PIECE_BLOCKS, 'a');
-	fill(DST, 3 * PIECE_BLOCKS, 'b');
+	harness_fill(&h, 0, 3 * PIECE_BLOCKS, 'a');
+	harness_fill(&h, DST, 3 * PIECE_BLOCKS, 'b');
 	pt[9] = 1;
 	pt[13] = sizeof(p);
 	p[15] = 16;
@@ -108,7 +87,7 @@ START_TEST(runs_piece_by_piece)
 	ck_assert(!r.completed);
 	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 3);
 	harness_expect_good(&r);
-	ck_assert(holds(DST, 3 * PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST, 3 * PIECE_BLOCKS, 'a'));
 }
 END_TEST
 
@@ -133,8 +112,8 @@ START_TEST(a_write_to_the_source_revokes_it_mid_copy)
 	manual_executor_run(&mex, ~0u);
 	harness_expect_good(&w);
 	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, 0x2306);
-	ck_assert(holds(DST, 2 * PIECE_BLOCKS, 'a'));
-	ck_assert(holds(DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
+	ck_assert(harness_holds(&h, DST, 2 * PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
 }
 END_TEST
 
@@ -149,8 +128,8 @@ START_TEST(abort_task_stops_at_a_piece_boundary)
 	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
 	ck_assert(r.aborted);
 	ck_assert_int_eq(tmf, SCSI_TMF_FUNCTION_COMPLETE + 1);
-	ck_assert(holds(DST, 2 * PIECE_BLOCKS, 'a'));
-	ck_assert(holds(DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
+	ck_assert(harness_holds(&h, DST, 2 * PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
 }
 END_TEST
 

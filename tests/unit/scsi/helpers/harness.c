@@ -297,3 +297,28 @@ void harness_read16(struct harness *h, uint32_t block_size, uint64_t lba, uint32
 	harness_run(h, 0, c, 16, NULL, 0, n * block_size, r);
 	harness_expect_good(r);
 }
+
+void harness_fill(struct harness *h, uint64_t lba, uint32_t nblocks, uint8_t value)
+{
+	size_t len = (size_t)nblocks * h->lu->block_size;
+	uint8_t *buf = malloc(len);
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, value, len);
+	ck_assert_int_eq(h->lu->backend->ops->write(h->lu->backend, buf, len, lba * h->lu->block_size, 0), 0);
+	free(buf);
+}
+
+bool harness_holds(struct harness *h, uint64_t lba, uint32_t nblocks, uint8_t value)
+{
+	size_t len = (size_t)nblocks * h->lu->block_size;
+	uint8_t *buf = malloc(len);
+	bool same = true;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(h->lu->backend->ops->read(h->lu->backend, buf, len, lba * h->lu->block_size), 0);
+	for (size_t i = 0; i < len && same; i++)
+		same = buf[i] == value;
+	free(buf);
+	return same;
+}

@@ -83,6 +83,10 @@ void harness_expect_field_pointer(const struct harness_result *r, uint16_t byte,
 void harness_expect_information(const struct harness_result *r, uint32_t information);
 
 /* WRITE(16) / READ(16) of n blocks of block_size bytes on nexus 0, expecting GOOD. */
+/* Fills nblocks blocks of the LU's backend at lba with value, straight through the backend. */
+void harness_fill(struct harness *h, uint64_t lba, uint32_t nblocks, uint8_t value);
+/* Whether the backend's nblocks blocks at lba all hold value. */
+bool harness_holds(struct harness *h, uint64_t lba, uint32_t nblocks, uint8_t value);
 void harness_write16(struct harness *h, uint32_t block_size, uint64_t lba, uint32_t n, const uint8_t *data);
 void harness_read16(struct harness *h, uint32_t block_size, uint64_t lba, uint32_t n, struct harness_result *r);
 
