@@ -352,6 +352,37 @@ static void test_pi(void)
 	itest_result_free(&r);
 }
 
+/*
+ * A medium-error fault rule on a block of the token's second piece: the
+ * first piece is written, then the copy fails as the read would, as COPY
+ * ABORTED (0A/11/00, INFORMATION the bad block); the rule counts it.
+ */
+static void test_medium_error(struct itest_daemon *d)
+{
+	uint8_t token[TOKEN_LEN];
+	struct itest_result r;
+	char out[1024];
+
+	if (!make_token(0, 40, 0, (const struct range[]){ { 20000, 4096 } }, 1, token) ||
+	    !itest_ok(itest_ctl(d, out, sizeof(out), "fault add 0 medium-error --lba 22500") == 0,
+		      "sbcemuctl fault add 0 medium-error --lba 22500 -> exit 0", "%s", out))
+		return;
+	wut(0, 41, "WRITE USING TOKEN over a bad source block in its second piece -> 0A/11/00 (COPY ABORTED, "
+	    "UNRECOVERED READ ERROR)", 0, 0, token, (const struct range[]){ { 40000, 4096 } }, 1,
+	    EXPECT_SENSE(0xa, 0x11, 0x00), &r);
+	itest_ok(r.sense.info_valid && r.sense.information == 22500, "... INFORMATION = 22500", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	rrti(0, 41, &r);
+	itest_ok(r.status == 0 && r.data_len >= 32 && r.data[5] == 0x02 && itest_get_be64(r.data + 16) == 2048,
+		 "RECEIVE ROD TOKEN INFORMATION: status 02h, TRANSFER COUNT 2048 (the first piece)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	itest_ok(itest_ctl(d, out, sizeof(out), "--json fault list") == 0 && strstr(out, "\"fired\": 1,"),
+		 "sbcemuctl fault list: the rule fired once", "%s", out);
+	itest_ctl(d, out, sizeof(out), "fault remove all");
+}
+
 int main(int argc, char **argv)
 {
 	struct itest_daemon d;
@@ -371,6 +402,7 @@ int main(int argc, char **argv)
 	test_copies();
 	test_checks();
 	test_pi();
+	test_medium_error(&d);
 	itest_close(s);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);
 	itest_daemon_cleanup(&d);

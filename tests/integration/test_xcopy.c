@@ -391,6 +391,17 @@ static void test_pi(struct itest_daemon *d)
 			 itest_result_str(&r));
 		itest_result_free(&r);
 	}
+	/* A medium-error fault rule fails the copy's read as it fails a READ (docs/control.md). */
+	if (itest_ok(itest_ctl(d, out, sizeof(out), "fault add 0 medium-error --lba 5000-5001") == 0,
+		     "sbcemuctl fault add 0 medium-error --lba 5000-5001 -> exit 0", "%s", out)) {
+		n = simple_list(p, 0, 1, 0x2, 2048, 4096, 20000);
+		xcopy(s, 0, "EXTENDED COPY over a bad block -> 0A/11/00 (COPY ABORTED, UNRECOVERED READ ERROR)", p, n, n,
+		      EXPECT_SENSE(0xa, 0x11, 0x00), &r);
+		itest_ok(r.sense.info_valid && r.sense.information == 5000, "... INFORMATION = 5000, the first bad block",
+			 "%s", itest_result_str(&r));
+		itest_result_free(&r);
+		itest_ctl(d, out, sizeof(out), "fault remove all");
+	}
 }
 
 /*

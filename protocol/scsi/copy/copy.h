@@ -11,6 +11,7 @@
 #error "sbcemu layering: copy.h is internal to the SCSI core (protocol/scsi/): use its public headers"
 #endif
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,5 +51,12 @@ struct scsi_cmd;
  */
 #define COPY_ZEROS UINT64_MAX
 int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags);
+/*
+ * Loop thread, before a piece: whether a medium-error fault rule holds one
+ * of its source blocks bad (docs/control.md); then cmd fails as the read
+ * would, as COPY ABORTED: 0A/11/00 UNRECOVERED READ ERROR, INFORMATION the
+ * first bad block.
+ */
+bool copy_source_bad(struct scsi_cmd *cmd, uint64_t src, uint32_t n);
 
 #endif

@@ -280,6 +280,24 @@ int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, un
 	return rc;
 }
 
+bool copy_source_bad(struct scsi_cmd *cmd, uint64_t src, uint32_t n)
+{
+	uint64_t bad;
+
+	if (!scsi_fault_read_range(cmd->lu, src, n, &bad))
+		return false;
+	scsi_cmd_fail(cmd, sense_with_information(sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNRECOVERED_READ_ERROR), bad));
+	return true;
+}
+
+/* The blocks of the next piece of the current segment (at most COPY_PIECE bytes). */
+static uint32_t piece_blocks(const struct scsi_cmd *cmd, const struct xcopy_run *run)
+{
+	uint32_t per_piece = COPY_PIECE / cmd->lu->block_size, left = run->list.seg[run->done].nblocks - run->seg_done;
+
+	return left < per_piece ? left : per_piece;
+}
+
 /*
  * Worker: the next piece of the copy, at most COPY_PIECE bytes of the
  * current segment (copy_next runs one piece per job, so a copy never holds
@@ -289,8 +307,7 @@ static void copy_work(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
 	const struct xcopy_segment *seg = &run->list.seg[run->done];
-	uint32_t per_piece = COPY_PIECE / cmd->lu->block_size, left = seg->nblocks - run->seg_done;
-	uint32_t n = left < per_piece ? left : per_piece;
+	uint32_t n = piece_blocks(cmd, run);
 
 	if (copy_blocks(cmd, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done, n, run->flags) != 0)
 		return;
@@ -346,9 +363,11 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 	struct xcopy_run *run = cmd->handler_state;
 
 	skip_empty(run);
-	if (run->done < run->list.nsegments)
-		return scsi_cmd_run_io(cmd, copy_work, copy_next);
-	return copy_done(cmd);
+	if (run->done == run->list.nsegments)
+		return copy_done(cmd);
+	if (copy_source_bad(cmd, run->list.seg[run->done].src_lba + run->seg_done, piece_blocks(cmd, run)))
+		return SCSI_FAILED;
+	return scsi_cmd_run_io(cmd, copy_work, copy_next);
 }
 
 enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)

@@ -410,25 +410,27 @@ static struct rod_token *find_token(struct scsi_cmd *cmd, const uint8_t *bytes)
 	return NULL;
 }
 
-/* Worker: the next piece, at most COPY_PIECE bytes of the current destination and source range. */
+/* The next piece: at most COPY_PIECE bytes, inside the current destination range and (not zeros) source range. */
+static uint32_t piece_blocks(const struct scsi_cmd *cmd, const struct wut_run *run)
+{
+	uint64_t n = run->dst.r[run->d].nblocks - run->d_off, per = COPY_PIECE / cmd->lu->block_size;
+
+	if (n > per)
+		n = per;
+	if (!run->zero && n > run->src[run->s].nblocks - run->s_off)
+		n = run->src[run->s].nblocks - run->s_off;
+	return (uint32_t)n;
+}
+
+/* Worker: the next piece (piece_blocks). */
 static void wut_work(struct scsi_cmd *cmd)
 {
 	struct wut_run *run = cmd->handler_state;
 	const struct scsi_lba_range *d = &run->dst.r[run->d];
-	uint64_t n = d->nblocks - run->d_off, per = COPY_PIECE / cmd->lu->block_size;
-	int rc;
+	uint32_t n = piece_blocks(cmd, run);
+	uint64_t src = run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off;
+	int rc = copy_blocks(cmd, src, d->lba + run->d_off, n, run->flags);
 
-	if (n > per)
-		n = per;
-	if (run->zero) {
-		rc = copy_blocks(cmd, COPY_ZEROS, d->lba + run->d_off, (uint32_t)n, run->flags);
-	} else {
-		const struct scsi_lba_range *s = &run->src[run->s];
-
-		if (n > s->nblocks - run->s_off)
-			n = s->nblocks - run->s_off;
-		rc = copy_blocks(cmd, s->lba + run->s_off, d->lba + run->d_off, (uint32_t)n, run->flags);
-	}
 	if (rc != 0)
 		return;
 	run->done += n;
@@ -491,9 +493,13 @@ static enum scsi_result wut_next(struct scsi_cmd *cmd)
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
 		return SCSI_FAILED;
 	}
-	if (run->d < run->dst.n)
-		return scsi_cmd_run_io(cmd, wut_work, wut_next);
-	return wut_done(cmd);
+	if (run->d == run->dst.n)
+		return wut_done(cmd);
+	if (!run->zero && copy_source_bad(cmd, run->src[run->s].lba + run->s_off, piece_blocks(cmd, run))) {
+		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
+		return SCSI_FAILED;
+	}
+	return scsi_cmd_run_io(cmd, wut_work, wut_next);
 }
 
 enum scsi_result write_using_token_exec(struct scsi_cmd *cmd)

@@ -394,19 +394,19 @@ static bool rule_fires(const struct scsi_device *dev, struct scsi_fault_rule *r)
 	return true;
 }
 
-/* The first block of the command still bad under a medium-error rule: that rule, with *lba set; or NULL. */
-static struct scsi_fault_rule *first_bad_block(struct scsi_lu *lu, const struct scsi_cmd *cmd, uint64_t *lba)
+/* The first block of [first, first + n) still bad under a medium-error rule: that rule, with *lba set; or NULL. */
+static struct scsi_fault_rule *first_bad_block(struct scsi_lu *lu, uint64_t first, uint64_t n, uint64_t *lba)
 {
 	struct scsi_fault_rule *found = NULL;
 
 	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
 		uint64_t from, to;
 
-		if (r->p.action != SCSI_FAULT_ACTION_MEDIUM_ERROR || !r->st.bad_blocks ||
-		    !overlaps(cmd, r->p.lba_first, r->p.lba_last))
+		if (r->p.action != SCSI_FAULT_ACTION_MEDIUM_ERROR || !r->st.bad_blocks || n == 0 ||
+		    first > r->p.lba_last || first + n - 1 < r->p.lba_first)
 			continue;
-		from = cmd->lba > r->p.lba_first ? cmd->lba : r->p.lba_first;
-		to = cmd->lba + cmd->nblocks - 1 < r->p.lba_last ? cmd->lba + cmd->nblocks - 1 : r->p.lba_last;
+		from = first > r->p.lba_first ? first : r->p.lba_first;
+		to = first + n - 1 < r->p.lba_last ? first + n - 1 : r->p.lba_last;
 		for (uint64_t b = from; b <= to && (!found || b < *lba); b++) {
 			if (bad_test(r, b - r->p.lba_first)) {
 				*lba = b;
@@ -416,6 +416,17 @@ static struct scsi_fault_rule *first_bad_block(struct scsi_lu *lu, const struct 
 		}
 	}
 	return found;
+}
+
+bool scsi_fault_read_range(struct scsi_lu *lu, uint64_t first, uint64_t n, uint64_t *lba)
+{
+	struct scsi_fault_rule *r = lu->fault_rules ? first_bad_block(lu, first, n, lba) : NULL;
+
+	if (!r)
+		return false;
+	r->st.matched++;
+	r->st.fired++;
+	return true;
 }
 
 bool scsi_fault_first_bad_block(const struct scsi_lu *lu, uint64_t *lba)
@@ -485,7 +496,7 @@ enum scsi_fault_verdict scsi_fault_check(struct scsi_cmd *cmd)
 			r->st.fired++;
 		}
 	}
-	if (reads_blocks(cmd) && (bad_rule = first_bad_block(lu, cmd, &bad))) {
+	if (reads_blocks(cmd) && (bad_rule = first_bad_block(lu, cmd->lba, cmd->nblocks, &bad))) {
 		/* The rule that failed the read counts it (fault-list's matched and fired, docs/control.md). */
 		bad_rule->st.matched++;
 		bad_rule->st.fired++;

@@ -137,6 +137,12 @@ enum scsi_tmf_response scsi_fault_abort_task(struct scsi_cmd *referenced);
  */
 void scsi_fault_corrupt_pi_foreach(struct scsi_lu *lu,
 				   void (*fn)(void *arg, enum scsi_pi_field field, uint64_t first, uint64_t last), void *arg);
+/*
+ * A copy manager (copy/) about to read [first, first + n) of lu's medium,
+ * on the loop thread: true with the first block a medium-error rule holds
+ * bad in *lba (the rule counts it, as it counts a READ it fails).
+ */
+bool scsi_fault_read_range(struct scsi_lu *lu, uint64_t first, uint64_t n, uint64_t *lba);
 /* The lowest block a medium-error rule still holds bad: true with *lba set (a self-test finds it, spc_diag.c). */
 bool scsi_fault_first_bad_block(const struct scsi_lu *lu, uint64_t *lba);
 /* At completion: off the held list; a write repairs the medium-error blocks it covered. */
