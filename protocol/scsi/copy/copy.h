@@ -33,6 +33,15 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 #define COPY_SA_POPULATE_TOKEN 0x10
 #define COPY_SA_WRITE_USING_TOKEN 0x11
 
+/* ROD tokens (rod_token.c) and what the Third-party Copy VPD page says of them. */
+#define ROD_TOKEN_LEN 512
+#define ROD_TYPE_PIT_DEFAULT 0x00800000u           /* point in time, default */
+#define ROD_TYPE_PIT_CHANGE_VULNERABLE 0x00800001u /* point in time, change vulnerable: the type made */
+#define ROD_TYPE_BLOCK_ZERO 0xffff0001u            /* the block device zero ROD token */
+#define ROD_MAX_RANGES 64
+#define ROD_DEFAULT_TIMEOUT_S 60
+#define ROD_MAX_TIMEOUT_S 600
+
 /* RECEIVE COPY RESULTS service actions (SPC-4 table 117). */
 #define RCR_COPY_STATUS 0x00
 #define RCR_OPERATING_PARAMETERS 0x03
@@ -40,8 +49,6 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 
 /* The Third-party Copy VPD page's descriptors (spc_vpd.c builds the page), at b; returns their bytes. */
 size_t copy_manager_vpd(uint8_t *b);
-/* Its token-based copy descriptors (rod_token.c), at b; returns their bytes (268). */
-size_t rod_token_vpd(uint8_t *b);
 
 struct scsi_cmd;
 /*

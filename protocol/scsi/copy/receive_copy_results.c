@@ -7,6 +7,8 @@
  *     05/24/00 on b2;
  *   OPERATING PARAMETERS (03h): the limits of copy.h, which EXTENDED COPY
  *     enforces;
+ *   RECEIVE ROD TOKEN INFORMATION (07h, SBC-4): the held result of a
+ *     POPULATE TOKEN or WRITE USING TOKEN (rod_token.c), with the token;
  *   any other service action: 05/24/00 on b1.
  */
 #include <string.h>
@@ -41,6 +43,50 @@ static enum scsi_result copy_status(struct scsi_cmd *cmd)
 	b[7] = 0x00; /* TRANSFER COUNT UNITS: bytes (a list moves less than 4 GiB: copy.h) */
 	put_be32(b + 8, (uint32_t)h->bytes);
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
+	return SCSI_OK;
+}
+
+/*
+ * The held result of the nexus's list (released once read, as CTL does;
+ * an unknown list: 05/24/00 on b2).  Its 32-byte header is RECEIVE COPY
+ * STATUS(LID4)'s: b4 RESPONSE TO SERVICE ACTION, b5 COPY OPERATION STATUS
+ * (01h done without errors, 02h with errors), b8-11 ESTIMATED STATUS UPDATE
+ * DELAY, b13-14 sense lengths, b15 TRANSFER COUNT UNITS F1h (blocks),
+ * b16-23 TRANSFER COUNT; then the sense data, b+0-3 ROD TOKEN DESCRIPTORS
+ * LENGTH (0202h with a token), two reserved bytes and the token.
+ */
+enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
+{
+	struct scsi_itl *itl = scsi_itl_get(cmd->nexus, cmd->lu->lun);
+	struct scsi_rod_list *l = NULL;
+	size_t len, off;
+	uint8_t *b;
+
+	for (unsigned i = 0; itl && itl->rod_lists && i < SCSI_ROD_LISTS_HELD; i++)
+		if (itl->rod_lists[i].held && itl->rod_lists[i].list_id == get_be32(cmd->cdb + 2))
+			l = &itl->rod_lists[i];
+	if (!l)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
+	len = 32 + l->sense_len + 4 + (l->has_token ? 2 + ROD_TOKEN_LEN : 0);
+	b = scsi_cmd_alloc_data_in(cmd, len);
+	if (!b)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	put_be32(b, (uint32_t)(len - 4));
+	b[4] = l->service_action;
+	b[5] = l->good ? 0x01 : 0x02;
+	put_be32(b + 8, 0); /* ESTIMATED STATUS UPDATE DELAY: the operation is over */
+	b[12] = l->good ? SCSI_STATUS_GOOD : SCSI_STATUS_CHECK_CONDITION;
+	b[13] = b[14] = l->sense_len;
+	b[15] = 0xf1; /* TRANSFER COUNT UNITS: logical blocks */
+	put_be64(b + 16, l->blocks);
+	memcpy(b + 32, l->sense, l->sense_len);
+	off = 32 + l->sense_len;
+	if (l->has_token) {
+		put_be32(b + off, 2 + ROD_TOKEN_LEN);
+		memcpy(b + off + 6, l->token, ROD_TOKEN_LEN);
+	}
+	l->held = false;
+	scsi_cmd_limit_data_in(cmd, get_be32(cmd->cdb + 10));
 	return SCSI_OK;
 }
 
@@ -81,6 +127,43 @@ enum scsi_result receive_copy_results_exec(struct scsi_cmd *cmd)
 	default:
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 4));
 	}
+}
+
+/*
+ * The Third-party Copy VPD page's token descriptors (SPC-4): Block Device
+ * ROD Limits (0000h), ROD Token Features (0106h), Supported ROD Types
+ * (0108h: the change-vulnerable type in and out, the zero token in).
+ * Returns the bytes written at b.
+ */
+static size_t rod_token_vpd(uint8_t *b)
+{
+	size_t off = 0;
+
+	memset(b, 0, 36 + 96 + 136);
+	put_be16(b, 0x0000);
+	put_be16(b + 2, 32);
+	put_be16(b + 10, ROD_MAX_RANGES);
+	put_be32(b + 12, ROD_MAX_TIMEOUT_S);
+	put_be32(b + 16, ROD_DEFAULT_TIMEOUT_S);
+	/* b20-27 MAXIMUM TOKEN TRANSFER SIZE, b28-35 OPTIMAL TRANSFER COUNT: 0, no limit */
+	off = 36;
+	put_be16(b + off, 0x0106);
+	put_be16(b + off + 2, 44 + 48);
+	put_be32(b + off + 16, 1);                  /* MINIMUM TOKEN LIFETIME */
+	put_be32(b + off + 20, 0xffffffff);         /* MAXIMUM TOKEN LIFETIME: none but inactivity */
+	put_be32(b + off + 24, ROD_MAX_TIMEOUT_S);  /* MAXIMUM TOKEN INACTIVITY TIMEOUT */
+	put_be16(b + off + 46, 48);
+	put_be16(b + off + 48 + 2, 44);             /* the block device type's features: no preferences */
+	put_be64(b + off + 48 + 32, COPY_PIECE);     /* OPTIMAL BYTES FROM TOKEN PER SEGMENT */
+	off += 96;
+	put_be16(b + off, 0x0108);
+	put_be16(b + off + 2, 4 + 2 * 64);
+	put_be16(b + off + 6, 2 * 64);
+	put_be32(b + off + 8, ROD_TYPE_PIT_CHANGE_VULNERABLE);
+	b[off + 8 + 4] = 0x03; /* TOKEN_IN, TOKEN_OUT */
+	put_be32(b + off + 72, ROD_TYPE_BLOCK_ZERO);
+	b[off + 72 + 4] = 0x02; /* TOKEN_IN */
+	return off + 136;
 }
 
 /*
