@@ -10,7 +10,10 @@
  *
  * LUN 0: conventional, 512-byte blocks, 64 MiB.  LUN 1: conventional, 4096-byte
  * blocks.  LUN 2: protection information type 1.  LUN 3: zbc-hm.  LUN 4: write
- * protected.  LUN 5: 1 GiB, for a copy of 512 MiB killed in the middle.
+ * protected.  LUN 5: 1 GiB with protection information type 1, for a copy of
+ * 512 MiB killed in the middle (with PI every piece is read, checked and
+ * written by the daemon; without, copy_file_range moves 512 MiB before the
+ * test can kill it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +40,7 @@ static const char config[] =
 	"[lun \"" ITEST_TARGET "\" 4]\n"
 	"path = @DIR@/lun4.img\nsize = 16M\nlogical_block_size = 512\nwrite_protect = true\n"
 	"[lun \"" ITEST_TARGET "\" 5]\n"
-	"path = @DIR@/lun5.img\nsize = 1G\nlogical_block_size = 512\n";
+	"path = @DIR@/lun5.img\nsize = 1G\nlogical_block_size = 512\nprotection_type = 1\n";
 
 static struct iscsi_context *s, *s2;
 static uint8_t naa[6][20]; /* the NAA designation descriptor of each LU (VPD 83h), 4 + length bytes */
