@@ -143,7 +143,7 @@ static enum scsi_result decode_ranges(struct scsi_cmd *cmd, const uint8_t *p, si
 	return SCSI_OK;
 }
 
-/* The ranges a list locks (cmd NULL: nothing stored), or none when it does not decode. */
+/* The LBA lock of a list's ranges (those inside the LU); none when the list is too short or too long. */
 static void lock_ranges(struct scsi_cmd *cmd, size_t hdr, size_t len_at, enum scsi_lba_lock_mode mode)
 {
 	const uint8_t *p = cmd->data_out;
@@ -299,7 +299,7 @@ void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd)
 
 	if (!s || cmd->lock.mode == SCSI_LBA_LOCK_NONE)
 		return;
-	/* A WRITE USING TOKEN does not revoke the token it reads (write_using_token_done does, if it wrote there). */
+	/* A WRITE USING TOKEN does not revoke the token it reads (wut_done does, if it wrote over its blocks). */
 	if (cmd->op->exec == write_using_token_exec && cmd->data_out && cmd->data_length >= WUT_HEADER_LEN)
 		own = cmd->data_out + 16;
 	for (unsigned i = 0; i < s->n; i++) {
@@ -378,8 +378,13 @@ struct wut_run {
 	unsigned flags;      /* backend write flags */
 };
 
-/* Finds the token of the list in the LU's store: the record, or NULL with the sense of why in cmd. */
-static struct rod_token *find_token(struct scsi_cmd *cmd, const uint8_t *bytes)
+/*
+ * Finds the token of the list in the LU's store: the record, or NULL with
+ * the sense of why in cmd.  While the copy that uses it runs (running) it
+ * does not expire: a piece that outlasts the inactivity timeout is use,
+ * not inactivity (wut_done counts the timeout again from the copy's end).
+ */
+static struct rod_token *find_token(struct scsi_cmd *cmd, const uint8_t *bytes, bool running)
 {
 	struct rod_token_store *s = cmd->lu->rod_tokens;
 	uint16_t asc = ASC_TOKEN_UNKNOWN;
@@ -389,7 +394,7 @@ static struct rod_token *find_token(struct scsi_cmd *cmd, const uint8_t *bytes)
 
 		if (memcmp(t->bytes, bytes, ROD_TOKEN_LEN) != 0)
 			continue;
-		if (expired(t, now_s()))
+		if (!running && expired(t, now_s()))
 			asc = ASC_TOKEN_EXPIRED;
 		else if (t->state == ROD_REVOKED)
 			asc = ASC_TOKEN_REVOKED;
@@ -482,7 +487,7 @@ static enum scsi_result wut_next(struct scsi_cmd *cmd)
 	struct wut_run *run = cmd->handler_state;
 
 	wut_skip(run);
-	if (!run->zero && !find_token(cmd, run->token)) {
+	if (!run->zero && !find_token(cmd, run->token, true)) {
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
 		return SCSI_FAILED;
 	}
@@ -518,7 +523,7 @@ enum scsi_result write_using_token_exec(struct scsi_cmd *cmd)
 	run->zero = get_be32(run->token) == ROD_TYPE_BLOCK_ZERO;
 	if (run->zero)
 		return wut_next(cmd);
-	t = find_token(cmd, run->token);
+	t = find_token(cmd, run->token, false);
 	if (!t) {
 		r = SCSI_FAILED;
 		goto fail;

@@ -6,10 +6,12 @@
  * the copy ends at the next piece with INVALID TOKEN OPERATION, TOKEN
  * REVOKED (05/23/06): the pieces done hold the source's blocks, the rest
  * its old data.  ABORT TASK ends it at a piece boundary as EXTENDED COPY.
+ * A token does not expire while a copy that uses it runs.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "manual_executor.h"
@@ -24,18 +26,15 @@ static struct harness h;
 static struct manual_executor mex;
 static uint8_t token[512];
 
-/* POPULATE TOKEN of LBA 0 .. 3 pieces (list 1), then its token (RECEIVE ROD TOKEN INFORMATION). */
-static void setup(void)
+/* POPULATE TOKEN of LBA 0 .. 3 pieces (list 1, INACTIVITY TIMEOUT timeout s), then the token into token. */
+static void make_token(uint32_t timeout)
 {
 	uint8_t pt[16] = { 0x83, 0x10 }, p[32] = { 0, 30 }, rrti[16] = { 0x84, 0x07 };
 	struct harness_result r;
 
-	harness_init(&h, NUM_BLOCKS, BS, NULL);
-	harness_clear_ua(&h);
-	harness_fill(&h, 0, 3 * PIECE_BLOCKS, 'a');
-	harness_fill(&h, DST, 3 * PIECE_BLOCKS, 'b');
 	pt[9] = 1;
 	pt[13] = sizeof(p);
+	put_be32(p + 4, timeout);
 	p[15] = 16;
 	put_be32(p + 24, 3 * PIECE_BLOCKS);
 	harness_run(&h, 0, pt, 16, p, sizeof(p), 0, &r);
@@ -46,6 +45,15 @@ static void setup(void)
 	harness_expect_good(&r);
 	ck_assert_uint_eq(r.data_in_len, 32 + 4 + 2 + 512);
 	memcpy(token, r.data_in + 38, 512);
+}
+
+static void setup(void)
+{
+	harness_init(&h, NUM_BLOCKS, BS, NULL);
+	harness_clear_ua(&h);
+	harness_fill(&h, 0, 3 * PIECE_BLOCKS, 'a');
+	harness_fill(&h, DST, 3 * PIECE_BLOCKS, 'b');
+	make_token(0);
 	manual_executor_init(&mex);
 	h.dev->executor = &mex.ex;
 }
@@ -133,6 +141,31 @@ START_TEST(abort_task_stops_at_a_piece_boundary)
 }
 END_TEST
 
+/*
+ * A token of INACTIVITY TIMEOUT 1 s whose copy waits 1.3 s between two
+ * pieces: a copy that runs is use, not inactivity, so it completes; the
+ * timeout counts again from its end (05/23/07 1.3 s after it).
+ */
+START_TEST(a_running_copy_keeps_its_token)
+{
+	struct harness_result r;
+
+	h.dev->executor = &scsi_executor_inline;
+	make_token(1);
+	h.dev->executor = &mex.ex;
+	submit_wut(&r);
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
+	usleep(1300 * 1000);
+	manual_executor_run(&mex, ~0u);
+	harness_expect_good(&r);
+	ck_assert(harness_holds(&h, DST, 3 * PIECE_BLOCKS, 'a'));
+	usleep(1300 * 1000);
+	submit_wut(&r);
+	manual_executor_run(&mex, ~0u);
+	harness_expect_sense(&r, SENSE_KEY_ILLEGAL_REQUEST, 0x2307);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("rod_token");
@@ -142,6 +175,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, runs_piece_by_piece);
 	tcase_add_test(tc, a_write_to_the_source_revokes_it_mid_copy);
 	tcase_add_test(tc, abort_task_stops_at_a_piece_boundary);
+	tcase_add_test(tc, a_running_copy_keeps_its_token);
 	suite_add_tcase(s, tc);
 	return s;
 }
