@@ -5,8 +5,11 @@
  *
  * Where: $SBCEMU_RBD_MODULE when set; the build tree's module when the
  * running program lies in the build tree (SBCE_BINARY_DIR: a daemon run
- * from its build, the tests); else the installed one (SBCE_RBD_MODULE_INSTALLED,
- * under the library directory).  Called on the event loop's thread only.
+ * from its build, the tests); else the installed one, under the library
+ * directory of the prefix the program is installed in (SBCE_RBD_MODULE_INSTALLED,
+ * relative to the prefix: /usr/sbin/sbcemud loads
+ * /usr/lib/<triplet>/sbcemu/sbcemu-rbd.so), so that `cmake --install --prefix`
+ * may choose the prefix after the build.  Called on the event loop's thread only.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -19,9 +22,10 @@
 
 static const char *module_path(void)
 {
-	static char exe[PATH_MAX];
+	static char exe[PATH_MAX], installed[PATH_MAX + sizeof(SBCE_RBD_MODULE_INSTALLED)];
 	const char *env = getenv("SBCEMU_RBD_MODULE");
 	size_t dir = strlen(SBCE_BINARY_DIR);
+	char *slash;
 	ssize_t n;
 
 	if (env && env[0])
@@ -29,7 +33,16 @@ static const char *module_path(void)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0 && (size_t)n > dir && memcmp(exe, SBCE_BINARY_DIR, dir) == 0 && exe[dir] == '/')
 		return SBCE_RBD_MODULE_BUILT;
-	return SBCE_RBD_MODULE_INSTALLED;
+	if (SBCE_RBD_MODULE_INSTALLED[0] == '/') /* an absolute CMAKE_INSTALL_LIBDIR */
+		return SBCE_RBD_MODULE_INSTALLED;
+	if (n <= 0)
+		return "/usr/" SBCE_RBD_MODULE_INSTALLED;
+	exe[n] = '\0';
+	/* PREFIX/sbin/sbcemud -> PREFIX */
+	for (int up = 0; up < 2 && (slash = strrchr(exe, '/')); up++)
+		*slash = '\0';
+	snprintf(installed, sizeof(installed), "%s/%s", exe, SBCE_RBD_MODULE_INSTALLED);
+	return installed;
 }
 
 const struct be_rbd_entry *be_rbd_module(char *err, size_t errlen)

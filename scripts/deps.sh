@@ -7,8 +7,8 @@
 set -euo pipefail
 
 PACKAGES=(
-	# build
-	build-essential cmake pkg-config git
+	# build (help2man: the manual pages, made from --help)
+	build-essential cmake pkg-config git help2man
 	libev-dev zlib1g-dev libinih-dev libisal-dev libssl-dev libiscsi-dev
 	# the control socket's JSON (daemon/control/, daemon/sbcemuctl/)
 	libjansson-dev
@@ -37,6 +37,10 @@ PACKAGES=(
 	# scripts/kernel-vm/lib.sh
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd binutils util-linux
 	fdisk e2fsprogs fio smartmontools
+	# the Debian package and its test (tests/package/run.sh): build it, lint it,
+	# install it into a fresh Debian 12 root booted with systemd-nspawn, render
+	# its manual pages
+	debhelper po-debconf lintian debootstrap systemd-container man-db bash-completion
 )
 
 if [ "${1:-}" = --list ]; then

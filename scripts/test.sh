@@ -14,10 +14,13 @@
 #      build in build-fuzz/); a finding fails;
 #   5. soak: scripts/soak for 60 s (8 sessions, 3 kill -9 rounds; every
 #      acknowledged write verified, descriptors and RSS back to baseline);
-#   6. kernel: real Linux kernels (Debian 12's 6.1 and 6.12) under QEMU log in
+#   6. package: the Debian package built, linted, installed into a fresh
+#      Debian 12 root and run there by systemd (tests/package/run.sh,
+#      docs/packaging.md);
+#   7. kernel: real Linux kernels (Debian 12's 6.1 and 6.12) under QEMU log in
 #      and use every kind of LU (tests/kernel/run.sh, docs/kernel-testing.md).
-# Installs missing Debian packages first (scripts/deps.sh).  Logs of stages 2
-# and 6 (iscsi-test-cu output, guest consoles) stay under build/, those of
+# Installs missing Debian packages first (scripts/deps.sh).  Logs of stages 2,
+# 6 and 7 (iscsi-test-cu output, the package's build, guest consoles) stay under build/, those of
 # stage 4 (and its findings) under build-fuzz/.
 #
 # Usage: scripts/test.sh [--quick] [CTEST ARGS...]
@@ -123,6 +126,9 @@ elif [ "$quick" = no ]; then
 	stage "soak: 60 s, 8 sessions, 3 kill -9 rounds (scripts/soak)"
 	SBCEMU_BUILD_DIR=$build "$repo/scripts/soak" --seconds 60 --sessions 8 --kills 3 || status=1
 
+	stage "package: built, linted, installed into a fresh Debian 12 and run by systemd, logs in $build/package"
+	"$repo/tests/package/run.sh" "$build/package" || status=1
+
 	stage "kernel tests (QEMU), guest consoles in $build/kernel-vm"
 	"$repo/tests/kernel/run.sh" --builddir "$build" || status=1
 fi
@@ -130,9 +136,9 @@ fi
 echo "test.sh: ${SECONDS} s in all"
 if [ "$status" = 0 ]; then
 	if [ "$quick" = yes ]; then
-		echo "test.sh: all tests passed (build/ and build-asan/; --quick: no conformance, fuzz, soak or kernel stage)"
+		echo "test.sh: all tests passed (build/ and build-asan/; --quick: no conformance, fuzz, soak, package or kernel stage)"
 	else
-		echo "test.sh: all tests passed (build/, build-asan/, conformance, fuzz, soak, kernel)"
+		echo "test.sh: all tests passed (build/, build-asan/, conformance, fuzz, soak, package, kernel)"
 	fi
 else
 	echo "test.sh: FAILURES (see above)" >&2

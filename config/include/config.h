@@ -514,6 +514,8 @@ void cfg_diff(const struct cfg *a, const struct cfg *b, void (*fn)(void *arg, co
 
 /* Writes docs/config.md (Markdown) from the schema table. */
 void cfg_print_doc(FILE *out);
+/* The same reference as the manual page sbcemu.ini(5), in roff (sbcemud --print-config-doc=man). */
+void cfg_print_man(FILE *out, const char *version);
 /*
  * The keys of every section, or of section ("daemon", "lun", ...): name,
  * type and default, one per line (sbcemud --list-keys).  -1 for an unknown

@@ -34,6 +34,12 @@ enum sbce_log_level {
 };
 
 void sbce_log_set_level(enum sbce_log_level level);
+/*
+ * Whether stderr is systemd's journal stream ($JOURNAL_STREAM): from then on
+ * lines start with their syslog priority ("<3>error: ...") and carry no time
+ * or pid.  Call once, before any thread logs.
+ */
+void sbce_log_detect_journal(void);
 bool sbce_log_enabled(enum sbce_log_level level);
 /* One line on stderr: "2026-12-03T08:41:00.123Z sbcemud[pid] level: message".  Thread-safe. */
 void sbce_log(enum sbce_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -103,6 +103,7 @@ static const char usage_text[] =
 	"      --state-dir DIR  the daemon's state directory\n"
 	"      --json           print the daemon's result object as JSON\n"
 	"  -h, --help           show this help\n"
+	"      --version        show the version\n"
 	"\n"
 	"Numbers are decimal or 0x hexadecimal.  LUN N/E is element E of conglomerate N (once it is open).\n"
 	"Exit status: 0 done, 1 refused by the daemon or no daemon, 2 usage error.\n";
@@ -456,12 +457,13 @@ struct globals {
 /* Returns -1 to go on (optind is then the command's index), else the exit status. */
 static int parse_globals(int argc, char **argv, struct globals *g)
 {
-	enum { OPT_STATE_DIR = 256, OPT_JSON };
+	enum { OPT_STATE_DIR = 256, OPT_JSON, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -475,6 +477,9 @@ static int parse_globals(int argc, char **argv, struct globals *g)
 			g->json = true;
 		} else if (c == 'h') {
 			fputs(usage_text, stdout);
+			return EXIT_SUCCESS;
+		} else if (c == OPT_VERSION) {
+			printf("sbcemuctl %s\n", SBCEMU_VERSION);
 			return EXIT_SUCCESS;
 		} else {
 			fputs("Try 'sbcemuctl --help' for more information.\n", stderr);

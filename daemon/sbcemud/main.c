@@ -43,9 +43,10 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: sbcemud [OPTION]...\n"
-		"Emulates SBC-4 disks (logical units backed by files) behind an iSCSI target.\n"
+		"Emulates SBC-4 disks (logical units backed by files or block devices) for host\n"
+		"storage stacks: behind an iSCSI target, and as LIO's TCMU backstores (user:sbcemu).\n"
 		"Without -c, runs the embedded default configuration: target\n"
-		"iqn.2026-12.org.sbcemu:default on 127.0.0.1:3260 with a 1 GiB LUN 0.\n"
+		"iqn.2026-12.org.sbcemu:default on 127.0.0.1:3260 with one LU of each kind.\n"
 		"\n"
 		"  -c, --config FILE          read the configuration from FILE (docs/config.md)\n"
 		"      --listen ADDR:PORT     listen on ADDR:PORT ([IPv6]:PORT); repeatable;\n"
@@ -54,14 +55,17 @@ static void usage(FILE *out)
 		"      --log-level LEVEL      error, warn, info or debug\n"
 		"      --check                check the configuration (and that no other daemon holds its\n"
 		"                             state directory or files), print one line, and exit\n"
-		"      --print-default-config print the embedded default configuration\n"
-		"      --print-config-doc     print the configuration reference (docs/config.md)\n"
+		"      --print-default-config\n"
+		"                             print the embedded default configuration\n"
+		"      --print-config-doc[=FORMAT]  print the configuration reference: markdown\n"
+		"                             (docs/config.md, the default) or man (sbcemu.ini(5))\n"
 		"      --list-keys [SECTION]  list the keys of every section (or of SECTION: daemon,\n"
 		"                             iscsi, target, acl, lun, tcmu, lu) with type and default\n"
 		"  -h, --help                 show this help\n"
 		"      --version              show the version\n"
 		"\n"
-		"SIGTERM or SIGINT: finish commands in flight, flush every backing file, exit 0.\n");
+		"SIGTERM or SIGINT: finish commands in flight, flush every backing file, exit 0.\n"
+		"SIGHUP: read the configuration file again and apply it (reload).\n");
 }
 
 enum {
@@ -105,7 +109,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "print-default-config", no_argument, NULL, OPT_PRINT_DEFAULT },
-		{ "print-config-doc", no_argument, NULL, OPT_PRINT_DOC },
+		{ "print-config-doc", optional_argument, NULL, OPT_PRINT_DOC },
 		{ "list-keys", optional_argument, NULL, OPT_LIST_KEYS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -135,7 +139,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(cfg_default_ini, stdout);
 			return EXIT_SUCCESS;
 		case OPT_PRINT_DOC:
-			cfg_print_doc(stdout);
+			if (optarg && strcmp(optarg, "man") == 0) {
+				cfg_print_man(stdout, SBCEMU_VERSION);
+			} else if (!optarg || strcmp(optarg, "markdown") == 0) {
+				cfg_print_doc(stdout);
+			} else {
+				fprintf(stderr, "sbcemud: --print-config-doc=%s: markdown or man\n", optarg);
+				return 2;
+			}
 			return EXIT_SUCCESS;
 		case OPT_LIST_KEYS:
 			/* --list-keys or --list-keys=SECTION, or --list-keys SECTION as the last word. */
@@ -292,6 +303,7 @@ static void shutdown_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void begin_shutdown(struct sbce_daemon *d)
 {
 	d->state = DAEMON_DRAINING;
+	sbce_service_stopping(d);
 	sbce_control_stop(d);
 	/* Commands a rule holds run, so they can drain; the alarms stay for the media and duration limits' times. */
 	sbce_faults_remove(d, true, 0);
@@ -321,8 +333,12 @@ static void on_hangup(void *arg)
 	struct sbce_daemon *d = arg;
 	char err[512];
 
-	if (d->state == DAEMON_RUNNING && sbce_reload_file(d, "SIGHUP", false, NULL, err, sizeof(err)) != 0)
+	if (d->state != DAEMON_RUNNING)
+		return;
+	sbce_service_reloading(d);
+	if (sbce_reload_file(d, "SIGHUP", false, NULL, err, sizeof(err)) != 0)
 		sbce_info("SIGHUP: %s", err);
+	sbce_service_reloaded(d);
 }
 
 /* ---- main ---- */
@@ -411,6 +427,7 @@ static void stop(struct sbce_daemon *d)
 	free(d->alarms);
 	if (drained)
 		scsi_resources_destroy(d->resources);
+	sbce_service_stop(d);
 	if (d->loop.loop) {
 		if (ev_is_active(&d->shutdown_timer))
 			ev_timer_stop(d->loop.loop, &d->shutdown_timer);
@@ -457,6 +474,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	keep_data_buffers();
+	sbce_log_detect_journal();
 	d.source = &o.source;
 	d.cfg = load_config(&o);
 	if (!d.cfg || o.check) {
@@ -471,6 +489,7 @@ int main(int argc, char **argv)
 	warn_others_write("configuration file", o.source.path);
 	if (start(&d) == 0) {
 		sbce_info("ready");
+		sbce_service_ready(&d);
 		sbce_loop_run(&d.loop);
 		if (d.state != DAEMON_STOPPED) /* the loop ran out of watchers: should not happen */
 			d.exit_code = EXIT_FAILURE;

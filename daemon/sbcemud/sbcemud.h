@@ -60,6 +60,7 @@ struct sbce_daemon {
 	enum daemon_state state;
 	bool drained;                        /* false if shutdown timed out: the front ends are left alone */
 	ev_timer shutdown_timer;
+	ev_timer watchdog_timer;             /* WATCHDOG=1 to systemd (service.c); inactive without WatchdogSec= */
 	int exit_code;
 	int state_lock_fd;                   /* sbce_state_dir_lock(); -1 until taken */
 	struct sbce_ratelimit backing_error_limit; /* sbce_observe_backing_errors */
@@ -114,6 +115,18 @@ void sbce_log_stats(struct sbce_daemon *d);
 void sbce_foreach_lu(struct sbce_daemon *d, void (*fn)(void *arg, const struct sbce_lu_ref *ref), void *arg);
 /* The LU front end frontend calls name, or NULL. */
 struct scsi_lu *sbce_frontend_find_lu(struct sbce_daemon *d, const char *frontend, const char *name);
+
+/* ---- the service manager's notifications (service.c, sd_notify(3)); nothing outside systemd ---- */
+
+/* READY=1 with a STATUS= line, and the watchdog's keep-alives when WatchdogSec= asks for them. */
+void sbce_service_ready(struct sbce_daemon *d);
+/* RELOADING=1 before a SIGHUP's reload; READY=1 and the new STATUS= after it. */
+void sbce_service_reloading(struct sbce_daemon *d);
+void sbce_service_reloaded(struct sbce_daemon *d);
+/* STOPPING=1 when the shutdown starts. */
+void sbce_service_stopping(struct sbce_daemon *d);
+/* Stops the keep-alives (before the loop goes). */
+void sbce_service_stop(struct sbce_daemon *d);
 
 /* ---- fault rules across the daemon (faults.c) ---- */
 

@@ -1,5 +1,6 @@
 #include "iscsi_harness.h"
 
+#include <ftw.h>
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -121,12 +122,22 @@ int harness_start(const struct harness_config *cfg)
 	return port;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
 void harness_stop(void)
 {
 	ev_async_send(H.loop, &H.stop);
 	pthread_join(H.thread, NULL);
 	close(H.ready_pipe[0]);
 	close(H.ready_pipe[1]);
+	/* The LU's state directory (log pages saved at its end): nothing of the test stays in /tmp. */
+	nftw(H.dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 int harness_connect(void)
