@@ -8,10 +8,14 @@
  * (05/23/07), unknown (05/23/04, also on another LU); the block device
  * zero ROD token; every parameter-list check with its sense and nothing
  * written; the same on an LU with protection information (tuples retagged,
- * READ with RDPROTECT 001b passes); no token commands on a zoned LU.
+ * READ with RDPROTECT 001b passes); on a zoned LU (copy/copy_piece.c),
+ * a token of a conventional zone written at a write pointer, the pointer
+ * advanced, and one written elsewhere refused as a WRITE would be, as COPY
+ * ABORTED.
  *
  * LUN 0: conventional, 512-byte blocks, 64 MiB.  LUN 1: protection
- * information type 1, 16 MiB.  LUN 2: zbc-hm.  LUN 3: conventional, 16 MiB.
+ * information type 1, 16 MiB.  LUN 2: zbc-hm, zones of 8192 blocks, zone 0
+ * conventional.  LUN 3: conventional, 16 MiB.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,7 @@ static const char config[] =
 	"path = @DIR@/lun1.img\nsize = 16M\nlogical_block_size = 512\nprotection_type = 1\n"
 	"[lun \"" ITEST_TARGET "\" 2]\n"
 	"kind = zbc-hm\npath = @DIR@/lun2.img\nsize = 64M\nlogical_block_size = 512\nzone_size = 4M\n"
+	"conventional_zones = 1\n"
 	"[lun \"" ITEST_TARGET "\" 3]\n"
 	"path = @DIR@/lun3.img\nsize = 16M\nlogical_block_size = 512\n";
 
@@ -310,9 +315,63 @@ static void test_checks(void)
 		itest_expect_field_pointer("... field pointer on parameter byte 0", &r, 0, 0, -1);
 		itest_result_free(&r);
 	}
-	len = pt_list(p, 0, 0, 0, (const struct range[]){ { 0, 8 } }, 1);
-	tpc_out(2, 0x10, 20, "POPULATE TOKEN on a zbc-hm LU -> 05/20/00 (no copy manager there)", p, len, len,
-		EXPECT_SENSE(5, 0x20, 0x00), NULL);
+}
+
+/*
+ * LUN 2, zbc-hm (zones of 8192 blocks, zone 0 conventional): a token of
+ * conventional blocks written at the write pointer of a sequential write
+ * required zone, which moves as a WRITE's would; written anywhere else, the
+ * WRITE's UNALIGNED WRITE COMMAND as COPY ABORTED (0A/21/04), the pointer
+ * where it was; the block device zero token into a zone.
+ */
+static void test_zoned(void)
+{
+	static uint8_t a[16 * BS], zeros[16 * BS];
+	uint8_t token[TOKEN_LEN], inq[6] = { 0x12, 0x00, 0x00, 0x00, 96, 0 };
+	uint8_t rz[16] = { 0x95, 0x00 }; /* REPORT ZONES */
+	struct itest_result r;
+
+	itest_cmd(s, 2, inq, 6, ITEST_IN, NULL, 0, 96, &r);
+	itest_ok(r.status == 0 && (r.data[5] & 0x08), "INQUIRY of a zbc-hm LU: 3PC = 1", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_pattern(a, sizeof(a), 91);
+	if (!itest_write16(s, 2, 100, a, 16, BS, false, "zbc-hm LU: WRITE(16) of LBA 100 (conventional zone 0)") ||
+	    !make_token(2, 40, 0, (const struct range[]){ { 100, 16 } }, 1, token))
+		return;
+	wut(2, 41, "zbc-hm LU: WRITE USING TOKEN to LBA 8192, the write pointer of zone 1 -> GOOD", 0, 0, token,
+	    (const struct range[]){ { 8192, 16 } }, 1, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 2, 8192, 16, BS, a), "zone 1 holds the token's blocks", NULL);
+	itest_put_be64(rz + 2, 8192);
+	itest_put_be32(rz + 10, 128);
+	itest_cmd(s, 2, rz, 16, ITEST_IN, NULL, 0, 128, &r);
+	itest_ok(r.status == 0 && r.data_len >= 128 && itest_get_be64(r.data + 64 + 24) == 8192 + 16 &&
+			 (r.data[64 + 1] >> 4) == 0x2,
+		 "REPORT ZONES: zone 1's write pointer 8208, implicitly open", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	wut(2, 42, "zbc-hm LU: WRITE USING TOKEN to LBA 8300, past zone 1's write pointer -> 0A/21/04", 0, 0, token,
+	    (const struct range[]){ { 8300, 16 } }, 1, EXPECT_SENSE(0xa, 0x21, 0x04), NULL);
+	itest_cmd(s, 2, rz, 16, ITEST_IN, NULL, 0, 128, &r);
+	itest_ok(r.status == 0 && r.data_len >= 128 && itest_get_be64(r.data + 64 + 24) == 8192 + 16,
+		 "... zone 1's write pointer still 8208", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	{
+		uint8_t zero_token[TOKEN_LEN] = { 0xff, 0xff, 0x00, 0x01 };
+
+		itest_put_be16(zero_token + 6, 0x01f8);
+		wut(2, 43, "zbc-hm LU: WRITE USING TOKEN with the block device zero token at zone 1's write pointer -> GOOD",
+		    0, 0, zero_token, (const struct range[]){ { 8208, 16 } }, 1, EXPECT_GOOD, NULL);
+		itest_ok(itest_blocks_are(s, 2, 8208, 16, BS, zeros), "... zeros written there", NULL);
+	}
+	/* RESET WRITE POINTER changes the zone's blocks: a token of them is revoked, as by a WRITE. */
+	if (make_token(2, 44, 0, (const struct range[]){ { 8192, 16 } }, 1, token)) {
+		uint8_t reset[16] = { 0x94, 0x04 };
+
+		itest_put_be64(reset + 2, 8192);
+		itest_expect_cmd(s, 2, "RESET WRITE POINTER of zone 1", reset, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD,
+				 NULL);
+		wut(2, 45, "zbc-hm LU: WRITE USING TOKEN with a token of zone 1's blocks, after its reset -> 05/23/06",
+		    0, 0, token, (const struct range[]){ { 100, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x06), NULL);
+	}
 }
 
 /* LUN 1, protection information type 1: the tuples come with the blocks, retagged for the destination. */
@@ -381,6 +440,28 @@ static void test_medium_error(struct itest_daemon *d)
 	itest_ok(itest_ctl(d, out, sizeof(out), "--json fault list") == 0 && strstr(out, "\"fired\": 1,"),
 		 "sbcemuctl fault list: the rule fired once", "%s", out);
 	itest_ctl(d, out, sizeof(out), "fault remove all");
+
+	/* A copy's write repairs the bad blocks it covers, as a WRITE's does (copy/copy_piece.c). */
+	if (!itest_ok(itest_ctl(d, out, sizeof(out), "fault add 0 medium-error --lba 60010-60011") == 0,
+		      "sbcemuctl fault add 0 medium-error --lba 60010-60011 -> exit 0", "%s", out))
+		return;
+	{
+		uint8_t rd[16] = { 0x88 }, *want = malloc(16 * BS);
+
+		itest_put_be64(rd + 2, 60000);
+		itest_put_be32(rd + 10, 16);
+		itest_expect_cmd(s, 0, "READ(16) of LBA 60000 (16 blocks) over the bad blocks -> 03/11/00", rd, 16, ITEST_IN,
+				 NULL, 0, 16 * BS, EXPECT_SENSE(3, 0x11, 0x00), NULL);
+		wut(0, 42, "WRITE USING TOKEN to LBA 60000 (16 blocks), over the bad blocks -> GOOD", 0, 0, token,
+		    (const struct range[]){ { 60000, 16 } }, 1, EXPECT_GOOD, NULL);
+		itest_ok(want && itest_read16(s, 0, 20000, want, 16, BS, "READ(16) of the token's first blocks") &&
+				 itest_blocks_are(s, 0, 60000, 16, BS, want),
+			 "READ(16) of LBA 60000 -> GOOD with the token's blocks: the copy repaired them", NULL);
+		free(want);
+	}
+	itest_ok(itest_ctl(d, out, sizeof(out), "--json fault list") == 0 && strstr(out, "\"bad_blocks\": 0"),
+		 "sbcemuctl fault list: no bad block left", "%s", out);
+	itest_ctl(d, out, sizeof(out), "fault remove all");
 }
 
 int main(int argc, char **argv)
@@ -402,6 +483,7 @@ int main(int argc, char **argv)
 	test_copies();
 	test_checks();
 	test_pi();
+	test_zoned();
 	test_medium_error(&d);
 	itest_close(s);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);

@@ -5,15 +5,17 @@
  * of one and two block-to-block segments read back, COPY STATUS held per
  * I_T nexus and list identifier, every parameter-list check with its sense
  * (and nothing written), copies on an LU with protection information (the
- * tuples retagged for the destination, a bad source guard caught), and the
- * LUs without a copy manager (zoned).
+ * tuples retagged for the destination, a bad source guard caught), and
+ * copies on zoned LUs (copy/copy_piece.c: the zone rules of a READ of the
+ * source and a WRITE of the destination, per piece, as COPY ABORTED).
  *
  * LUN 0: conventional, 512-byte blocks, 64 MiB.  LUN 1: conventional, 4096-byte
- * blocks.  LUN 2: protection information type 1.  LUN 3: zbc-hm.  LUN 4: write
+ * blocks.  LUN 2: protection information type 1.  LUN 3: zbc-hm, zones of
+ * 8192 blocks, zones 0 and 1 conventional, URSWRZ 0.  LUN 4: write
  * protected.  LUN 5: 1 GiB with protection information type 1, for a copy of
  * 512 MiB killed in the middle (with PI every piece is read, checked and
  * written by the daemon; without, copy_file_range moves 512 MiB before the
- * test can kill it).
+ * test can kill it).  LUN 6: zbc-hm, zone 0 conventional, URSWRZ 1.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +39,17 @@ static const char config[] =
 	"path = @DIR@/lun2.img\nsize = 16M\nlogical_block_size = 512\nprotection_type = 1\n"
 	"[lun \"" ITEST_TARGET "\" 3]\n"
 	"kind = zbc-hm\npath = @DIR@/lun3.img\nsize = 64M\nlogical_block_size = 512\nzone_size = 4M\n"
+	"conventional_zones = 2\nurswrz = false\n"
 	"[lun \"" ITEST_TARGET "\" 4]\n"
 	"path = @DIR@/lun4.img\nsize = 16M\nlogical_block_size = 512\nwrite_protect = true\n"
 	"[lun \"" ITEST_TARGET "\" 5]\n"
-	"path = @DIR@/lun5.img\nsize = 1G\nlogical_block_size = 512\nprotection_type = 1\n";
+	"path = @DIR@/lun5.img\nsize = 1G\nlogical_block_size = 512\nprotection_type = 1\n"
+	"[lun \"" ITEST_TARGET "\" 6]\n"
+	"kind = zbc-hm\npath = @DIR@/lun6.img\nsize = 64M\nlogical_block_size = 512\nzone_size = 4M\n"
+	"conventional_zones = 1\n";
 
 static struct iscsi_context *s, *s2;
-static uint8_t naa[6][20]; /* the NAA designation descriptor of each LU (VPD 83h), 4 + length bytes */
+static uint8_t naa[7][20]; /* the NAA designation descriptor of each LU (VPD 83h), 4 + length bytes */
 
 /* The first NAA designator (type 3, association LU) of LUN lun's Device Identification page, as a descriptor. */
 static bool fetch_naa(int lun)
@@ -141,8 +147,7 @@ static void test_identification(void)
 		 itest_result_str(&r));
 	itest_result_free(&r);
 	itest_cmd(s, 3, inq, 6, ITEST_IN, NULL, 0, 96, &r);
-	itest_ok(r.status == 0 && !(r.data[5] & 0x08), "INQUIRY of a zbc-hm LU: 3PC = 0 (no copy manager yet)", "%s",
-		 itest_result_str(&r));
+	itest_ok(r.status == 0 && (r.data[5] & 0x08), "INQUIRY of a zbc-hm LU: 3PC = 1", "%s", itest_result_str(&r));
 	itest_result_free(&r);
 	itest_cmd(s, 0, vpd0, 6, ITEST_IN, NULL, 0, 255, &r);
 	itest_ok(r.status == 0 && memchr(r.data + 4, 0x8f, r.data_len > 4 ? (size_t)r.data_len - 4 : 0) != NULL,
@@ -154,8 +159,10 @@ static void test_identification(void)
 		 "descriptors padded to 4 bytes",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
-	itest_expect_cmd(s, 3, "VPD 8Fh of a zbc-hm LU -> 05/24/00", vpd8f, 6, ITEST_IN, NULL, 0, 512,
-			 EXPECT_SENSE(5, 0x24, 0x00), NULL);
+	itest_cmd(s, 3, vpd8f, 6, ITEST_IN, NULL, 0, 512, &r);
+	itest_ok(r.status == 0 && r.data_len == 296 && r.data[0] == 0x14 && memcmp(r.data + 1, page8f + 1, sizeof(page8f) - 1) == 0,
+		 "VPD 8Fh of a zbc-hm LU: the same page (PERIPHERAL DEVICE TYPE 14h)", "%s", itest_result_str(&r));
+	itest_result_free(&r);
 }
 
 static void test_operating_parameters(void)
@@ -352,8 +359,100 @@ static void test_checks(void)
 
 	n = simple_list(p, 4, 1, 0, 8, 0, 100);
 	xcopy(s, 4, "EXTENDED COPY to a write-protected LU -> 07/27/00", p, n, n, EXPECT_SENSE(7, 0x27, 0x00), NULL);
-	n = simple_list(p, 3, 1, 0, 8, 0, 100);
-	xcopy(s, 3, "EXTENDED COPY to a zbc-hm LU -> 05/20/00", p, n, n, EXPECT_SENSE(5, 0x20, 0x00), NULL);
+}
+
+/* RESET WRITE POINTER of the zone at lba of LUN lun (ZBC OUT 94h/04h). */
+static struct itest_result zbc_reset(int lun, uint64_t lba)
+{
+	uint8_t cdb[16] = { 0x94, 0x04 };
+	struct itest_result r;
+
+	itest_put_be64(cdb + 2, lba);
+	itest_cmd(s, lun, cdb, 16, ITEST_NONE, NULL, 0, 0, &r);
+	return r;
+}
+
+/* The write pointer of the zone at lba of LUN lun (REPORT ZONES), or UINT64_MAX. */
+static uint64_t zone_wp(int lun, uint64_t lba, int *cond)
+{
+	uint8_t rz[16] = { 0x95, 0x00 };
+	struct itest_result r;
+	uint64_t wp = UINT64_MAX;
+
+	itest_put_be64(rz + 2, lba);
+	itest_put_be32(rz + 10, 128);
+	itest_cmd(s, lun, rz, 16, ITEST_IN, NULL, 0, 128, &r);
+	if (r.status == 0 && r.data_len >= 128) {
+		wp = itest_get_be64(r.data + 64 + 24);
+		if (cond)
+			*cond = r.data[64 + 1] >> 4;
+	}
+	itest_result_free(&r);
+	return wp;
+}
+
+/*
+ * Zoned LUs (copy/copy_piece.c; ZBC-2's write pointer rules hold for the
+ * copy manager's writes as for a WRITE's): LUN 3, zones of 8192 blocks,
+ * zones 0 and 1 conventional, URSWRZ 0; LUN 6, zone 0 conventional, URSWRZ 1.
+ */
+#define ZB 8192u
+static void test_zoned(void)
+{
+	uint8_t p[256], *data = malloc(4096 * BS), *zeros = calloc(16, BS);
+	uint32_t n;
+	int cond = -1;
+
+	if (!data || !zeros)
+		abort();
+	itest_pattern(data, 4096 * BS, 31);
+	if (!itest_write16(s, 3, 0, data, 4096, BS, false, "zbc-hm: WRITE(16) 4096 blocks into conventional zone 0"))
+		return;
+	n = simple_list(p, 3, 1, 0x2, 4096, 0, 2 * ZB);
+	xcopy(s, 3, "zbc-hm: EXTENDED COPY 4096 blocks (two pieces) from zone 0 to the write pointer of SWR zone 2 -> GOOD",
+	      p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 3, 2 * ZB, 4096, BS, data), "... zone 2 holds the copied blocks", NULL);
+	itest_ok(zone_wp(3, 2 * ZB, &cond) == 2 * ZB + 4096 && cond == 0x2,
+		 "... zone 2's write pointer advanced by 4096 blocks, implicitly open (REPORT ZONES)", "cond %d", cond);
+
+	n = simple_list(p, 3, 1, 0x2, 8, 0, 2 * ZB + 5000);
+	xcopy(s, 3, "zbc-hm: EXTENDED COPY to zone 2 past its write pointer -> 0A/21/04 (UNALIGNED WRITE COMMAND, as a "
+	      "WRITE gets it, COPY ABORTED)", p, n, n, EXPECT_SENSE(0xa, 0x21, 0x04), NULL);
+	itest_ok(zone_wp(3, 2 * ZB, NULL) == 2 * ZB + 4096, "... zone 2's write pointer where it was", NULL);
+
+	header(p, 1, 0x2, 32, 56);
+	cscd(p + 16, 3, BS);
+	segment(p + 48, 0, 0, 16, 0, 3 * ZB);
+	segment(p + 76, 0, 0, 16, 16, 3 * ZB + 16);
+	xcopy(s, 3, "zbc-hm: two segments into zone 3, the second at the write pointer the first moved -> GOOD", p, 104,
+	      104, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 3, 3 * ZB, 32, BS, data) && zone_wp(3, 3 * ZB, NULL) == 3 * ZB + 32,
+		 "... zone 3 holds both, its write pointer at 32", NULL);
+
+	n = simple_list(p, 3, 1, 0x2, 8, 2 * ZB + 4096, 1000);
+	xcopy(s, 3, "zbc-hm, URSWRZ 0: a source at zone 2's write pointer (unwritten) -> 0A/21/06 (ATTEMPT TO READ "
+	      "INVALID DATA, as a READ gets it)", p, n, n, EXPECT_SENSE(0xa, 0x21, 0x06), NULL);
+	itest_ok(itest_blocks_are(s, 3, 1000, 8, BS, data + 1000 * BS), "... the destination holds its old blocks", NULL);
+
+	n = simple_list(p, 3, 1, 0x2, 8, 0, 2 * ZB - 4);
+	xcopy(s, 3, "zbc-hm: a destination from conventional zone 1 into SWR zone 2 -> 0A/21/05 (WRITE BOUNDARY "
+	      "VIOLATION)", p, n, n, EXPECT_SENSE(0xa, 0x21, 0x05), NULL);
+
+	/* URSWRZ 1: blocks above a write pointer read as zeros, also when the copy manager reads them. */
+	if (itest_write16(s, 6, ZB, data, 16, BS, false, "zbc-hm (URSWRZ 1): WRITE(16) 16 blocks at zone 1's start")) {
+		struct itest_result r = zbc_reset(6, ZB);
+
+		itest_ok(r.status == 0, "... RESET WRITE POINTER of zone 1 (the blocks stay in the file)", "%s",
+			 itest_result_str(&r));
+		itest_result_free(&r);
+		n = simple_list(p, 6, 1, 0x2, 16, ZB, 2 * ZB);
+		xcopy(s, 6, "zbc-hm (URSWRZ 1): EXTENDED COPY of zone 1's unwritten blocks to zone 2 -> GOOD", p, n, n,
+		      EXPECT_GOOD, NULL);
+		itest_ok(itest_blocks_are(s, 6, 2 * ZB, 16, BS, zeros),
+			 "... zone 2 reads zeros, as READ reads the source (not what the reset left in the file)", NULL);
+	}
+	free(data);
+	free(zeros);
 }
 
 /*
@@ -472,7 +571,7 @@ static void test_kill_in_the_middle(struct itest_daemon *d)
 	s2 = itest_session(d, ITEST_INITIATOR_2, 0);
 	if (!s || !s2)
 		goto out;
-	for (int lun = 0; lun < 6; lun++) {
+	for (int lun = 0; lun < 7; lun++) {
 		itest_clear_ua(s, lun);
 		itest_clear_ua(s2, lun);
 	}
@@ -545,16 +644,18 @@ int main(int argc, char **argv)
 	s2 = itest_session(&d, ITEST_INITIATOR_2, 0);
 	if (!s || !s2)
 		return itest_finish();
-	for (int lun = 0; lun < 6; lun++) {
+	for (int lun = 0; lun < 7; lun++) {
 		itest_clear_ua(s, lun);
 		itest_clear_ua(s2, lun);
 	}
-	if (fetch_naa(0) && fetch_naa(1) && fetch_naa(2) && fetch_naa(3) && fetch_naa(4) && fetch_naa(5)) {
+	if (fetch_naa(0) && fetch_naa(1) && fetch_naa(2) && fetch_naa(3) && fetch_naa(4) && fetch_naa(5) &&
+	    fetch_naa(6)) {
 		test_identification();
 		test_operating_parameters();
 		test_copies();
 		test_checks();
 		test_pi(&d);
+		test_zoned();
 		test_rsoc();
 		test_kill_in_the_middle(&d);
 	}

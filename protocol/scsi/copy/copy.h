@@ -51,19 +51,36 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 size_t copy_manager_vpd(uint8_t *b);
 
 struct scsi_cmd;
+struct zbc_unwritten;
+
+/* A piece of a copy (copy_piece.c): its destination, and on a zoned LU the source blocks that read as zeros. */
+struct copy_piece {
+	uint64_t dst;
+	uint32_t n;                      /* blocks; 0: no piece begun */
+	struct zbc_unwritten *unwritten; /* NULL: none (or not a zoned LU) */
+};
+/*
+ * Loop thread, before a piece of n blocks from src (COPY_ZEROS: zeros) to
+ * dst: the checks of a READ of its source and a WRITE of its destination
+ * (medium-error rules; on a zoned LU the zone rules, with the write pointer
+ * advance).  SCSI_OK with *p set, or SCSI_FAILED with the sense (COPY
+ * ABORTED) in cmd.
+ */
+enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct copy_piece *p, uint64_t src, uint64_t dst, uint32_t n);
+/* Loop thread, after the piece landed: its advance kept, the bad blocks it wrote repaired; *p emptied. */
+void copy_piece_end(struct scsi_cmd *cmd, struct copy_piece *p);
+/* Empties *p without ending it (a command that failed: its completion rolls the advance back). */
+void copy_piece_free(struct copy_piece *p);
+
 /*
  * A worker piece of a copy (extended_copy.c): n blocks (at most COPY_PIECE
  * bytes) read at src and written at dst, or zeros when src is COPY_ZEROS;
- * flags the backend's write flags.  0, or nonzero with the failure in cmd.
+ * flags the backend's write flags; unwritten the source blocks that read as
+ * zeros on a zoned LU (struct copy_piece), or NULL.  0, or nonzero with the
+ * failure in cmd.
  */
 #define COPY_ZEROS UINT64_MAX
-int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags);
-/*
- * Loop thread, before a piece: whether a medium-error fault rule holds one
- * of its source blocks bad (docs/control.md); then cmd fails as the read
- * would, as COPY ABORTED: 0A/11/00 UNRECOVERED READ ERROR, INFORMATION the
- * first bad block.
- */
-bool copy_source_bad(struct scsi_cmd *cmd, uint64_t src, uint32_t n);
+int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags,
+		const struct zbc_unwritten *unwritten);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * The copy manager of an LU (SPC-4, the third-party copy model): EXTENDED
  * COPY (LID1), served on conventional LUs (with protection
- * information too: copy_work).
+ * information too: copy_work) and on zoned LUs (copy_piece.c: each piece
+ * checked as a READ of its source and a WRITE of its destination).
  *
  * EXTENDED COPY (83h/00h): a 16-byte parameter list header (b0 LIST
  * IDENTIFIER, b1 bits 4:3 LIST ID USAGE, b2-3 CSCD DESCRIPTOR LIST LENGTH,
@@ -47,9 +48,7 @@
  * A copy that completes whole with LIST ID USAGE 00b or 01b is held for
  * RECEIVE COPY RESULTS (receive_copy_results.c) with the I_T_L nexus.
  *
- * Not yet: copies between LUs, zoned LUs (no copy manager: the commands
- * are INVALID COMMAND OPERATION CODE, 3PC 0, no 8Fh page), the
- * medium-error fault rules on the copy's reads.
+ * Not yet: copies between LUs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,6 +56,7 @@
 
 #include "copy/copy.h"
 #include "sbc/sbc_pi.h"
+#include "zbc/zbc.h"
 #include "sched/task_set.h"
 #include "spc/spc.h"
 
@@ -82,7 +82,16 @@ struct xcopy_run {
 	uint32_t seg_done;  /* blocks of segment done copied */
 	uint64_t bytes;     /* bytes written */
 	unsigned flags;     /* backend write flags */
+	struct copy_piece piece; /* the piece in flight (copy_piece.c) */
 };
+
+static void xcopy_run_free(void *p)
+{
+	struct xcopy_run *run = p;
+
+	copy_piece_free(&run->piece);
+	free(run);
+}
 
 /*
  * Decodes and checks the parameter list (the checks before any block
@@ -222,6 +231,16 @@ static void retag(const struct scsi_lu *lu, uint8_t *tuples, uint64_t dst_lba, u
 		}
 }
 
+/* Worker, a zoned LU: the write pointers the piece at dst moved, recorded (durable with FUA) as a WRITE's are. */
+static int persist_zones(struct scsi_cmd *cmd, uint64_t dst, uint32_t n, unsigned flags)
+{
+	int rc = cmd->lu->zbc ? zbc_persist_range(cmd->lu, dst, n, flags) : 0;
+
+	if (rc < 0)
+		scsi_cmd_fail_errno(cmd, rc, true);
+	return rc;
+}
+
 /*
  * Worker: n blocks (at most COPY_PIECE bytes) read at src and written at
  * dst, or, with src COPY_ZEROS, zeros written at dst with FFh protection
@@ -231,7 +250,8 @@ static void retag(const struct scsi_lu *lu, uint8_t *tuples, uint64_t dst_lba, u
  * 10/01 10/02 10/03, INFORMATION the LBA) and written with their tuples,
  * retagged for the destination.  0, or nonzero with the failure in cmd.
  */
-int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags)
+int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags,
+		const struct zbc_unwritten *unwritten)
 {
 	struct scsi_lu *lu = cmd->lu;
 	struct backend *be = lu->backend;
@@ -242,18 +262,18 @@ int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, un
 	int rc;
 
 	/*
-	 * Without protection information (nothing to check or retag) the
-	 * backend copies by itself where it can (be_file: copy_file_range,
-	 * no byte through this process); else, or when it cannot, the blocks
-	 * are read and written here.
+	 * Without protection information (nothing to check or retag) and
+	 * unwritten blocks (zeroed after the read) the backend copies by itself
+	 * where it can (be_file: copy_file_range, no byte through this
+	 * process); else, or when it cannot, the blocks are read and written here.
 	 */
-	if (src != COPY_ZEROS && !sbc_lu_has_pi(lu) && be->ops->copy_range) {
+	if (src != COPY_ZEROS && !sbc_lu_has_pi(lu) && !unwritten && be->ops->copy_range) {
 		rc = be->ops->copy_range(be, scsi_lu_offset(lu, src), scsi_lu_offset(lu, dst),
 					 (uint64_t)n * lu->block_size, flags);
 		if (rc != -EOPNOTSUPP && rc != -EINVAL) {
 			if (rc < 0)
 				scsi_cmd_fail_errno(cmd, rc, true);
-			return rc;
+			return rc < 0 ? rc : persist_zones(cmd, dst, n, flags);
 		}
 	}
 	buf = calloc(n, lu->block_size);
@@ -265,6 +285,8 @@ int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, un
 		memset(tuples, 0xff, sbc_pi_bytes(lu, n));
 	else if (rc == 0 && src != COPY_ZEROS)
 		rc = sbc_medium_read_checked(lu, &checks, src, n, 0, buf, tuples, &s, 0);
+	if (rc == 0 && unwritten)
+		zbc_unwritten_zero(unwritten, lu->block_size, src, buf, (size_t)n * lu->block_size);
 	if (rc == 1) {
 		s.key = SENSE_KEY_COPY_ABORTED;
 		scsi_cmd_fail(cmd, s);
@@ -277,17 +299,7 @@ int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, un
 	free(tuples);
 	if (rc < 0)
 		scsi_cmd_fail_errno(cmd, rc, true);
-	return rc;
-}
-
-bool copy_source_bad(struct scsi_cmd *cmd, uint64_t src, uint32_t n)
-{
-	uint64_t bad;
-
-	if (!scsi_fault_read_range(cmd->lu, src, n, &bad))
-		return false;
-	scsi_cmd_fail(cmd, sense_with_information(sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNRECOVERED_READ_ERROR), bad));
-	return true;
+	return rc ? rc : persist_zones(cmd, dst, n, flags);
 }
 
 /* The blocks of the next piece of the current segment (at most COPY_PIECE bytes). */
@@ -309,7 +321,8 @@ static void copy_work(struct scsi_cmd *cmd)
 	const struct xcopy_segment *seg = &run->list.seg[run->done];
 	uint32_t n = piece_blocks(cmd, run);
 
-	if (copy_blocks(cmd, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done, n, run->flags) != 0)
+	if (copy_blocks(cmd, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done, n, run->flags,
+			run->piece.unwritten) != 0)
 		return;
 	run->bytes += (uint64_t)n * cmd->lu->block_size;
 	run->seg_done += n;
@@ -361,11 +374,15 @@ static enum scsi_result copy_done(struct scsi_cmd *cmd)
 static enum scsi_result copy_next(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
+	const struct xcopy_segment *seg;
 
+	copy_piece_end(cmd, &run->piece);
 	skip_empty(run);
 	if (run->done == run->list.nsegments)
 		return copy_done(cmd);
-	if (copy_source_bad(cmd, run->list.seg[run->done].src_lba + run->seg_done, piece_blocks(cmd, run)))
+	seg = &run->list.seg[run->done];
+	if (copy_piece_begin(cmd, &run->piece, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done,
+			     piece_blocks(cmd, run)) != SCSI_OK)
 		return SCSI_FAILED;
 	return scsi_cmd_run_io(cmd, copy_work, copy_next);
 }
@@ -381,7 +398,7 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 	if (!run)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	cmd->handler_state = run;
-	cmd->handler_state_free = free;
+	cmd->handler_state_free = xcopy_run_free;
 	r = decode(cmd, cmd->data_out, cmd->data_length, &run->list);
 	if (r == SCSI_OK)
 		r = check_segments(cmd, &run->list);

@@ -1,6 +1,6 @@
 /*
  * Token-based copy (SBC-4, ROD tokens; the copy offload Windows calls
- * ODX) in the copy manager of a conventional LU:
+ * ODX) in the copy manager of an LU (conventional or zoned: copy_piece.c):
  *
  * POPULATE TOKEN (83h/10h; LIST IDENTIFIER b6-9, PARAMETER LIST LENGTH
  * b10-13): a 16-byte header (b0-1 DATA LENGTH, b2 bit 1 RTV, bit 0 IMMED,
@@ -376,7 +376,16 @@ struct wut_run {
 	uint64_t d_off, s_off; /* blocks done in them */
 	uint64_t done;       /* destination blocks written */
 	unsigned flags;      /* backend write flags */
+	struct copy_piece piece; /* the piece in flight (copy_piece.c) */
 };
+
+static void wut_run_free(void *p)
+{
+	struct wut_run *run = p;
+
+	copy_piece_free(&run->piece);
+	free(run);
+}
 
 /*
  * Finds the token of the list in the LU's store: the record, or NULL with
@@ -427,7 +436,7 @@ static void wut_work(struct scsi_cmd *cmd)
 	const struct scsi_lba_range *d = &run->dst.r[run->d];
 	uint32_t n = piece_blocks(cmd, run);
 	uint64_t src = run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off;
-	int rc = copy_blocks(cmd, src, d->lba + run->d_off, n, run->flags);
+	int rc = copy_blocks(cmd, src, d->lba + run->d_off, n, run->flags, run->piece.unwritten);
 
 	if (rc != 0)
 		return;
@@ -486,6 +495,7 @@ static enum scsi_result wut_next(struct scsi_cmd *cmd)
 {
 	struct wut_run *run = cmd->handler_state;
 
+	copy_piece_end(cmd, &run->piece);
 	wut_skip(run);
 	if (!run->zero && !find_token(cmd, run->token, true)) {
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
@@ -493,7 +503,8 @@ static enum scsi_result wut_next(struct scsi_cmd *cmd)
 	}
 	if (run->d == run->dst.n)
 		return wut_done(cmd);
-	if (!run->zero && copy_source_bad(cmd, run->src[run->s].lba + run->s_off, piece_blocks(cmd, run))) {
+	if (copy_piece_begin(cmd, &run->piece, run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off,
+			     run->dst.r[run->d].lba + run->d_off, piece_blocks(cmd, run)) != SCSI_OK) {
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
 		return SCSI_FAILED;
 	}
@@ -513,7 +524,7 @@ enum scsi_result write_using_token_exec(struct scsi_cmd *cmd)
 		goto fail;
 	}
 	cmd->handler_state = run;
-	cmd->handler_state_free = free;
+	cmd->handler_state_free = wut_run_free;
 	r = decode_ranges(cmd, p, p ? cmd->data_length : 0, WUT_HEADER_LEN, 534, &run->dst);
 	if (r != SCSI_OK)
 		goto fail;

@@ -594,21 +594,14 @@ void scsi_fault_data_in(struct scsi_cmd *cmd)
 		cmd->data_in_len = cmd->data_in_len / 2 / cmd->lu->block_size * cmd->lu->block_size;
 }
 
-void scsi_fault_cmd_done(struct scsi_cmd *cmd)
+void scsi_fault_written_range(struct scsi_lu *lu, uint64_t first, uint64_t n)
 {
-	struct scsi_lu *lu = cmd->lu;
-
-	unhold(cmd);
-	/* A write that reached the medium repairs the bad blocks it covered (as a drive reassigns them on write). */
-	if (cmd->status != SCSI_STATUS_GOOD || cmd->aborted || !cmd->op || !(cmd->op->flags & OP_WRITES_MEDIUM) ||
-	    !cmd->started)
-		return;
-	for (struct scsi_fault_rule *r = lu->fault_rules; r; r = r->next) {
-		if (r->p.action != SCSI_FAULT_ACTION_MEDIUM_ERROR || !r->st.bad_blocks ||
-		    !overlaps(cmd, r->p.lba_first, r->p.lba_last))
+	for (struct scsi_fault_rule *r = lu->fault_rules; r && n; r = r->next) {
+		if (r->p.action != SCSI_FAULT_ACTION_MEDIUM_ERROR || !r->st.bad_blocks || first > r->p.lba_last ||
+		    first + n - 1 < r->p.lba_first)
 			continue;
-		for (uint64_t b = cmd->lba > r->p.lba_first ? cmd->lba : r->p.lba_first;
-		     b <= r->p.lba_last && b < cmd->lba + cmd->nblocks; b++) {
+		for (uint64_t b = first > r->p.lba_first ? first : r->p.lba_first; b <= r->p.lba_last && b < first + n;
+		     b++) {
 			uint64_t i = b - r->p.lba_first;
 
 			if (bad_test(r, i)) {
@@ -617,4 +610,14 @@ void scsi_fault_cmd_done(struct scsi_cmd *cmd)
 			}
 		}
 	}
+}
+
+void scsi_fault_cmd_done(struct scsi_cmd *cmd)
+{
+	unhold(cmd);
+	/* A write that reached the medium repairs the bad blocks it covered (as a drive reassigns them on write). */
+	if (cmd->status != SCSI_STATUS_GOOD || cmd->aborted || !cmd->op || !(cmd->op->flags & OP_WRITES_MEDIUM) ||
+	    !cmd->started)
+		return;
+	scsi_fault_written_range(cmd->lu, cmd->lba, cmd->nblocks);
 }

@@ -251,12 +251,12 @@ const struct scsi_op scsi_op_table[] = {
 	    0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0xf8, 0x01, 0xc0, 0xff, FF8, FF4, 0x00, 0x00, 0x00, 0x00,
 	    FF4),
 	/*
-	 * The copy manager (copy/), conventional LUs: EXTENDED COPY(LID1)
+	 * The copy manager (copy/), every LU with a medium (zoned LUs: copy_piece.c): EXTENDED COPY(LID1)
 	 * PARAMETER LIST LENGTH b10-13; RECEIVE COPY RESULTS LIST IDENTIFIER b2,
 	 * ALLOCATION LENGTH b10-13.
 	 */
 	ROW("EXTENDED COPY(LID1)", 0x83, 0x00, SCSI_SA_BYTE1, 16, OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM,
-	    SCSI_PR_WRITE, SCSI_LU_CONVENTIONAL, extended_copy_parse, extended_copy_exec,
+	    SCSI_PR_WRITE, ALL_SBC_KINDS, extended_copy_parse, extended_copy_exec,
 	    NULL, extended_copy_lock, T_LONG,
 	    0x83, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	/*
@@ -265,21 +265,21 @@ const struct scsi_op scsi_op_table[] = {
 	 * IDENTIFIER b2-5, ALLOCATION LENGTH b10-13.
 	 */
 	ROW("POPULATE TOKEN", 0x83, COPY_SA_POPULATE_TOKEN, SCSI_SA_BYTE1, 16, OP_DATA_OUT | OP_MEDIUM_ACCESS,
-	    SCSI_PR_READ, SCSI_LU_CONVENTIONAL, rod_token_parse, populate_token_exec, NULL, populate_token_lock, T_FAST,
+	    SCSI_PR_READ, ALL_SBC_KINDS, rod_token_parse, populate_token_exec, NULL, populate_token_lock, T_FAST,
 	    0x83, 0x10, 0x00, 0x00, 0x00, 0x00, FF4, FF4, 0x00, 0x00),
 	ROW("WRITE USING TOKEN", 0x83, COPY_SA_WRITE_USING_TOKEN, SCSI_SA_BYTE1, 16,
-	    OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM, SCSI_PR_WRITE, SCSI_LU_CONVENTIONAL, rod_token_parse,
+	    OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM, SCSI_PR_WRITE, ALL_SBC_KINDS, rod_token_parse,
 	    write_using_token_exec, NULL, write_using_token_lock, T_LONG,
 	    0x83, 0x11, 0x00, 0x00, 0x00, 0x00, FF4, FF4, 0x00, 0x00),
-	ROW("RECEIVE COPY STATUS(LID1)", 0x84, 0x00, SCSI_SA_BYTE1, 16, OP_DATA_IN, SCSI_PR_READ, SCSI_LU_CONVENTIONAL,
+	ROW("RECEIVE COPY STATUS(LID1)", 0x84, 0x00, SCSI_SA_BYTE1, 16, OP_DATA_IN, SCSI_PR_READ, ALL_SBC_KINDS,
 	    receive_copy_results_parse, receive_copy_results_exec, NULL, NULL, T_FAST,
 	    0x84, 0x00, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("RECEIVE COPY OPERATING PARAMETERS", 0x84, 0x03, SCSI_SA_BYTE1, 16, OP_DATA_IN, SCSI_PR_READ,
-	    SCSI_LU_CONVENTIONAL, receive_copy_results_parse, receive_copy_results_exec,
+	    ALL_SBC_KINDS, receive_copy_results_parse, receive_copy_results_exec,
 	    NULL, NULL, T_FAST,
 	    0x84, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("RECEIVE ROD TOKEN INFORMATION", 0x84, 0x07, SCSI_SA_BYTE1, 16, OP_DATA_IN, SCSI_PR_READ,
-	    SCSI_LU_CONVENTIONAL, receive_copy_results_parse, receive_rod_token_information_exec, NULL, NULL, T_FAST,
+	    ALL_SBC_KINDS, receive_copy_results_parse, receive_rod_token_information_exec, NULL, NULL, T_FAST,
 	    0x84, 0x07, FF4, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	ROW("READ(16)", 0x88, 0, SCSI_SA_NONE, 16, OP_PROTECT_FIELD | RD | OP_MINIMAL | OP_DLD, SCSI_PR_READ,
 	    ALL_SBC_KINDS, sbc_read_parse, sbc_read_exec, NULL, NULL, T_IO,

@@ -147,6 +147,8 @@ bool scsi_fault_read_range(struct scsi_lu *lu, uint64_t first, uint64_t n, uint6
 bool scsi_fault_first_bad_block(const struct scsi_lu *lu, uint64_t *lba);
 /* At completion: off the held list; a write repairs the medium-error blocks it covered. */
 void scsi_fault_cmd_done(struct scsi_cmd *cmd);
+/* Loop thread: [first, first + n) of lu's medium was written (a copy manager's piece): its bad blocks repaired. */
+void scsi_fault_written_range(struct scsi_lu *lu, uint64_t first, uint64_t n);
 void scsi_fault_lu_fini(struct scsi_lu *lu);
 /* A held command goes on: executes (or completes, when aborted meanwhile). */
 void scsi_cmd_resume(struct scsi_cmd *cmd);
@@ -617,7 +619,7 @@ enum scsi_result spc_report_luns_exec(struct scsi_cmd *cmd);
 /* spc_rsoc.c */
 enum scsi_result spc_report_supported_operation_codes_exec(struct scsi_cmd *cmd);
 enum scsi_result spc_report_supported_tmf_exec(struct scsi_cmd *cmd);
-/* copy/: the copy manager (EXTENDED COPY LID1, RECEIVE COPY RESULTS) of conventional LUs; enabled: its rows serve lu */
+/* copy/: the copy manager (EXTENDED COPY LID1, token-based copy, RECEIVE COPY RESULTS) of every LU with a medium; enabled: its rows serve lu */
 bool copy_manager_enabled(const struct scsi_lu *lu);
 enum scsi_result extended_copy_parse(struct scsi_cmd *cmd);
 void extended_copy_lock(struct scsi_cmd *cmd);

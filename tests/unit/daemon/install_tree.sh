@@ -26,7 +26,7 @@ for f in usr/sbin/sbcemud usr/bin/sbcemuctl etc/sbcemu/sbcemu.ini usr/share/dbus
 	[ -e "$stage/$f" ] || fail "no /$f"
 done
 # The library directory: lib/<triplet> when the build was configured for /usr on Debian, else lib.
-compgen -G "$stage/usr/lib/*sbcemu/sbcemu-rbd.so" >/dev/null || fail "no /usr/lib[/<triplet>]/sbcemu/sbcemu-rbd.so"
+compgen -G "$stage/usr/lib/sbcemu/sbcemu-rbd.so" >/dev/null || compgen -G "$stage/usr/lib/*/sbcemu/sbcemu-rbd.so" >/dev/null || fail "no /usr/lib[/<triplet>]/sbcemu/sbcemu-rbd.so"
 # Debian 12's systemd reads packaged units from /lib/systemd/system (the prefix /usr installs there).
 units=$stage/lib/systemd/system
 [ -f "$units/sbcemu.service" ] || fail "no /lib/systemd/system/sbcemu.service"

@@ -1,0 +1,104 @@
+/*
+ * A piece of a copy (at most COPY_PIECE bytes of an EXTENDED COPY segment
+ * or a WRITE USING TOKEN range), around its worker job (copy_blocks): what
+ * the loop thread checks before its data moves and does after it landed,
+ * so that the copy manager's reads and writes meet the medium as READ and
+ * WRITE do.
+ *
+ * Before (copy_piece_begin):
+ *   - a medium-error fault rule that holds a source block bad fails the
+ *     copy as the READ would: 0A/11/00 UNRECOVERED READ ERROR, INFORMATION
+ *     the first bad block (docs/control.md);
+ *   - on a zoned LU (ZBC-2: the zone rules hold for every read and write of
+ *     the medium, whoever asks for it), the source is checked as a READ of
+ *     it and the destination as a WRITE (zbc_rw.c): an offline, read-only,
+ *     inactive or gap zone, a read past the write pointer of a sequential
+ *     write required zone with URSWRZ 0, a destination that is not the
+ *     write pointer (UNALIGNED WRITE COMMAND), one that crosses into a zone
+ *     of another type (WRITE BOUNDARY VIOLATION), too many open zones
+ *     (INSUFFICIENT ZONE RESOURCES).  A piece that passes takes the write
+ *     ticket of its destination (the write pointer advanced at once, rolled
+ *     back by the command's completion if its data never lands), and the
+ *     source blocks above a write pointer are planned to read as zeros.
+ *   Each failure ends the command with the sense key COPY ABORTED (SPC-4's
+ *   third-party copy: an error found processing a segment) and the
+ *   additional sense code the READ or WRITE would have got; the pieces
+ *   before it stay written.
+ * After a piece that landed (copy_piece_end): the write ticket ended with
+ * the advance kept, and the medium-error blocks the piece wrote repaired, as
+ * a WRITE repairs those it covers (scsi_fault_cmd_done).
+ */
+#include <stdlib.h>
+
+#include "copy/copy.h"
+#include "zbc/zbc.h"
+
+/* A medium-error rule holding one of [src, src + n) bad: the READ's sense, as COPY ABORTED. */
+static bool source_bad(struct scsi_cmd *cmd, uint64_t src, uint32_t n)
+{
+	uint64_t bad;
+
+	if (!scsi_fault_read_range(cmd->lu, src, n, &bad))
+		return false;
+	scsi_cmd_fail(cmd, sense_with_information(sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNRECOVERED_READ_ERROR), bad));
+	return true;
+}
+
+/* Zoned LUs: the read rules of the source, its unwritten blocks, the write rules of the destination. */
+static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct copy_piece *p, uint64_t src)
+{
+	uint64_t lba = cmd->lba;
+	uint32_t nblocks = cmd->nblocks;
+	enum scsi_result r = SCSI_OK;
+
+	/* The zone engine checks the command's own range: the piece's, for the time of the checks. */
+	cmd->nblocks = p->n;
+	if (src != COPY_ZEROS) {
+		cmd->lba = src;
+		r = zbc_check_read(cmd);
+		/* Before the destination's advance: a source in the same zone reads what it holds now. */
+		if (r == SCSI_OK && zbc_unwritten_plan(cmd->lu, src, p->n, &p->unwritten) < 0)
+			r = scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	}
+	if (r == SCSI_OK) {
+		cmd->lba = p->dst;
+		r = zbc_write_begin(cmd);
+	}
+	cmd->lba = lba;
+	cmd->nblocks = nblocks;
+	if (r != SCSI_OK && cmd->sense_info.key != SENSE_KEY_ABORTED_COMMAND)
+		cmd->sense_info.key = SENSE_KEY_COPY_ABORTED;
+	return r;
+}
+
+enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct copy_piece *p, uint64_t src, uint64_t dst, uint32_t n)
+{
+	enum scsi_result r = SCSI_OK;
+
+	copy_piece_free(p);
+	p->dst = dst;
+	p->n = n;
+	if (src != COPY_ZEROS && source_bad(cmd, src, n))
+		r = SCSI_FAILED;
+	else if (cmd->lu->zbc)
+		r = zones_begin(cmd, p, src);
+	if (r != SCSI_OK)
+		copy_piece_free(p);
+	return r;
+}
+
+void copy_piece_end(struct scsi_cmd *cmd, struct copy_piece *p)
+{
+	if (p->n == 0)
+		return;
+	if (cmd->lu->zbc)
+		zbc_write_end(cmd, true);
+	scsi_fault_written_range(cmd->lu, p->dst, p->n);
+	copy_piece_free(p);
+}
+
+void copy_piece_free(struct copy_piece *p)
+{
+	free(p->unwritten);
+	*p = (struct copy_piece){ 0 };
+}
