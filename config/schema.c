@@ -179,7 +179,8 @@ const struct cfg_key cfg_schema[] = {
 	       "set (SAM-5 5.3). 0: no limit."),
 	DAEMON(max_buffer_bytes, CFG_TYPE_U64, "256M", 0, INT64_MAX, NULL, cfg_set_u64,
 	       "Bytes of Data-Out and Data-In buffers all commands together hold, from before their Data-Out "
-	       "is asked for until their response is sent. A command that does not fit waits in its task set "
+	       "is asked for until their response is sent; a copy (EXTENDED COPY, WRITE USING TOKEN) also "
+	       "holds the 1 MiB work buffer of its pieces (docs/copy.md). A command that does not fit waits in its task set "
 	       "(no R2T, not started) until others release theirs; a command alone always fits. 0: no limit."),
 	DAEMON(max_session_buffer_bytes, CFG_TYPE_U64, "64M", 0, INT64_MAX, NULL, cfg_set_u64,
 	       "The same limit for the commands of one I_T nexus (an iSCSI session, with its one connection). "

@@ -416,6 +416,68 @@ static void test_pi(void)
  * first piece is written, then the copy fails as the read would, as COPY
  * ABORTED (0A/11/00, INFORMATION the bad block); the rule counts it.
  */
+/*
+ * COPY OPERATION ABORT (83h/1Ch, copy/copy_abort.c): a WRITE USING TOKEN held
+ * by a fault rule before it starts is named by its list identifier; let go,
+ * it ends TASK ABORTED with nothing written, and RECEIVE ROD TOKEN
+ * INFORMATION says COPY OPERATION STATUS 60h.  A list already ended: GOOD;
+ * one never used: 05/24/00 on CDB byte 2.
+ */
+static void test_copy_operation_abort(struct itest_daemon *d)
+{
+	static uint8_t before[64 * BS], p[536 + 16];
+	uint8_t token[TOKEN_LEN], coa[16] = { 0x83, 0x1c }, wcdb[16] = { 0x83, 0x11 };
+	struct iscsi_data data = { .size = 552, .data = p };
+	struct itest_async a = { 0 };
+	struct scsi_task *task;
+	struct itest_result r;
+	char out[1024];
+	uint32_t len;
+
+	itest_pattern(before, sizeof(before), 61);
+	if (!itest_write16(s, 0, 5000, before, 64, BS, false, "WRITE(16) of LBA 5000 (64 blocks), the destination") ||
+	    !make_token(0, 50, 0, (const struct range[]){ { 0, 64 } }, 1, token) ||
+	    !itest_ok(itest_ctl(d, out, sizeof(out), "fault add 0 hold --opcode 0x83 --service-action 0x11 --count 1") ==
+			      0,
+		      "sbcemuctl fault add 0 hold --opcode 0x83 --service-action 0x11 --count 1 -> exit 0", "%s", out))
+		return;
+	len = wut_list(p, 0, 0, token, (const struct range[]){ { 5000, 64 } }, 1);
+	data.size = len;
+	itest_put_be32(wcdb + 6, 51);
+	itest_put_be32(wcdb + 10, len);
+	task = scsi_create_task(16, wcdb, SCSI_XFER_WRITE, (int)len);
+	if (!task || iscsi_scsi_command_async(s, 0, task, itest_async_cmd_cb, &data, &a) != 0) {
+		itest_ok(false, "WRITE USING TOKEN (list 51) sent asynchronously", "%s", iscsi_get_error(s));
+		itest_ctl(d, out, sizeof(out), "fault remove all");
+		return;
+	}
+	itest_service(s, 300, &a.done);
+	itest_ok(!a.done, "WRITE USING TOKEN list 51, held by the rule, not answered", "status 0x%x", a.status);
+	itest_put_be32(coa + 2, 51);
+	itest_expect_cmd(s, 0, "COPY OPERATION ABORT of list 51 -> GOOD", coa, 16, ITEST_NONE, NULL, 0, 0, EXPECT_GOOD,
+			 NULL);
+	itest_ctl(d, out, sizeof(out), "fault remove all");
+	itest_service(s, 5000, &a.done);
+	itest_ok(a.done && a.status == SCSI_STATUS_TASK_ABORTED, "... the WRITE USING TOKEN ends TASK ABORTED (40h)",
+		 "%s, status 0x%x", a.done ? "answered" : "no answer in 5 s", a.status);
+	if (a.done)
+		scsi_free_scsi_task(task);
+	itest_ok(itest_blocks_are(s, 0, 5000, 64, BS, before), "... nothing written", NULL);
+	itest_expect_cmd(s, 0, "COPY OPERATION ABORT of list 51 again (ended, held) -> GOOD", coa, 16, ITEST_NONE, NULL, 0,
+			 0, EXPECT_GOOD, NULL);
+	rrti(0, 51, &r);
+	itest_ok(r.status == 0 && r.data_len >= 32 && r.data[5] == 0x60 && r.data[12] == 0x40 &&
+			 itest_get_be64(r.data + 16) == 0,
+		 "RECEIVE ROD TOKEN INFORMATION of list 51: COPY OPERATION STATUS 60h (aborted), status 40h, "
+		 "TRANSFER COUNT 0", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_put_be32(coa + 2, 77);
+	itest_expect_cmd(s, 0, "COPY OPERATION ABORT of list 77 (never used) -> 05/24/00", coa, 16, ITEST_NONE, NULL, 0,
+			 0, EXPECT_SENSE(5, 0x24, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on LIST IDENTIFIER (CDB byte 2)", &r, 1, 2, -1);
+	itest_result_free(&r);
+}
+
 static void test_medium_error(struct itest_daemon *d)
 {
 	uint8_t token[TOKEN_LEN];
@@ -484,6 +546,7 @@ int main(int argc, char **argv)
 	test_checks();
 	test_pi();
 	test_zoned();
+	test_copy_operation_abort(&d);
 	test_medium_error(&d);
 	itest_close(s);
 	itest_ok(itest_daemon_alive(&d), "sbcemud still running at the end", NULL);

@@ -16,6 +16,7 @@
  * 512 MiB killed in the middle (with PI every piece is read, checked and
  * written by the daemon; without, copy_file_range moves 512 MiB before the
  * test can kill it).  LUN 6: zbc-hm, zone 0 conventional, URSWRZ 1.
+ * The daemon's max_buffer_bytes is 2 MiB (test_buffer_budget).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #define LU0_BLOCKS (64u * 1024 * 1024 / BS)
 
 static const char config[] =
+	"[daemon]\nmax_buffer_bytes = 2M\n"
 	"[target \"" ITEST_TARGET "\"]\n"
 	"[lun \"" ITEST_TARGET "\" 0]\n"
 	"path = @DIR@/lun0.img\nsize = 64M\nlogical_block_size = 512\n"
@@ -133,8 +135,8 @@ static void test_identification(void)
 	uint8_t vpd8f[6] = { 0x12, 0x01, 0x8f, 0x02, 0x00, 0 };
 	/* header, PAGE LENGTH 292: the two below and the token descriptors (test_token_copy.c checks those) */
 	static const uint8_t page8f[] = { 0x00, 0x8f, 0x01, 0x24,
-					  0x00, 0x01, 0x00, 0x0c, 0x0a, 0x83, 0x03, 0x00, /* Supported Commands */
-					  0x10, 0x11, 0x84, 0x03, 0x00, 0x03, 0x07, 0x00,
+					  0x00, 0x01, 0x00, 0x0c, 0x0b, 0x83, 0x04, 0x00, /* Supported Commands */
+					  0x10, 0x11, 0x1c, 0x84, 0x03, 0x00, 0x03, 0x07,
 					  0x00, 0x08, 0x00, 0x04, 0x02, 0x02, 0xe4, 0x00 }; /* Supported Descriptors */
 	struct itest_result r;
 
@@ -155,7 +157,7 @@ static void test_identification(void)
 	itest_result_free(&r);
 	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 512, &r);
 	itest_ok(r.status == 0 && r.data_len == 296 && memcmp(r.data, page8f, sizeof(page8f)) == 0,
-		 "VPD 8Fh: Supported Commands 83h/00h 10h 11h, 84h/00h 03h 07h; Supported Descriptors 02h E4h; "
+		 "VPD 8Fh: Supported Commands 83h/00h 10h 11h 1Ch, 84h/00h 03h 07h; Supported Descriptors 02h E4h; "
 		 "descriptors padded to 4 bytes",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
@@ -607,6 +609,61 @@ out:
 }
 
 /* REPORT SUPPORTED OPERATION CODES of 83h/00h: the CDB usage data. */
+/* Runs the event loops of both sessions for up to ms, or until *stop. */
+static void service_both(int ms, const bool *stop)
+{
+	uint64_t end = itest_now_ms() + (uint64_t)ms;
+
+	while (itest_now_ms() < end && !(stop && *stop)) {
+		itest_service(s, 10, stop);
+		itest_service(s2, 10, stop);
+	}
+}
+
+/*
+ * A copy's work buffer counts against the buffer budgets (OP_PIECE_BUFFER,
+ * sched/resources.c): with max_buffer_bytes 2 MiB and a READ(16) of 1 MiB
+ * held by a fault rule, an EXTENDED COPY (1 MiB of pieces beside its
+ * parameter list) waits unstarted in its task set until the READ ends.
+ */
+static void test_buffer_budget(struct itest_daemon *d)
+{
+	static uint8_t p[76];
+	uint8_t cdb[16] = { 0x83, 0x00 };
+	struct iscsi_data data = { .size = 76, .data = p };
+	struct itest_async rd = { 0 }, cp = { 0 };
+	struct scsi_task *rtask, *ctask;
+	char out[1024];
+
+	if (!itest_ok(itest_ctl(d, out, sizeof(out), "fault add 0 hold --opcode 0x88 --count 1") == 0,
+		      "sbcemuctl fault add 0 hold --opcode 0x88 --count 1 -> exit 0", "%s", out))
+		return;
+	rtask = iscsi_read16_task(s, 0, 0, 2048 * BS, BS, 0, 0, 0, 0, 0, itest_async_cmd_cb, &rd);
+	service_both(300, &rd.done);
+	itest_ok(rtask && !rd.done, "a READ(16) of 1 MiB, held by the rule, keeps its buffer room", "done %d", rd.done);
+	simple_list(p, 0, 1, 0x2, 64, 4000, 8000); /* blocks the READ does not lock */
+	itest_put_be32(cdb + 10, 76);
+	ctask = scsi_create_task(16, cdb, SCSI_XFER_WRITE, 76);
+	if (!ctask || iscsi_scsi_command_async(s2, 0, ctask, itest_async_cmd_cb, &data, &cp) != 0) {
+		itest_ok(false, "EXTENDED COPY sent asynchronously", "%s", iscsi_get_error(s2));
+		itest_ctl(d, out, sizeof(out), "fault remove all");
+		return;
+	}
+	service_both(700, &cp.done);
+	itest_ok(!cp.done, "max_buffer_bytes 2 MiB, 1 MiB held: EXTENDED COPY (1 MiB of pieces) waits, unanswered for "
+		 "0.7 s", "answered with status 0x%x", cp.status);
+	itest_ctl(d, out, sizeof(out), "fault remove all");
+	service_both(5000, &cp.done);
+	service_both(5000, &rd.done);
+	itest_ok(rd.done && rd.status == SCSI_STATUS_GOOD && cp.done && cp.status == SCSI_STATUS_GOOD,
+		 "the rule removed: the READ(16) completes, then the EXTENDED COPY -> GOOD", "read %d/0x%x copy %d/0x%x",
+		 rd.done, rd.status, cp.done, cp.status);
+	if (rtask && rd.done)
+		scsi_free_scsi_task(rtask);
+	if (cp.done)
+		scsi_free_scsi_task(ctask);
+}
+
 static void test_rsoc(void)
 {
 	uint8_t cdb[12] = { 0xa3, 0x0c, 0x02, 0x83, 0x00, 0x00, 0, 0, 0, 64 };
@@ -657,6 +714,7 @@ int main(int argc, char **argv)
 		test_pi(&d);
 		test_zoned();
 		test_rsoc();
+		test_buffer_budget(&d);
 		test_kill_in_the_middle(&d);
 	}
 	if (s)

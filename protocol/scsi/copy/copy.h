@@ -27,11 +27,12 @@
 /* COPY STATUS counts a list's bytes in 32 bits (receive_copy_results.c). */
 _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a list's bytes fit TRANSFER COUNT");
 
-#define COPY_PIECE (1u << 20) /* bytes read and written at once, one worker job */
+#define COPY_PIECE SCSI_COPY_PIECE /* bytes read and written at once, one worker job (counted: OP_PIECE_BUFFER) */
 
 /* THIRD-PARTY COPY OUT (83h) service actions of token-based copy (SBC-4). */
 #define COPY_SA_POPULATE_TOKEN 0x10
 #define COPY_SA_WRITE_USING_TOKEN 0x11
+#define COPY_SA_COPY_OPERATION_ABORT 0x1c
 
 /* ROD tokens (rod_token.c) and what the Third-party Copy VPD page says of them. */
 #define ROD_TOKEN_LEN 512

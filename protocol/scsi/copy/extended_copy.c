@@ -377,6 +377,10 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 	const struct xcopy_segment *seg;
 
 	copy_piece_end(cmd, &run->piece);
+	if (cmd->copy_abort) { /* COPY OPERATION ABORT (copy_abort.c): nothing held for COPY STATUS */
+		scsi_cmd_set_status(cmd, SCSI_STATUS_TASK_ABORTED);
+		return SCSI_FAILED;
+	}
 	skip_empty(run);
 	if (run->done == run->list.nsegments)
 		return copy_done(cmd);

@@ -73,9 +73,10 @@ enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	put_be32(b, (uint32_t)(len - 4));
 	b[4] = l->service_action;
-	b[5] = l->good ? 0x01 : 0x02;
+	/* COPY OPERATION STATUS: 01h completed, 02h completed with errors, 60h aborted (COPY OPERATION ABORT). */
+	b[5] = l->good ? 0x01 : l->aborted ? 0x60 : 0x02;
 	put_be32(b + 8, 0); /* ESTIMATED STATUS UPDATE DELAY: the operation is over */
-	b[12] = l->good ? SCSI_STATUS_GOOD : SCSI_STATUS_CHECK_CONDITION;
+	b[12] = l->good ? SCSI_STATUS_GOOD : l->aborted ? SCSI_STATUS_TASK_ABORTED : SCSI_STATUS_CHECK_CONDITION;
 	b[13] = b[14] = l->sense_len;
 	b[15] = 0xf1; /* TRANSFER COUNT UNITS: logical blocks */
 	put_be64(b + 16, l->blocks);
@@ -175,8 +176,8 @@ static size_t rod_token_vpd(uint8_t *b)
  */
 size_t copy_manager_vpd(uint8_t *b)
 {
-	static const uint8_t commands[] = { 0x83, 3, 0x00, COPY_SA_POPULATE_TOKEN, COPY_SA_WRITE_USING_TOKEN,
-					    0x84, 3, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS, RCR_ROD_TOKEN_INFORMATION };
+	static const uint8_t commands[] = { 0x83, 4, 0x00, COPY_SA_POPULATE_TOKEN, COPY_SA_WRITE_USING_TOKEN,
+					    COPY_SA_COPY_OPERATION_ABORT, 0x84, 3, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS, RCR_ROD_TOKEN_INFORMATION };
 	static const uint8_t descriptors[] = { XCOPY_SEG_B2B, XCOPY_CSCD_ID };
 	size_t off = 0, n;
 

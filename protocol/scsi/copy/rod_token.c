@@ -217,9 +217,10 @@ static void hold_result(struct scsi_cmd *cmd, uint8_t sa, uint64_t blocks, const
 	l->list_id = get_be32(cmd->cdb + 6);
 	l->service_action = sa;
 	l->good = cmd->status == SCSI_STATUS_GOOD;
+	l->aborted = cmd->status == SCSI_STATUS_TASK_ABORTED;
 	l->blocks = blocks;
 	/* The sense the command ends with, encoded as the core will encode it (the LU's D_SENSE). */
-	l->sense_len = l->good ? 0
+	l->sense_len = cmd->status != SCSI_STATUS_CHECK_CONDITION ? 0
 			       : (uint8_t)scsi_sense_encode(&cmd->sense_info, cmd->lu->mode_current.d_sense, l->sense,
 							    sizeof(l->sense));
 	l->has_token = token != NULL;
@@ -496,6 +497,11 @@ static enum scsi_result wut_next(struct scsi_cmd *cmd)
 	struct wut_run *run = cmd->handler_state;
 
 	copy_piece_end(cmd, &run->piece);
+	if (cmd->copy_abort) { /* COPY OPERATION ABORT (copy_abort.c) */
+		scsi_cmd_set_status(cmd, SCSI_STATUS_TASK_ABORTED);
+		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
+		return SCSI_FAILED;
+	}
 	wut_skip(run);
 	if (!run->zero && !find_token(cmd, run->token, true)) {
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);

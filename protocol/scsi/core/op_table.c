@@ -255,9 +255,9 @@ const struct scsi_op scsi_op_table[] = {
 	 * PARAMETER LIST LENGTH b10-13; RECEIVE COPY RESULTS LIST IDENTIFIER b2,
 	 * ALLOCATION LENGTH b10-13.
 	 */
-	ROW("EXTENDED COPY(LID1)", 0x83, 0x00, SCSI_SA_BYTE1, 16, OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM,
-	    SCSI_PR_WRITE, ALL_SBC_KINDS, extended_copy_parse, extended_copy_exec,
-	    NULL, extended_copy_lock, T_LONG,
+	ROW("EXTENDED COPY(LID1)", 0x83, 0x00, SCSI_SA_BYTE1, 16,
+	    OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM | OP_PIECE_BUFFER, SCSI_PR_WRITE, ALL_SBC_KINDS,
+	    extended_copy_parse, extended_copy_exec, NULL, extended_copy_lock, T_LONG,
 	    0x83, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	/*
 	 * Token-based copy (copy/rod_token.c): LIST IDENTIFIER b6-9,
@@ -268,9 +268,13 @@ const struct scsi_op scsi_op_table[] = {
 	    SCSI_PR_READ, ALL_SBC_KINDS, rod_token_parse, populate_token_exec, NULL, populate_token_lock, T_FAST,
 	    0x83, 0x10, 0x00, 0x00, 0x00, 0x00, FF4, FF4, 0x00, 0x00),
 	ROW("WRITE USING TOKEN", 0x83, COPY_SA_WRITE_USING_TOKEN, SCSI_SA_BYTE1, 16,
-	    OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM, SCSI_PR_WRITE, ALL_SBC_KINDS, rod_token_parse,
-	    write_using_token_exec, NULL, write_using_token_lock, T_LONG,
+	    OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM | OP_PIECE_BUFFER, SCSI_PR_WRITE, ALL_SBC_KINDS,
+	    rod_token_parse, write_using_token_exec, NULL, write_using_token_lock, T_LONG,
 	    0x83, 0x11, 0x00, 0x00, 0x00, 0x00, FF4, FF4, 0x00, 0x00),
+	/* COPY OPERATION ABORT (copy/copy_abort.c): LIST IDENTIFIER b2-5; no lock, so it runs beside the copy. */
+	ROW("COPY OPERATION ABORT", 0x83, COPY_SA_COPY_OPERATION_ABORT, SCSI_SA_BYTE1, 16, 0, SCSI_PR_ALLOWED,
+	    ALL_SBC_KINDS, NULL, copy_operation_abort_exec, NULL, NULL, T_FAST,
+	    0x83, 0x1c, FF4, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00),
 	ROW("RECEIVE COPY STATUS(LID1)", 0x84, 0x00, SCSI_SA_BYTE1, 16, OP_DATA_IN, SCSI_PR_READ, ALL_SBC_KINDS,
 	    receive_copy_results_parse, receive_copy_results_exec, NULL, NULL, T_FAST,
 	    0x84, 0x00, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),

@@ -95,6 +95,13 @@ enum scsi_pr_class {
 #define OP_ALUA_STANDBY_OK  (1u << 17)
 #define OP_ALUA_UNAVAILABLE_OK (1u << 18)
 #define OP_ALUA_TRANSITIONING_OK (1u << 19)
+/*
+ * Runs in pieces of SCSI_COPY_PIECE bytes through a work buffer of its own
+ * (the copy manager, copy/): the buffer budgets count that room beside its
+ * Data-Out, from its start to its end (sched/resources.c).
+ */
+#define OP_PIECE_BUFFER     (1u << 20)
+#define SCSI_COPY_PIECE (1u << 20)
 
 /* struct scsi_cmd faults: what an injected fault does to this command (scsi_faults.h). */
 #define SCSI_FAULT_TEAR_ATOMIC (1u << 0) /* WRITE ATOMIC: write a prefix only, return GOOD */
@@ -496,6 +503,7 @@ struct scsi_copy_status {
 struct scsi_rod_list {
 	bool held;
 	bool good;              /* ended GOOD */
+	bool aborted;           /* ended TASK ABORTED by COPY OPERATION ABORT (copy/copy_abort.c) */
 	bool has_token;         /* POPULATE TOKEN's */
 	uint8_t service_action; /* 10h POPULATE TOKEN, 11h WRITE USING TOKEN */
 	uint8_t sense_len;
@@ -632,6 +640,7 @@ void write_using_token_lock(struct scsi_cmd *cmd);
 enum scsi_result populate_token_exec(struct scsi_cmd *cmd);
 enum scsi_result write_using_token_exec(struct scsi_cmd *cmd);
 enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd);
+enum scsi_result copy_operation_abort_exec(struct scsi_cmd *cmd);
 /* A command that writes the medium takes its LBA lock: the ROD tokens of its blocks are revoked. */
 void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd);
 void rod_tokens_free(struct scsi_lu *lu);

@@ -521,6 +521,7 @@ struct scsi_cmd {
 	struct scsi_tmf_wait *tmf_wait;          /* the TMF waiting for this command to end */
 	void *handler_state;               /* private to the executing handler */
 	void (*handler_state_free)(void *state);
+	bool copy_abort;                   /* COPY OPERATION ABORT named this copy: it stops before its next piece */
 	uint64_t start_ns;                 /* arrival (scsi_cmd_submit), on the device's clock */
 
 	/* priority and time [core] (docs/architecture.md, "Priority and time") */

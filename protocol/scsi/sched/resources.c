@@ -65,13 +65,17 @@ void scsi_resources_remove_device(struct scsi_resources *res, struct scsi_device
  * The buffer room a command needs: its Data-Out (a window of it when
  * streamed) and its Data-In: the blocks a READ reads, or what the transport
  * expects of the other commands (their data is at most that long once
- * limited by it, and small).
+ * limited by it, and small); a copy's work buffer beside them
+ * (OP_PIECE_BUFFER: EXTENDED COPY, WRITE USING TOKEN).
  */
 static uint64_t buffer_need(const struct scsi_cmd *cmd)
 {
 	uint64_t out = cmd->data_out_window && cmd->data_out_window < cmd->data_length ? cmd->data_out_window
 											: cmd->data_length;
 	uint64_t in = 0;
+
+	if (cmd->op->flags & OP_PIECE_BUFFER)
+		out += SCSI_COPY_PIECE;
 
 	if ((cmd->op->flags & OP_DATA_IN) && (cmd->op->flags & OP_LBA_READ))
 		in = (uint64_t)cmd->nblocks * sbc_wire_block_len(cmd);

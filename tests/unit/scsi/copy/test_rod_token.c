@@ -5,8 +5,10 @@
  * change vulnerable ROD token represents the blocks as they were), and
  * the copy ends at the next piece with INVALID TOKEN OPERATION, TOKEN
  * REVOKED (05/23/06): the pieces done hold the source's blocks, the rest
- * its old data.  ABORT TASK ends it at a piece boundary as EXTENDED COPY.
- * A token does not expire while a copy that uses it runs.
+ * its old data.  ABORT TASK ends it at a piece boundary as EXTENDED COPY,
+ * and so does COPY OPERATION ABORT of its list identifier (copy_abort.c),
+ * with TASK ABORTED status.  A token does not expire while a copy that uses
+ * it runs.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -146,6 +148,28 @@ END_TEST
  * pieces: a copy that runs is use, not inactivity, so it completes; the
  * timeout counts again from its end (05/23/07 1.3 s after it).
  */
+START_TEST(copy_operation_abort_stops_it_at_a_piece_boundary)
+{
+	struct harness_result r, a;
+	uint8_t coa[16] = { 0x83, 0x1c };
+
+	submit_wut(&r);
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1); /* the first piece; the second is queued */
+	coa[5] = 2;                                          /* LIST IDENTIFIER 2, the copy's */
+	harness_run(&h, 0, coa, 16, NULL, 0, 0, &a);
+	harness_expect_good(&a);
+	ck_assert(!r.completed);
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1); /* the queued piece, then no third */
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_TASK_ABORTED);
+	ck_assert(harness_holds(&h, DST, 2 * PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
+	coa[5] = 9; /* no copy of list 9 from this nexus, running or held */
+	harness_run(&h, 0, coa, 16, NULL, 0, 0, &a);
+	ck_assert_uint_eq(a.status, SCSI_STATUS_CHECK_CONDITION);
+}
+END_TEST
+
 START_TEST(a_running_copy_keeps_its_token)
 {
 	struct harness_result r;
@@ -175,6 +199,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, runs_piece_by_piece);
 	tcase_add_test(tc, a_write_to_the_source_revokes_it_mid_copy);
 	tcase_add_test(tc, abort_task_stops_at_a_piece_boundary);
+	tcase_add_test(tc, copy_operation_abort_stops_it_at_a_piece_boundary);
 	tcase_add_test(tc, a_running_copy_keeps_its_token);
 	suite_add_tcase(s, tc);
 	return s;
