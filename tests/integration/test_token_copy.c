@@ -136,9 +136,9 @@ static void test_vpd(void)
 	bool ok;
 
 	itest_cmd(s, 0, cdb, 6, ITEST_IN, NULL, 0, 512, &r);
-	/* After the Supported Commands (16 bytes) and Supported Descriptors (8) descriptors: the token ones. */
-	b = r.data + 4 + 24;
-	ok = r.status == 0 && r.data_len == 296 && itest_get_be16(b) == 0x0000 && itest_get_be16(b + 2) == 32 &&
+	/* After the Supported Commands (20 bytes) and Supported Descriptors (8) descriptors: the token ones. */
+	b = r.data + 4 + 28;
+	ok = r.status == 0 && r.data_len == 300 && itest_get_be16(b) == 0x0000 && itest_get_be16(b + 2) == 32 &&
 	     itest_get_be16(b + 10) == 64 && itest_get_be32(b + 12) == 600 && itest_get_be32(b + 16) == 60;
 	itest_ok(ok, "VPD 8Fh Block Device ROD Limits (0000h): 64 ranges, inactivity timeout 600 s at most, 60 s by "
 		 "default", "%s", itest_result_str(&r));
@@ -494,11 +494,24 @@ static void test_medium_error(struct itest_daemon *d)
 	itest_ok(r.sense.info_valid && r.sense.information == 22500, "... INFORMATION = 22500", "%s",
 		 itest_result_str(&r));
 	itest_result_free(&r);
-	rrti(0, 41, &r);
-	itest_ok(r.status == 0 && r.data_len >= 32 && r.data[5] == 0x02 && itest_get_be64(r.data + 16) == 2048,
-		 "RECEIVE ROD TOKEN INFORMATION: status 02h, TRANSFER COUNT 2048 (the first piece)", "%s",
-		 itest_result_str(&r));
-	itest_result_free(&r);
+	{
+		uint8_t lid4[16] = { 0x84, 0x05 }; /* RECEIVE COPY STATUS(LID4) */
+
+		itest_put_be32(lid4 + 2, 41);
+		itest_put_be32(lid4 + 10, 1024);
+		itest_cmd(s, 0, lid4, 16, ITEST_IN, NULL, 0, 1024, &r);
+		itest_ok(r.status == 0 && r.data_len == 32 + r.data[13] && r.data[13] >= 18 && r.data[4] == 0x11 &&
+				 r.data[5] == 0x02 && r.data[12] == 0x02 && r.data[15] == 0xf1 &&
+				 itest_get_be64(r.data + 16) == 2048 && (r.data[32 + 2] & 0x0f) == 0x0a &&
+				 r.data[32 + 12] == 0x11,
+			 "RECEIVE COPY STATUS(LID4) of list 41: WRITE USING TOKEN (11h), completed with errors (02h), "
+			 "CHECK CONDITION, 2048 blocks (units F1h), the sense 0A/11/00 after the header",
+			 "%s", itest_result_str(&r));
+		itest_result_free(&r);
+		itest_expect_cmd(s, 0, "... read once, the result is released: RECEIVE ROD TOKEN INFORMATION of list 41 "
+				 "-> 05/24/00", (const uint8_t[16]){ 0x84, 0x07, 0, 0, 0, 41, 0, 0, 0, 0, 0, 0, 4, 0 }, 16,
+				 ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
+	}
 	itest_ok(itest_ctl(d, out, sizeof(out), "--json fault list") == 0 && strstr(out, "\"fired\": 1,"),
 		 "sbcemuctl fault list: the rule fired once", "%s", out);
 	itest_ctl(d, out, sizeof(out), "fault remove all");

@@ -133,10 +133,10 @@ static void test_identification(void)
 {
 	uint8_t inq[6] = { 0x12, 0x00, 0x00, 0x00, 96, 0 }, vpd0[6] = { 0x12, 0x01, 0x00, 0x00, 255, 0 };
 	uint8_t vpd8f[6] = { 0x12, 0x01, 0x8f, 0x02, 0x00, 0 };
-	/* header, PAGE LENGTH 292: the two below and the token descriptors (test_token_copy.c checks those) */
-	static const uint8_t page8f[] = { 0x00, 0x8f, 0x01, 0x24,
-					  0x00, 0x01, 0x00, 0x0c, 0x0b, 0x83, 0x04, 0x00, /* Supported Commands */
-					  0x10, 0x11, 0x1c, 0x84, 0x03, 0x00, 0x03, 0x07,
+	/* header, PAGE LENGTH 296: the two below and the token descriptors (test_token_copy.c checks those) */
+	static const uint8_t page8f[] = { 0x00, 0x8f, 0x01, 0x28,
+					  0x00, 0x01, 0x00, 0x10, 0x0c, 0x83, 0x04, 0x00, /* Supported Commands */
+					  0x10, 0x11, 0x1c, 0x84, 0x04, 0x00, 0x03, 0x05, 0x07, 0x00, 0x00, 0x00,
 					  0x00, 0x08, 0x00, 0x04, 0x02, 0x02, 0xe4, 0x00 }; /* Supported Descriptors */
 	struct itest_result r;
 
@@ -156,13 +156,13 @@ static void test_identification(void)
 		 "Supported VPD Pages lists 8Fh", "%s", itest_result_str(&r));
 	itest_result_free(&r);
 	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 512, &r);
-	itest_ok(r.status == 0 && r.data_len == 296 && memcmp(r.data, page8f, sizeof(page8f)) == 0,
-		 "VPD 8Fh: Supported Commands 83h/00h 10h 11h 1Ch, 84h/00h 03h 07h; Supported Descriptors 02h E4h; "
+	itest_ok(r.status == 0 && r.data_len == 300 && memcmp(r.data, page8f, sizeof(page8f)) == 0,
+		 "VPD 8Fh: Supported Commands 83h/00h 10h 11h 1Ch, 84h/00h 03h 05h 07h; Supported Descriptors 02h E4h; "
 		 "descriptors padded to 4 bytes",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
 	itest_cmd(s, 3, vpd8f, 6, ITEST_IN, NULL, 0, 512, &r);
-	itest_ok(r.status == 0 && r.data_len == 296 && r.data[0] == 0x14 && memcmp(r.data + 1, page8f + 1, sizeof(page8f) - 1) == 0,
+	itest_ok(r.status == 0 && r.data_len == 300 && r.data[0] == 0x14 && memcmp(r.data + 1, page8f + 1, sizeof(page8f) - 1) == 0,
 		 "VPD 8Fh of a zbc-hm LU: the same page (PERIPHERAL DEVICE TYPE 14h)", "%s", itest_result_str(&r));
 	itest_result_free(&r);
 }
@@ -239,6 +239,23 @@ static void test_copies(void)
 		 "COPY STATUS of list 1: AVAILABLE DATA 8, completed (00h), 2 segments, 32768 bytes", "%s",
 		 itest_result_str(&r));
 	itest_result_free(&r);
+	{
+		uint8_t lid4[16] = { 0x84, 0x05 }; /* RECEIVE COPY STATUS(LID4), LIST IDENTIFIER b2-5 */
+
+		itest_put_be32(lid4 + 2, 1);
+		itest_put_be32(lid4 + 10, 1024);
+		itest_cmd(s, 0, lid4, 16, ITEST_IN, NULL, 0, 1024, &r);
+		itest_ok(r.status == 0 && r.data_len == 32 && itest_get_be32(r.data) == 28 && r.data[4] == 0x00 &&
+				 r.data[5] == 0x01 && r.data[12] == 0x00 && r.data[15] == 0x00 &&
+				 itest_get_be64(r.data + 16) == 64 * BS && itest_get_be16(r.data + 24) == 2,
+			 "RECEIVE COPY STATUS(LID4) of list 1: EXTENDED COPY(LID1) (00h), completed (01h), 32768 bytes "
+			 "(units 00h), 2 segments",
+			 "%s", itest_result_str(&r));
+		itest_result_free(&r);
+		itest_put_be32(lid4 + 2, 0x101);
+		itest_expect_cmd(s, 0, "RECEIVE COPY STATUS(LID4) of list 101h (never used) -> 05/24/00", lid4, 16,
+				 ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
+	}
 	itest_expect_cmd(s2, 0, "COPY STATUS of list 1 from another I_T nexus -> 05/24/00 (held per nexus)", rcr, 16,
 			 ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
 	rcr[2] = 2;

@@ -46,6 +46,7 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 /* RECEIVE COPY RESULTS service actions (SPC-4 table 117). */
 #define RCR_COPY_STATUS 0x00
 #define RCR_OPERATING_PARAMETERS 0x03
+#define RCR_COPY_STATUS_LID4 0x05
 #define RCR_ROD_TOKEN_INFORMATION 0x07
 
 /* The Third-party Copy VPD page's descriptors (spc_vpd.c builds the page), at b; returns their bytes. */

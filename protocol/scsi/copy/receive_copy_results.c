@@ -7,6 +7,8 @@
  *     05/24/00 on b2;
  *   OPERATING PARAMETERS (03h): the limits of copy.h, which EXTENDED COPY
  *     enforces;
+ *   RECEIVE COPY STATUS(LID4) (05h): the held result of a token-based
+ *     copy or an EXTENDED COPY(LID1) by its list identifier (copy_status_lid4);
  *   RECEIVE ROD TOKEN INFORMATION (07h, SBC-4): the held result of a
  *     POPULATE TOKEN or WRITE USING TOKEN (rod_token.c), with the token;
  *   any other service action: 05/24/00 on b1.
@@ -46,34 +48,29 @@ static enum scsi_result copy_status(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
-/*
- * The held result of the nexus's list (released once read, as CTL does;
- * an unknown list: 05/24/00 on b2).  Its 32-byte header is RECEIVE COPY
- * STATUS(LID4)'s: b4 RESPONSE TO SERVICE ACTION, b5 COPY OPERATION STATUS
- * (01h done without errors, 02h with errors), b8-11 ESTIMATED STATUS UPDATE
- * DELAY, b13-14 sense lengths, b15 TRANSFER COUNT UNITS F1h (blocks),
- * b16-23 TRANSFER COUNT; then the sense data, b+0-3 ROD TOKEN DESCRIPTORS
- * LENGTH (0202h with a token), two reserved bytes and the token.
- */
-enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
+/* The held token-based copy result of the nexus's list list_id, or NULL. */
+static struct scsi_rod_list *rod_list(struct scsi_cmd *cmd, uint32_t list_id)
 {
-	struct scsi_itl *itl = scsi_itl_get(cmd->nexus, cmd->lu->lun);
-	struct scsi_rod_list *l = NULL;
-	size_t len, off;
-	uint8_t *b;
+	struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
 
 	for (unsigned i = 0; itl && itl->rod_lists && i < SCSI_ROD_LISTS_HELD; i++)
-		if (itl->rod_lists[i].held && itl->rod_lists[i].list_id == get_be32(cmd->cdb + 2))
-			l = &itl->rod_lists[i];
-	if (!l)
-		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
-	len = 32 + l->sense_len + 4 + (l->has_token ? 2 + ROD_TOKEN_LEN : 0);
-	b = scsi_cmd_alloc_data_in(cmd, len);
-	if (!b)
-		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+		if (itl->rod_lists[i].held && itl->rod_lists[i].list_id == list_id)
+			return &itl->rod_lists[i];
+	return NULL;
+}
+
+/*
+ * RECEIVE COPY STATUS(LID4)'s 32-byte header and sense data for l, len
+ * bytes in all: b4 RESPONSE TO SERVICE ACTION, b5 COPY OPERATION STATUS
+ * (01h done without errors, 02h with errors, 60h aborted by COPY OPERATION
+ * ABORT), b8-11 ESTIMATED STATUS UPDATE DELAY, b12 the command's status,
+ * b13-14 sense lengths, b15 TRANSFER COUNT UNITS F1h (blocks), b16-23
+ * TRANSFER COUNT; then the sense data.
+ */
+static void rod_list_status(uint8_t *b, size_t len, const struct scsi_rod_list *l)
+{
 	put_be32(b, (uint32_t)(len - 4));
 	b[4] = l->service_action;
-	/* COPY OPERATION STATUS: 01h completed, 02h completed with errors, 60h aborted (COPY OPERATION ABORT). */
 	b[5] = l->good ? 0x01 : l->aborted ? 0x60 : 0x02;
 	put_be32(b + 8, 0); /* ESTIMATED STATUS UPDATE DELAY: the operation is over */
 	b[12] = l->good ? SCSI_STATUS_GOOD : l->aborted ? SCSI_STATUS_TASK_ABORTED : SCSI_STATUS_CHECK_CONDITION;
@@ -81,6 +78,27 @@ enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
 	b[15] = 0xf1; /* TRANSFER COUNT UNITS: logical blocks */
 	put_be64(b + 16, l->blocks);
 	memcpy(b + 32, l->sense, l->sense_len);
+}
+
+/*
+ * The held result of the nexus's list (released once read, as CTL does;
+ * an unknown list: 05/24/00 on b2): RECEIVE COPY STATUS(LID4)'s header
+ * (rod_list_status), then b+0-3 ROD TOKEN DESCRIPTORS LENGTH (0202h with a
+ * token), two reserved bytes and the token.
+ */
+enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
+{
+	struct scsi_rod_list *l = rod_list(cmd, get_be32(cmd->cdb + 2));
+	size_t len, off;
+	uint8_t *b;
+
+	if (!l)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
+	len = 32 + l->sense_len + 4 + (l->has_token ? 2 + ROD_TOKEN_LEN : 0);
+	b = scsi_cmd_alloc_data_in(cmd, len);
+	if (!b)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	rod_list_status(b, len, l);
 	off = 32 + l->sense_len;
 	if (l->has_token) {
 		put_be32(b + off, 2 + ROD_TOKEN_LEN);
@@ -88,6 +106,47 @@ enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
 	}
 	l->held = false;
 	scsi_cmd_limit_data_in(cmd, get_be32(cmd->cdb + 10));
+	return SCSI_OK;
+}
+
+/*
+ * RECEIVE COPY STATUS(LID4) (05h; LIST IDENTIFIER b2-5): the held result of
+ * the nexus's token-based copy of that list, as RECEIVE ROD TOKEN
+ * INFORMATION gives it without the token, and released the same way; or of
+ * its EXTENDED COPY(LID1) of that one-byte list identifier (RESPONSE TO
+ * SERVICE ACTION 00h, completed, TRANSFER COUNT in bytes, SEGMENTS
+ * PROCESSED; kept, as COPY STATUS keeps it).  FreeBSD's CTL answers both
+ * (ctl_receive_copy_status_lid4).  Neither: 05/24/00 on b2.
+ */
+static enum scsi_result copy_status_lid4(struct scsi_cmd *cmd)
+{
+	uint32_t list_id = get_be32(cmd->cdb + 2);
+	struct scsi_rod_list *l = rod_list(cmd, list_id);
+	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
+	const struct scsi_copy_status *h = NULL;
+	uint8_t *b;
+
+	for (unsigned i = 0; !l && itl && i < SCSI_COPY_STATUS_HELD; i++)
+		if (itl->copies[i].held && itl->copies[i].list_id == list_id)
+			h = &itl->copies[i];
+	if (!l && !h)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
+	b = scsi_cmd_alloc_data_in(cmd, 32 + (l ? l->sense_len : 0));
+	if (!b)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	if (l) {
+		rod_list_status(b, 32 + l->sense_len, l);
+		l->held = false;
+	} else {
+		put_be32(b, 28);
+		b[4] = 0x00; /* EXTENDED COPY(LID1) */
+		b[5] = 0x01; /* completed without errors: only those are held */
+		b[12] = SCSI_STATUS_GOOD;
+		b[15] = 0x00; /* TRANSFER COUNT UNITS: bytes */
+		put_be64(b + 16, h->bytes);
+		put_be16(b + 24, h->segments);
+	}
+	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
 }
 
@@ -125,6 +184,8 @@ enum scsi_result receive_copy_results_exec(struct scsi_cmd *cmd)
 		return copy_status(cmd);
 	case RCR_OPERATING_PARAMETERS:
 		return operating_parameters(cmd);
+	case RCR_COPY_STATUS_LID4:
+		return copy_status_lid4(cmd);
 	default:
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(1, 4));
 	}
@@ -177,7 +238,8 @@ static size_t rod_token_vpd(uint8_t *b)
 size_t copy_manager_vpd(uint8_t *b)
 {
 	static const uint8_t commands[] = { 0x83, 4, 0x00, COPY_SA_POPULATE_TOKEN, COPY_SA_WRITE_USING_TOKEN,
-					    COPY_SA_COPY_OPERATION_ABORT, 0x84, 3, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS, RCR_ROD_TOKEN_INFORMATION };
+					    COPY_SA_COPY_OPERATION_ABORT, 0x84, 4, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS,
+					    RCR_COPY_STATUS_LID4, RCR_ROD_TOKEN_INFORMATION };
 	static const uint8_t descriptors[] = { XCOPY_SEG_B2B, XCOPY_CSCD_ID };
 	size_t off = 0, n;
 
