@@ -20,6 +20,7 @@
 #define XCOPY_B2B_LEN 28
 #define XCOPY_CSCD_ID 0xe4    /* identification CSCD descriptor */
 #define XCOPY_SEG_B2B 0x02    /* block device to block device */
+#define XCOPY_LIST_ID_USAGE_NONE 0x3 /* LIST ID USAGE 11b: no list identifier, nothing held */
 #define XCOPY_MAX_CSCD 2
 #define XCOPY_MAX_SEGMENTS 16
 #define XCOPY_MAX_LIST_LENGTH 1024  /* CSCD and segment descriptor bytes together */
@@ -48,6 +49,15 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 #define RCR_OPERATING_PARAMETERS 0x03
 #define RCR_COPY_STATUS_LID4 0x05
 #define RCR_ROD_TOKEN_INFORMATION 0x07
+
+/*
+ * The results this nexus holds on cmd's LU for list list_id
+ * (receive_copy_results.c): an EXTENDED COPY(LID1)'s, a token-based
+ * copy's; NULL when there is none.
+ */
+struct scsi_cmd;
+const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id);
+struct scsi_rod_list *rod_list_held(const struct scsi_cmd *cmd, uint32_t list_id);
 
 /* The Third-party Copy VPD page's descriptors (spc_vpd.c builds the page), at b; returns their bytes. */
 size_t copy_manager_vpd(uint8_t *b);

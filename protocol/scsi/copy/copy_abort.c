@@ -15,8 +15,6 @@
 #include "copy/copy.h"
 #include "spc/spc.h"
 
-#define LIST_ID_USAGE_NONE 0x3 /* EXTENDED COPY's LIST ID USAGE 11b: no list identifier */
-
 /* Whether c is a copy in the task set (started or waiting) whose list identifier is list_id. */
 static bool copy_named(const struct scsi_cmd *c, uint32_t list_id)
 {
@@ -24,27 +22,13 @@ static bool copy_named(const struct scsi_cmd *c, uint32_t list_id)
 		return false;
 	switch (c->op->service_action) {
 	case 0x00: /* EXTENDED COPY(LID1), started (its parameter list is in): byte 0, unless LIST ID USAGE is 11b */
-		return c->started && c->data_out && c->data_length >= 2 && ((c->data_out[1] >> 3) & 0x3) != LIST_ID_USAGE_NONE &&
-		       c->data_out[0] == list_id;
+		return c->started && c->data_out && c->data_length >= 2 &&
+		       ((c->data_out[1] >> 3) & 0x3) != XCOPY_LIST_ID_USAGE_NONE && c->data_out[0] == list_id;
 	case COPY_SA_WRITE_USING_TOKEN:
 		return get_be32(c->cdb + 6) == list_id;
 	default:
 		return false;
 	}
-}
-
-/* Whether this nexus holds the ended result of list list_id on the LU. */
-static bool result_held(const struct scsi_cmd *cmd, uint32_t list_id)
-{
-	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
-
-	for (unsigned i = 0; itl && i < SCSI_COPY_STATUS_HELD; i++)
-		if (itl->copies[i].held && itl->copies[i].list_id == list_id)
-			return true;
-	for (unsigned i = 0; itl && itl->rod_lists && i < SCSI_ROD_LISTS_HELD; i++)
-		if (itl->rod_lists[i].held && itl->rod_lists[i].list_id == list_id)
-			return true;
-	return false;
 }
 
 enum scsi_result copy_operation_abort_exec(struct scsi_cmd *cmd)
@@ -57,7 +41,7 @@ enum scsi_result copy_operation_abort_exec(struct scsi_cmd *cmd)
 			return SCSI_OK;
 		}
 	}
-	if (result_held(cmd, list_id))
+	if (copy_status_held(cmd, list_id) || rod_list_held(cmd, list_id))
 		return SCSI_OK;
 	return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
 }

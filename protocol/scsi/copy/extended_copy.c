@@ -60,7 +60,6 @@
 #include "sched/task_set.h"
 #include "spc/spc.h"
 
-#define LIST_ID_USAGE_NONE 0x3 /* 11b: no list identifier, nothing held */
 
 struct xcopy_segment {
 	uint16_t src, dst; /* CSCD indexes */
@@ -112,7 +111,7 @@ static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t le
 	cscd_len = get_be16(p + 2);
 	seg_len = get_be32(p + 8);
 	inline_len = get_be32(p + 12);
-	if (l->usage == LIST_ID_USAGE_NONE && l->list_id != 0)
+	if (l->usage == XCOPY_LIST_ID_USAGE_NONE && l->list_id != 0)
 		FAIL(sense_invalid_field_in_parameter_list(0, -1));
 	if (inline_len != 0)
 		FAIL(sense_invalid_field_in_parameter_list(12, -1));

@@ -24,16 +24,32 @@ enum scsi_result receive_copy_results_parse(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
+const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id)
+{
+	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
+
+	for (unsigned i = 0; itl && i < SCSI_COPY_STATUS_HELD; i++)
+		if (itl->copies[i].held && itl->copies[i].list_id == list_id)
+			return &itl->copies[i];
+	return NULL;
+}
+
+struct scsi_rod_list *rod_list_held(const struct scsi_cmd *cmd, uint32_t list_id)
+{
+	struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
+
+	for (unsigned i = 0; itl && itl->rod_lists && i < SCSI_ROD_LISTS_HELD; i++)
+		if (itl->rod_lists[i].held && itl->rod_lists[i].list_id == list_id)
+			return &itl->rod_lists[i];
+	return NULL;
+}
+
 /* COPY STATUS: b4 COPY MANAGER STATUS, b5-6 SEGMENTS PROCESSED, b7 units, b8-11 TRANSFER COUNT. */
 static enum scsi_result copy_status(struct scsi_cmd *cmd)
 {
-	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
-	const struct scsi_copy_status *h = NULL;
+	const struct scsi_copy_status *h = copy_status_held(cmd, cmd->cdb[2]);
 	uint8_t *b;
 
-	for (unsigned i = 0; itl && i < SCSI_COPY_STATUS_HELD; i++)
-		if (itl->copies[i].held && itl->copies[i].list_id == cmd->cdb[2])
-			h = &itl->copies[i];
 	if (!h)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
 	b = scsi_cmd_alloc_data_in(cmd, 12);
@@ -46,17 +62,6 @@ static enum scsi_result copy_status(struct scsi_cmd *cmd)
 	put_be32(b + 8, (uint32_t)h->bytes);
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
-}
-
-/* The held token-based copy result of the nexus's list list_id, or NULL. */
-static struct scsi_rod_list *rod_list(struct scsi_cmd *cmd, uint32_t list_id)
-{
-	struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
-
-	for (unsigned i = 0; itl && itl->rod_lists && i < SCSI_ROD_LISTS_HELD; i++)
-		if (itl->rod_lists[i].held && itl->rod_lists[i].list_id == list_id)
-			return &itl->rod_lists[i];
-	return NULL;
 }
 
 /*
@@ -88,7 +93,7 @@ static void rod_list_status(uint8_t *b, size_t len, const struct scsi_rod_list *
  */
 enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
 {
-	struct scsi_rod_list *l = rod_list(cmd, get_be32(cmd->cdb + 2));
+	struct scsi_rod_list *l = rod_list_held(cmd, get_be32(cmd->cdb + 2));
 	size_t len, off;
 	uint8_t *b;
 
@@ -121,14 +126,10 @@ enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
 static enum scsi_result copy_status_lid4(struct scsi_cmd *cmd)
 {
 	uint32_t list_id = get_be32(cmd->cdb + 2);
-	struct scsi_rod_list *l = rod_list(cmd, list_id);
-	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
-	const struct scsi_copy_status *h = NULL;
+	struct scsi_rod_list *l = rod_list_held(cmd, list_id);
+	const struct scsi_copy_status *h = l ? NULL : copy_status_held(cmd, list_id);
 	uint8_t *b;
 
-	for (unsigned i = 0; !l && itl && i < SCSI_COPY_STATUS_HELD; i++)
-		if (itl->copies[i].held && itl->copies[i].list_id == list_id)
-			h = &itl->copies[i];
 	if (!l && !h)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
 	b = scsi_cmd_alloc_data_in(cmd, 32 + (l ? l->sense_len : 0));
