@@ -22,7 +22,7 @@
 #include "iscsi_internal.h"
 
 #define RX_INITIAL_CAP (64 * 1024)
-/* Data-Out segments at least this long, not yet all received, are read in place (rx_direct_start). */
+/* Data segments at least this long, not yet all received, are read in place (rx_direct_start). */
 #define RX_DIRECT_MIN (8 * 1024)
 #define TX_IOV_MAX 64
 
@@ -373,6 +373,9 @@ void iscsi_conn_drop(struct iscsi_conn *conn, const char *why)
 		iscsi_task_put(conn->rx_direct.task);
 		conn->rx_direct.task = NULL;
 	}
+	free(conn->rx_direct.imm_buf);
+	conn->rx_direct.imm_buf = NULL;
+	conn->rx_direct.dest = NULL;
 	while (!LIST_EMPTY(&conn->tasks))
 		iscsi_task_unlink(LIST_FIRST(&conn->tasks));
 	conn->refs--; /* the socket's reference; the one taken above keeps conn alive */
@@ -476,12 +479,14 @@ static void conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 /* ---- receive ---- */
 
 /*
- * A long Data-Out data segment whose header is in (at bhs, avail bytes of
- * the PDU received) and whose task waits for exactly it
- * (iscsi_data_out_dest) is read from the socket straight into the task's
- * buffer, not into rx_buf and copied from there: one copy per byte less
- * (docs/performance.md).  The header is kept; rx_direct_end hands the PDU
- * to the usual handler once its padding and digest are in.
+ * A long data segment whose header is in (at bhs, avail bytes of the PDU
+ * received) is read from the socket straight into the buffer it is for,
+ * not into rx_buf and copied from there: one copy per byte less
+ * (docs/performance.md).  A Data-Out's segment goes into its task's buffer
+ * when the task waits for exactly it (iscsi_data_out_dest); a SCSI
+ * Command's immediate data into the buffer its task will take
+ * (iscsi_cmd_immediate_dest).  The header is kept; rx_direct_end hands the
+ * PDU to the usual handler once its padding and digest are in.
  */
 static bool rx_direct_start(struct iscsi_conn *conn, const uint8_t *bhs, uint32_t ahs_len, uint32_t hd,
 			    size_t avail)
@@ -490,18 +495,27 @@ static bool rx_direct_start(struct iscsi_conn *conn, const uint8_t *bhs, uint32_
 	uint32_t data_len = iscsi_bhs_data_len(bhs);
 	size_t head = ISCSI_BHS_LEN + hd, have;
 	struct iscsi_task *task = NULL;
+	uint8_t opcode = iscsi_bhs_opcode(bhs);
 	uint8_t *dest;
 
-	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_DATA_OUT || ahs_len || data_len < RX_DIRECT_MIN ||
-	    avail < head || avail - head >= data_len ||
-	    (conn->state != ISCSI_CONN_STATE_FULL_FEATURE && conn->state != ISCSI_CONN_STATE_LOGOUT_PENDING))
+	if (ahs_len || data_len < RX_DIRECT_MIN || avail < head || avail - head >= data_len)
 		return false;
-	dest = iscsi_data_out_dest(conn, bhs, data_len, &task);
-	if (!dest)
+	if (opcode == ISCSI_OP_DATA_OUT &&
+	    (conn->state == ISCSI_CONN_STATE_FULL_FEATURE || conn->state == ISCSI_CONN_STATE_LOGOUT_PENDING)) {
+		dest = iscsi_data_out_dest(conn, bhs, data_len, &task);
+		if (!dest)
+			return false;
+		iscsi_task_get(task);
+		d->task = task;
+	} else if (opcode == ISCSI_OP_SCSI_CMD && conn->state == ISCSI_CONN_STATE_FULL_FEATURE) {
+		dest = iscsi_cmd_immediate_dest(conn, bhs, data_len);
+		if (!dest)
+			return false;
+		d->imm_buf = dest;
+	} else {
 		return false;
+	}
 	have = avail - head;
-	iscsi_task_get(task);
-	d->task = task;
 	memcpy(d->bhs, bhs, ISCSI_BHS_LEN);
 	d->dest = dest;
 	d->len = data_len;
@@ -513,7 +527,11 @@ static bool rx_direct_start(struct iscsi_conn *conn, const uint8_t *bhs, uint32_
 	return true;
 }
 
-/* The segment read in place is complete: checked and handled as conn_process_rx would. */
+/*
+ * The segment read in place is complete: checked and handled as
+ * conn_process_rx would.  A command's buffer that no task took (the PDU was
+ * rejected after all) is freed.
+ */
 static void rx_direct_end(struct iscsi_conn *conn)
 {
 	struct iscsi_rx_direct *d = &conn->rx_direct;
@@ -522,20 +540,21 @@ static void rx_direct_end(struct iscsi_conn *conn)
 	struct iscsi_pdu pdu = { .bhs = d->bhs, .data = d->dest, .data_len = d->len };
 
 	d->task = NULL;
-	if (d->trailer_len > pad) {
-		uint32_t crc = iscsi_crc32c_update(iscsi_crc32c_update(0, d->dest, d->len), d->trailer, pad);
-
-		if (crc != iscsi_digest_get(d->trailer + pad)) {
-			/* RFC 7143 7.8: discard the PDU and reject it with "data digest error". */
-			ISCSI_PEER_ERROR(conn->srv, "%s: data digest error", conn->peer);
-			iscsi_reject(conn, d->bhs, ISCSI_REJECT_DATA_DIGEST_ERROR);
-			iscsi_task_put(task);
-			return;
-		}
+	d->dest = NULL;
+	if (d->trailer_len > pad &&
+	    iscsi_crc32c_update(iscsi_crc32c_update(0, pdu.data, d->len), d->trailer, pad) !=
+		    iscsi_digest_get(d->trailer + pad)) {
+		/* RFC 7143 7.8: discard the PDU and reject it with "data digest error". */
+		ISCSI_PEER_ERROR(conn->srv, "%s: data digest error", conn->peer);
+		iscsi_reject(conn, d->bhs, ISCSI_REJECT_DATA_DIGEST_ERROR);
+	} else {
+		conn->last_rx = ev_now(conn->srv->loop);
+		iscsi_conn_handle_pdu(conn, &pdu);
 	}
-	conn->last_rx = ev_now(conn->srv->loop);
-	iscsi_conn_handle_pdu(conn, &pdu);
-	iscsi_task_put(task);
+	if (task)
+		iscsi_task_put(task);
+	free(d->imm_buf);
+	d->imm_buf = NULL;
 }
 
 /*
@@ -702,7 +721,7 @@ static void conn_read(struct iscsi_conn *conn)
 			break;
 		}
 		room = conn->rx_cap - conn->rx_len;
-		if (conn->rx_direct.task)
+		if (conn->rx_direct.dest)
 			n = rx_direct_read(conn, &room);
 		else if ((n = read(conn->fd, conn->rx_buf + conn->rx_len, room)) > 0)
 			conn->rx_len += (size_t)n;

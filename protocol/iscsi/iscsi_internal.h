@@ -275,10 +275,11 @@ struct iscsi_conn {
 	uint8_t *rx_buf;
 	size_t rx_len;
 	size_t rx_cap;
-	struct iscsi_rx_direct {          /* a Data-Out data segment read in place (conn.c) */
-		struct iscsi_task *task;  /* its task (a reference), NULL when none is */
+	struct iscsi_rx_direct {          /* a data segment read in place (conn.c, rx_direct_start) */
+		struct iscsi_task *task;  /* a Data-Out's task (a reference), else NULL */
+		uint8_t *imm_buf;         /* a SCSI Command's buffer (iscsi_cmd_immediate_dest), till its task takes it */
 		uint8_t bhs[ISCSI_BHS_LEN];
-		uint8_t *dest;            /* iscsi_data_out_dest */
+		uint8_t *dest;            /* where the segment goes; NULL when no segment is read in place */
 		uint32_t len, got;
 		uint8_t trailer[3 + ISCSI_DIGEST_LEN]; /* padding, data digest */
 		uint32_t trailer_len, trailer_got;
@@ -552,6 +553,7 @@ void iscsi_session_clear_ordered(struct iscsi_session *s);
 /* ---- scsi_cmd.c ---- */
 extern const struct scsi_transport_ops iscsi_scsi_transport;
 void iscsi_scsi_cmd_handle(struct iscsi_conn *conn, const struct iscsi_pdu *pdu);
+uint8_t *iscsi_cmd_immediate_dest(struct iscsi_conn *conn, const uint8_t *bhs, uint32_t len);
 void iscsi_task_submit(struct iscsi_task *task);
 /*
  * Immediate commands bypass the CmdSN window (RFC 7143 3.2.2.1), so they are

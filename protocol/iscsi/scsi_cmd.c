@@ -445,31 +445,70 @@ static struct iscsi_task *task_create(struct iscsi_conn *conn, const uint8_t *bh
 }
 
 /*
- * The unsolicited data the initiator sends with the command: the immediate
- * data, plus Data-Out up to min(FirstBurstLength, EDTL) if F = 0 (RFC 7143
- * 13.14).  The buffer is sized for all of it and holds the immediate data.
- * False when out of memory.
+ * The unsolicited data the initiator sends with a checked command whose
+ * data segment is data_len bytes: the immediate data, plus Data-Out up to
+ * min(FirstBurstLength, EDTL) if F = 0 (RFC 7143 13.14).
+ */
+static uint32_t unsolicited_len(const struct iscsi_sess_params *sp, const uint8_t *bhs, uint32_t data_len)
+{
+	uint32_t edtl = get_be32(bhs + ISCSI_CMD_EDTL);
+
+	if (!(bhs[1] & ISCSI_CMD_FLAG_WRITE))
+		return 0;
+	if (bhs[1] & ISCSI_FLAG_FINAL)
+		return data_len;
+	return sp->first_burst_length < edtl ? sp->first_burst_length : edtl;
+}
+
+/*
+ * The buffer for the unsolicited data of the SCSI Command PDU whose header
+ * is bhs and whose immediate data (len bytes) has not all arrived, when
+ * iscsi_scsi_cmd_handle will build a task that takes it: the receive path
+ * (conn.c, rx_direct_start) reads the data from the socket straight into
+ * it, and task_take_unsolicited_data adopts it, one copy per byte less
+ * (docs/performance.md).  NULL when the PDU will be rejected or ignored: it
+ * is received the usual way.  The handler checks it all again.
+ */
+uint8_t *iscsi_cmd_immediate_dest(struct iscsi_conn *conn, const uint8_t *bhs, uint32_t len)
+{
+	struct iscsi_pdu pdu = { .bhs = bhs, .data_len = len };
+	uint32_t cap;
+
+	if (!conn->session || conn->session->type != ISCSI_SESSION_NORMAL || scsi_cmd_pdu_check(conn, &pdu) ||
+	    (!iscsi_bhs_immediate(bhs) &&
+	     !iscsi_session_cmd_sn_acceptable(conn->session, get_be32(bhs + ISCSI_BHS_CMD_SN))))
+		return NULL;
+	cap = unsolicited_len(&conn->session->params, bhs, len);
+	return cap >= len ? malloc(cap) : NULL;
+}
+
+/*
+ * The unsolicited data of the command (unsolicited_len): the buffer is
+ * sized for all of it and holds the immediate data, read there in place
+ * (iscsi_cmd_immediate_dest) or copied.  False when out of memory.
  */
 static bool task_take_unsolicited_data(struct iscsi_task *task, const struct iscsi_pdu *pdu)
 {
-	const struct iscsi_sess_params *sp = &task->conn->session->params;
+	struct iscsi_conn *conn = task->conn;
 	bool final = pdu->bhs[1] & ISCSI_FLAG_FINAL;
 
-	if (task->write) {
-		uint32_t first_burst = sp->first_burst_length < task->edtl ? sp->first_burst_length : task->edtl;
-		task->unsol_expected = final ? pdu->data_len : first_burst;
-	}
+	task->unsol_expected = unsolicited_len(&conn->session->params, pdu->bhs, pdu->data_len);
 	task->unsol_received = pdu->data_len;
 	task->unsol_done = final || task->unsol_received >= task->unsol_expected;
 	task->r2t_next_offset = task->unsol_expected;
 	if (!task->unsol_expected)
 		return true;
-	task->buf = malloc(task->unsol_expected);
-	if (!task->buf)
-		return false;
+	if (pdu->data_len && pdu->data == conn->rx_direct.imm_buf) {
+		task->buf = conn->rx_direct.imm_buf;
+		conn->rx_direct.imm_buf = NULL;
+	} else {
+		task->buf = malloc(task->unsol_expected);
+		if (!task->buf)
+			return false;
+		if (pdu->data_len)
+			memcpy(task->buf, pdu->data, pdu->data_len);
+	}
 	task->buf_cap = task->unsol_expected;
-	if (pdu->data_len)
-		memcpy(task->buf, pdu->data, pdu->data_len);
 	return true;
 }
 

@@ -250,22 +250,22 @@ END_TEST
  * whose task waits for it in place (conn.c, rx_direct_start), so the split
  * makes it take that path.
  */
-static void data_out_split(uint32_t itt, uint32_t ttt, uint32_t data_sn, uint32_t offset, bool final,
-			   const uint8_t *data, uint32_t len, uint32_t first, bool bad_digest, const uint8_t *tail,
-			   size_t tail_len)
+/*
+ * Sends the PDU whose 48-byte header is bhs with data segment data (len
+ * bytes, a multiple of 4) in two writes 50 ms apart, cut first bytes into
+ * the segment (so that the target has the header and not all of the
+ * segment: the receive-in-place path), with the digests the session
+ * negotiated (a wrong data digest if bad_digest) and tail after it in the
+ * second write.
+ */
+static void pdu_send_split(uint8_t *bhs, const uint8_t *data, uint32_t len, uint32_t first, bool bad_digest,
+			   const uint8_t *tail, size_t tail_len)
 {
 	uint8_t *wire = malloc(52 + len + 8 + tail_len);
 	size_t n = 0, cut;
 
-	memset(wire, 0, 48);
-	wire[0] = 0x05;
-	wire[1] = final ? 0x80 : 0;
-	put_be24(wire + 5, len);
-	put_be32(wire + 16, itt);
-	put_be32(wire + 20, ttt);
-	put_be32(wire + 28, S.exp_stat_sn);
-	put_be32(wire + 36, data_sn);
-	put_be32(wire + 40, offset);
+	put_be24(bhs + 5, len);
+	memcpy(wire, bhs, 48);
 	n = 48;
 	if (harness_header_digest()) {
 		iscsi_digest_put(wire + 48, iscsi_crc32c(wire, 48));
@@ -285,6 +285,22 @@ static void data_out_split(uint32_t itt, uint32_t ttt, uint32_t data_sn, uint32_
 	usleep(50 * 1000);
 	pdu_send_raw(S.fd, wire + cut, n - cut);
 	free(wire);
+}
+
+/* A Data-Out PDU (RFC 7143 11.7) sent as pdu_send_split does. */
+static void data_out_split(uint32_t itt, uint32_t ttt, uint32_t data_sn, uint32_t offset, bool final,
+			   const uint8_t *data, uint32_t len, uint32_t first, bool bad_digest, const uint8_t *tail,
+			   size_t tail_len)
+{
+	uint8_t bhs[48] = { 0x05 };
+
+	bhs[1] = final ? 0x80 : 0;
+	put_be32(bhs + 16, itt);
+	put_be32(bhs + 20, ttt);
+	put_be32(bhs + 28, S.exp_stat_sn);
+	put_be32(bhs + 36, data_sn);
+	put_be32(bhs + 40, offset);
+	pdu_send_split(bhs, data, len, first, bad_digest, tail, tail_len);
 }
 
 /*
@@ -371,6 +387,79 @@ START_TEST(write_data_out_in_place)
 	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
 	pdu_free(&p);
 	back = read_back(100, 64);
+	ck_assert_mem_eq(back, data, sizeof(data));
+	free(back);
+}
+END_TEST
+
+/*
+ * Immediate data received in place (straight into the buffer its task
+ * takes, docs/performance.md) is checked as any other (RFC 7143 11.3,
+ * 13.14, 7.8), with header and data digests: a 16 KiB WRITE(10) whose
+ * segment arrives split is written whole; with F = 0 the buffer holds the
+ * first burst and the Data-Out that completes it lands behind the
+ * immediate data; a data digest error (Reject reason 02h) discards the
+ * command, whose ITT the initiator can use again; a command with an ITT
+ * in use (Reject 07h, "task in progress"), whose data the same
+ * checks would take in place, does not touch the task's blocks.
+ */
+START_TEST(write_immediate_data_in_place)
+{
+	static uint8_t data[32768], other[16384];
+	uint8_t cdb[16], bhs[48], *back;
+	struct pdu p;
+
+	for (unsigned i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + i / 512);
+	memset(other, 0x5a, sizeof(other));
+	session_open(&S, "InitialR2T=No\nImmediateData=Yes\nHeaderDigest=CRC32C\nDataDigest=CRC32C\n"
+			 "FirstBurstLength=32768\nMaxBurstLength=32768");
+	ck_assert(harness_data_digest());
+
+	/* A bad data digest: rejected, no task made, no block written. */
+	cdb_rw10(cdb, 0x2a, 200, 32);
+	bhs_scsi_cmd(bhs, 0xa1, 0x80, 16384, S.cmd_sn, S.exp_stat_sn, cdb, 10);
+	pdu_send_split(bhs, other, 16384, 1000, true, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x3f);
+	ck_assert_uint_eq(p.bhs[2], 0x02); /* data digest error */
+	pdu_free(&p);
+
+	/* The same command and CmdSN again, the segment split: written whole. */
+	bhs_scsi_cmd(bhs, 0xa1, 0x80, 16384, S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send_split(bhs, data, 16384, 3, false, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(get_be32(p.bhs + 16), 0x80);
+	ck_assert_uint_eq(p.bhs[3], 0x00);
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+	back = read_back(200, 32);
+	ck_assert_mem_eq(back, data, 16384);
+	free(back);
+
+	/*
+	 * F = 0: 16 KiB of immediate data, split, into a 32 KiB first burst;
+	 * while the task waits for the rest, a command reusing its ITT with a
+	 * split segment is rejected; then the unsolicited Data-Out ends the burst.
+	 */
+	cdb_rw10(cdb, 0x2a, 300, 64);
+	bhs_scsi_cmd(bhs, 0x21, 0x81, sizeof(data), S.cmd_sn++, S.exp_stat_sn, cdb, 10);
+	pdu_send_split(bhs, data, 16384, 8000, false, NULL, 0);
+	bhs_scsi_cmd(bhs, 0xa1, 0x81, 16384, S.cmd_sn, S.exp_stat_sn, cdb, 10);
+	pdu_send_split(bhs, other, 16384, 8000, false, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x3f);
+	ck_assert_uint_eq(p.bhs[2], 0x07); /* task in progress */
+	pdu_free(&p);
+	data_out_split(0x81, 0xffffffff, 0, 16384, true, data + 16384, 16384, 5000, false, NULL, 0);
+	ck_assert(pdu_recv(S.fd, &p, 5000));
+	ck_assert_uint_eq(p.bhs[0], 0x21);
+	ck_assert_uint_eq(get_be32(p.bhs + 16), 0x81);
+	ck_assert_uint_eq(p.bhs[3], 0x00);
+	S.exp_stat_sn = get_be32(p.bhs + 24) + 1;
+	pdu_free(&p);
+	back = read_back(300, 64);
 	ck_assert_mem_eq(back, data, sizeof(data));
 	free(back);
 }
@@ -482,6 +571,7 @@ int main(void)
 	tcase_add_test(tc, write_immediate_unsolicited_then_r2t);
 	tcase_add_test(tc, write_datasn_error);
 	tcase_add_test(tc, write_data_out_in_place);
+	tcase_add_test(tc, write_immediate_data_in_place);
 	tcase_add_test(tc, extended_cdb_ahs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
