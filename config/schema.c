@@ -173,6 +173,11 @@ const struct cfg_key cfg_schema[] = {
 	       "`$XDG_RUNTIME_DIR/sbcemu/control.sock`), one given a state directory in that directory."),
 	DAEMON(workers, CFG_TYPE_U32, "4", 1, 64, NULL, cfg_set_u32,
 	       "Worker threads that run backend I/O (the event loop never blocks on it)."),
+	DAEMON(async_io_depth, CFG_TYPE_U32, "128", 0, 65535, NULL, cfg_set_u32,
+	       "Commands whose I/O a backend runs asynchronously (READ and WRITE without protection "
+	       "information on rbd LUs, docs/rbd.md) that the backend holds at once; the others wait in the "
+	       "core's priority and deadline order, as the commands waiting for a worker do "
+	       "(docs/architecture.md). 0: no limit."),
 	DAEMON(max_commands, CFG_TYPE_U32, "4096", 0, UINT32_MAX, NULL, cfg_set_u32,
 	       "Commands all logical units together hold at once (admitted and not yet released). Past it a "
 	       "new command gets TASK SET FULL, or BUSY when its I_T nexus has no command in that LU's task "

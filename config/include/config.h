@@ -163,6 +163,7 @@ struct cfg_daemon {
 	char state_dir[CFG_PATH_MAX]; /* "" until cfg_finish() fills in the automatic default */
 	enum cfg_log_level log_level;
 	uint32_t workers;
+	uint32_t async_io_depth;
 	char control_socket[CFG_PATH_MAX]; /* absolute after cfg_finish(); "" = no control socket */
 	/* backpressure: struct scsi_limits (protocol/scsi/include/scsi.h); 0 = no limit */
 	uint32_t max_commands;

@@ -395,6 +395,7 @@ static int start(struct sbce_daemon *d)
 		sbce_error("%s", err);
 		return -1;
 	}
+	sbce_workers_executor(d->workers)->async_capacity = cfg->daemon.async_io_depth;
 	d->resources = scsi_resources_create(&limits);
 	if (!d->resources) {
 		sbce_error("out of memory");

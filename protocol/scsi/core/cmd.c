@@ -297,8 +297,7 @@ static void io_job_done(struct scsi_io_job *job)
 	struct scsi_cmd *cmd = (struct scsi_cmd *)((char *)job - offsetof(struct scsi_cmd, io_job));
 	enum scsi_result (*after)(struct scsi_cmd *) = cmd->io_after;
 
-	if (!cmd->io_async)
-		scsi_dispatch_done(cmd->lu->dev->executor);
+	scsi_dispatch_done(cmd->lu->dev->executor, cmd->io_async);
 	cmd->io_async = false;
 	cmd->io_after = NULL;
 	/* A command a duration limit ended goes no further (sched/duration_limits.c). */

@@ -360,13 +360,18 @@ struct scsi_executor {
 	 * NULL: no asynchronous jobs.  Tries job->work_async on the loop
 	 * thread: true when it started (complete() then comes from any thread,
 	 * and done() runs on the loop thread after it), false when it did not.
-	 * A started job holds no worker, so it does not count against capacity.
+	 * A started job holds no worker, so it does not count against
+	 * capacity; at most async_capacity are started at a time, the rest
+	 * wait in async_waiting, by priority and deadline.
 	 */
 	bool (*submit_async)(struct scsi_executor *ex, struct scsi_io_job *job);
 	void (*complete)(struct scsi_executor *ex, struct scsi_io_job *job);
 	unsigned capacity;                /* [daemon] 0: no limit */
 	unsigned in_flight;               /* [core] command jobs submitted, not done */
 	struct scsi_service_queue waiting; /* [core] command jobs not yet submitted */
+	unsigned async_capacity;          /* [daemon] 0: no limit */
+	unsigned async_in_flight;         /* [core] command jobs started asynchronously, not done */
+	struct scsi_service_queue async_waiting; /* [core] command jobs that wait for async_capacity */
 };
 
 /* Executes work() then done() on the caller's thread. */

@@ -1,10 +1,10 @@
 /*
- * The workers' queue (dispatch.h).  The executor takes at most capacity
- * command jobs; the rest wait in its service queue, so the core, not the
- * order of arrival at a thread pool, decides which command's I/O runs next
- * (docs/architecture.md, "Priority and time").  A job the executor starts
- * asynchronously (scsi_executor.submit_async) holds no worker and takes no
- * slot: it is in the backend's hands at once.
+ * The executor's queues (dispatch.h).  The executor takes at most capacity
+ * command jobs for its workers and at most async_capacity jobs started
+ * asynchronously (scsi_executor.submit_async: a librbd aio call, which holds
+ * no worker); the rest wait in its service queues, so the core, not the
+ * order of arrival at a thread pool or a cluster, decides which command's
+ * I/O runs next (docs/architecture.md, "Priority and time").
  */
 #include "sched/dispatch.h"
 #include "sched/service_queue.h"
@@ -14,38 +14,74 @@
 
 #define CMD_OF_ENTRY(e) ((struct scsi_cmd *)((char *)(e) - offsetof(struct scsi_cmd, service)))
 
-void scsi_dispatch_submit(struct scsi_cmd *cmd)
+static bool has_room(unsigned in_flight, unsigned capacity)
 {
-	struct scsi_executor *ex = cmd->lu->dev->executor;
+	return !capacity || in_flight < capacity;
+}
 
-	/* Started asynchronously, it waits for the backend, not for a worker: no slot, no queue. */
-	cmd->io_async = cmd->io_job.work_async && ex->submit_async && ex->submit_async(ex, &cmd->io_job);
-	if (cmd->io_async)
-		return;
-	if (!ex->capacity || ex->in_flight < ex->capacity) {
+/* The best-ranked command of a nonempty queue q, taken out of it. */
+static struct scsi_cmd *take_next(struct scsi_service_queue *q)
+{
+	/* The devices of one executor share a clock (one daemon, or one test). */
+	uint64_t now = scsi_device_now(CMD_OF_ENTRY(q->head)->lu->dev);
+	struct scsi_cmd *cmd = CMD_OF_ENTRY(scsi_service_queue_take(q, now, DISPATCH_AGING_NS, NULL, NULL));
+
+	cmd->service_queue = NULL;
+	return cmd;
+}
+
+static void wait_in(struct scsi_service_queue *q, struct scsi_cmd *cmd)
+{
+	cmd->service_queue = q;
+	scsi_service_queue_add(q, &cmd->service, cmd->service_level, cmd->deadline_ns, scsi_device_now(cmd->lu->dev));
+}
+
+/* To a worker now, or to the workers' queue. */
+static void submit_to_worker(struct scsi_executor *ex, struct scsi_cmd *cmd)
+{
+	if (has_room(ex->in_flight, ex->capacity)) {
 		ex->in_flight++;
 		ex->submit(ex, &cmd->io_job);
 		return;
 	}
-	cmd->service_queue = &ex->waiting;
-	scsi_service_queue_add(&ex->waiting, &cmd->service, cmd->service_level, cmd->deadline_ns,
-			       scsi_device_now(cmd->lu->dev));
+	wait_in(&ex->waiting, cmd);
 }
 
-void scsi_dispatch_done(struct scsi_executor *ex)
+/* Started asynchronously if the backend can start it now, else to a worker. */
+static void submit_async_or_worker(struct scsi_executor *ex, struct scsi_cmd *cmd)
 {
-	ex->in_flight--;
-	while (ex->waiting.count && (!ex->capacity || ex->in_flight < ex->capacity)) {
-		struct scsi_service_entry *e;
-		struct scsi_cmd *cmd;
-		/* The devices of one executor share a clock (one daemon, or one test). */
-		uint64_t now = scsi_device_now(CMD_OF_ENTRY(ex->waiting.head)->lu->dev);
+	cmd->io_async = ex->submit_async(ex, &cmd->io_job);
+	if (cmd->io_async)
+		ex->async_in_flight++;
+	else
+		submit_to_worker(ex, cmd);
+}
 
-		e = scsi_service_queue_take(&ex->waiting, now, DISPATCH_AGING_NS, NULL, NULL);
-		cmd = CMD_OF_ENTRY(e);
-		cmd->service_queue = NULL;
+void scsi_dispatch_submit(struct scsi_cmd *cmd)
+{
+	struct scsi_executor *ex = cmd->lu->dev->executor;
+
+	cmd->io_async = false;
+	if (!cmd->io_job.work_async || !ex->submit_async)
+		submit_to_worker(ex, cmd);
+	else if (has_room(ex->async_in_flight, ex->async_capacity))
+		submit_async_or_worker(ex, cmd);
+	else
+		wait_in(&ex->async_waiting, cmd);
+}
+
+void scsi_dispatch_done(struct scsi_executor *ex, bool async)
+{
+	if (async) {
+		ex->async_in_flight--;
+		while (ex->async_waiting.count && has_room(ex->async_in_flight, ex->async_capacity))
+			submit_async_or_worker(ex, take_next(&ex->async_waiting));
+		return;
+	}
+	ex->in_flight--;
+	while (ex->waiting.count && has_room(ex->in_flight, ex->capacity)) {
 		ex->in_flight++;
-		ex->submit(ex, &cmd->io_job);
+		ex->submit(ex, &take_next(&ex->waiting)->io_job);
 	}
 }
 

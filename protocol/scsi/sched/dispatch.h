@@ -1,7 +1,8 @@
 /*
- * The workers' queue, kept by the core (struct scsi_executor, scsi.h): a
- * command's backend job goes to the executor when it has room, else it
- * waits here by priority and deadline.
+ * The executor's queues, kept by the core (struct scsi_executor, scsi.h): a
+ * command's backend job goes to the executor when it has room for its kind
+ * (a worker's, or one started asynchronously), else it waits here by
+ * priority and deadline.
  */
 #ifndef SBCEMU_DISPATCH_H
 #define SBCEMU_DISPATCH_H
@@ -14,8 +15,11 @@
 
 /* Hands cmd->io_job to its device's executor, now or when it has room. */
 void scsi_dispatch_submit(struct scsi_cmd *cmd);
-/* A command job of ex is done (loop thread): the next waiting one goes. */
-void scsi_dispatch_done(struct scsi_executor *ex);
+/*
+ * A command job of ex is done (loop thread), one a worker ran or (async)
+ * one started asynchronously: the next waiting one of its kind goes.
+ */
+void scsi_dispatch_done(struct scsi_executor *ex, bool async);
 /* Takes cmd out of the queue it waits in, if any (it ends). */
 void scsi_service_forget(struct scsi_cmd *cmd);
 /*

@@ -3,16 +3,34 @@
 
 #include "manual_executor.h"
 
+static void append(struct scsi_io_job **head, struct scsi_io_job **tail, struct scsi_io_job *job)
+{
+	job->next = NULL;
+	if (*tail)
+		(*tail)->next = job;
+	else
+		*head = job;
+	*tail = job;
+}
+
 static void manual_submit(struct scsi_executor *ex, struct scsi_io_job *job)
 {
 	struct manual_executor *m = (struct manual_executor *)ex;
 
-	job->next = NULL;
-	if (m->tail)
-		m->tail->next = job;
-	else
-		m->head = job;
-	m->tail = job;
+	append(&m->head, &m->tail, job);
+}
+
+static bool manual_submit_async(struct scsi_executor *ex, struct scsi_io_job *job)
+{
+	job->executor = ex;
+	return job->work_async(job);
+}
+
+static void manual_complete(struct scsi_executor *ex, struct scsi_io_job *job)
+{
+	struct manual_executor *m = (struct manual_executor *)ex;
+
+	append(&m->ended_head, &m->ended_tail, job);
 }
 
 void manual_executor_init(struct manual_executor *m)
@@ -44,5 +62,27 @@ unsigned manual_executor_pending(const struct manual_executor *m)
 
 	for (const struct scsi_io_job *j = m->head; j; j = j->next)
 		n++;
+	return n;
+}
+
+void manual_executor_enable_async(struct manual_executor *m)
+{
+	m->ex.submit_async = manual_submit_async;
+	m->ex.complete = manual_complete;
+}
+
+unsigned manual_executor_end_async(struct manual_executor *m, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && m->ended_head) {
+		struct scsi_io_job *job = m->ended_head;
+
+		m->ended_head = job->next;
+		if (!m->ended_head)
+			m->ended_tail = NULL;
+		job->done(job);
+		n++;
+	}
 	return n;
 }

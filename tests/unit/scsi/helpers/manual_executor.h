@@ -11,6 +11,7 @@
 struct manual_executor {
 	struct scsi_executor ex;
 	struct scsi_io_job *head, *tail;
+	struct scsi_io_job *ended_head, *ended_tail; /* asynchronous jobs complete() handed back */
 };
 
 /* An empty queue; install it with dev->executor = &m->ex. */
@@ -19,5 +20,13 @@ void manual_executor_init(struct manual_executor *m);
 unsigned manual_executor_run(struct manual_executor *m, unsigned max);
 /* Jobs waiting. */
 unsigned manual_executor_pending(const struct manual_executor *m);
+/*
+ * Asynchronous jobs from now on (scsi_executor.submit_async): job->work_async
+ * starts them; the backend's completion (complete()) holds them until
+ * manual_executor_end_async runs their done().
+ */
+void manual_executor_enable_async(struct manual_executor *m);
+/* Runs done() of up to max asynchronous jobs that completed, in order; returns how many. */
+unsigned manual_executor_end_async(struct manual_executor *m, unsigned max);
 
 #endif

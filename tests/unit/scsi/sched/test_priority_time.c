@@ -9,6 +9,7 @@
  * The LU has a fixed latency model with one server: every read and write
  * keeps the medium 10 ms, so the completion times say the order.
  */
+#include <errno.h>
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -686,6 +687,99 @@ START_TEST(dispatch_by_priority)
 }
 END_TEST
 
+/*
+ * An asynchronous backend for dispatch_async_by_priority: the mem backend
+ * with submit_rw, which moves the data at once and holds the completion
+ * until held_release hands it back, as librbd's completion thread would.
+ */
+static struct backend_ops held_ops;
+static const struct backend_ops *held_base;
+static struct {
+	void (*done)(void *arg, int rc);
+	void *arg;
+} held[8];
+static unsigned held_count;
+
+static int held_submit_rw(struct backend *be, bool write, const struct iovec *iov, unsigned iovcnt, uint64_t offset,
+			  unsigned flags, void (*done)(void *arg, int rc), void *arg)
+{
+	if (held_count == 8)
+		return -EAGAIN;
+	for (unsigned i = 0; i < iovcnt; i++) {
+		int rc = write ? held_base->write(be, iov[i].iov_base, iov[i].iov_len, offset, flags)
+			       : held_base->read(be, iov[i].iov_base, iov[i].iov_len, offset);
+
+		if (rc < 0)
+			return rc;
+		offset += iov[i].iov_len;
+	}
+	held[held_count].done = done;
+	held[held_count].arg = arg;
+	held_count++;
+	return 0;
+}
+
+/* The oldest held completion goes back (the backend's thread, in a daemon). */
+static void held_release(void)
+{
+	ck_assert_uint_gt(held_count, 0);
+	held[0].done(held[0].arg, 0);
+	memmove(held, held + 1, --held_count * sizeof(held[0]));
+}
+
+/*
+ * Commands whose I/O starts asynchronously (an rbd LU's READ): with room
+ * for one in the backend (async_capacity), the next one to start is the
+ * highest priority's, not the oldest (SPC-6 SET PRIORITY, docs/rbd.md);
+ * none of them takes a worker.
+ */
+START_TEST(dispatch_async_by_priority)
+{
+	static struct harness_result w[4], hi;
+	static struct manual_executor m;
+	struct scsi_latency_params none = { 0 };
+	char err[64];
+
+	ck_assert_int_eq(scsi_lu_set_latency(h.lu, &none, err, sizeof(err)), 0);
+	held_base = h.lu->backend->ops;
+	held_ops = *held_base;
+	held_ops.submit_rw = held_submit_rw;
+	h.lu->backend->ops = &held_ops;
+	held_count = 0;
+	manual_executor_init(&m);
+	manual_executor_enable_async(&m);
+	m.ex.capacity = 1;
+	m.ex.async_capacity = 1;
+	h.dev->executor = &m.ex;
+	for (int i = 0; i < 4; i++)
+		read16(0, 8 * (uint64_t)i, 0, SCSI_TASK_SIMPLE, &w[i]);
+	set_priority(1, 2);
+	read16(1, 64, 0, SCSI_TASK_SIMPLE, &hi);
+	ck_assert_uint_eq(held_count, 1);
+	ck_assert_uint_eq(m.ex.async_in_flight, 1);
+	ck_assert_uint_eq(m.ex.async_waiting.count, 4);
+	ck_assert_uint_eq(manual_executor_pending(&m), 0); /* no worker job */
+	held_release();
+	ck_assert_uint_eq(manual_executor_end_async(&m, 1), 1);
+	harness_expect_good(&w[0]);
+	ck_assert(!hi.completed);
+	ck_assert_uint_eq(held_count, 1);
+	held_release();
+	manual_executor_end_async(&m, 1);
+	harness_expect_good(&hi);
+	ck_assert(!w[1].completed);
+	for (int i = 1; i < 4; i++) {
+		held_release();
+		manual_executor_end_async(&m, 1);
+		harness_expect_good(&w[i]);
+	}
+	ck_assert_uint_eq(m.ex.async_in_flight, 0);
+	ck_assert_uint_eq(m.ex.in_flight, 0);
+	h.dev->executor = &scsi_executor_inline;
+	h.lu->backend->ops = held_base;
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("priority_time");
@@ -716,6 +810,7 @@ int main(void)
 	tcase_add_test(tc, ab_page_limit);
 	tcase_add_test(tc, reset_ends_queued_commands);
 	tcase_add_test(tc, dispatch_by_priority);
+	tcase_add_test(tc, dispatch_async_by_priority);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
