@@ -43,7 +43,9 @@
  * (omap key "holder" of the state object); an attempt that finds the lock
  * held reads it, so a node in standby knows who holds the image
  * (backend_ops.holder_note: REPORT TARGET PORT GROUPS of every node names
- * the same group active).
+ * the same group active).  A client with a note also beats beside the
+ * image, and reads the others' heartbeats (be_rbd_beat.c,
+ * backend_ops.peer_alive: a dead node's group shows offline).
  *
  * Atomic writes: RADOS applies each operation on an object whole, and
  * librbd makes a write that lies inside one object one write operation
@@ -71,6 +73,7 @@
 #include <rbd/librbd.h>
 
 #include "backend.h"
+#include "be_rbd_beat.h"
 
 struct later;
 
@@ -102,6 +105,7 @@ struct be_rbd {
 	/* While another client holds the image: a connection of its own that reads its state (state_peek). */
 	pthread_mutex_t peek_lock;
 	struct be_rbd *peek; /* cluster, ioctx and state_oid only; NULL until the first peek */
+	struct rbd_beat *beat; /* this node's heartbeat and the others' (be_rbd_beat.c); NULL without a note */
 };
 
 #define LATER_RETRY_S 5
@@ -352,6 +356,8 @@ static void be_rbd_close(struct backend *be)
 	pthread_t thread;
 	bool started;
 
+	rbd_beat_stop(be_rbd_from(be)->beat);
+	be_rbd_from(be)->beat = NULL;
 	if (stop_later(be_rbd_from(be)))
 		return;
 	if (!be_rbd_from(be)->image) {
@@ -936,6 +942,13 @@ static int be_rbd_holder_note(struct backend *be, char *buf, size_t len)
 	return rc;
 }
 
+static int be_rbd_peer_alive(struct backend *be, const char *note)
+{
+	struct be_rbd *r = be_rbd_from(be);
+
+	return r->beat ? rbd_beat_alive(r->beat, note) : -ENOENT;
+}
+
 static const struct backend_ops be_rbd_ops = {
 	.name = "rbd",
 	.ready = be_rbd_ready,
@@ -956,23 +969,23 @@ static const struct backend_ops be_rbd_ops = {
 	.state_store = be_rbd_state_store,
 	.state_peek = be_rbd_state_peek,
 	.holder_note = be_rbd_holder_note,
+	.peer_alive = be_rbd_peer_alive,
 };
 
-/* Connects to the cluster and opens the pool.  0, or a negative errno with the step in err. */
-static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen)
+int rbd_connect_pool(const struct be_rbd_params *p, rados_t *cluster, rados_ioctx_t *ioctx, char *err, size_t errlen)
 {
-	int rc = rados_create(&r->cluster, p->id);
+	int rc = rados_create(cluster, p->id);
 
 	if (rc < 0) {
 		snprintf(err, errlen, "rados_create(%s): %s", p->id, strerror(-rc));
 		return rc;
 	}
-	rc = rados_conf_read_file(r->cluster, p->conf);
+	rc = rados_conf_read_file(*cluster, p->conf);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", p->conf, strerror(-rc));
 		return rc;
 	}
-	rc = rados_conf_set(r->cluster, "rbd_cache", "false");
+	rc = rados_conf_set(*cluster, "rbd_cache", "false");
 	/*
 	 * A cluster that stops answering must fail commands, not hold them
 	 * (and the daemon's shutdown) forever: the connection gives up after
@@ -980,25 +993,31 @@ static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *e
 	 * rados_osd_op_timeout and rados_mon_op_timeout, 0 = wait forever).
 	 */
 	if (rc == 0)
-		rc = rados_conf_set(r->cluster, "client_mount_timeout", "30");
+		rc = rados_conf_set(*cluster, "client_mount_timeout", "30");
 	if (rc == 0)
-		rc = rados_conf_set(r->cluster, "rados_osd_op_timeout", "60");
+		rc = rados_conf_set(*cluster, "rados_osd_op_timeout", "60");
 	if (rc == 0)
-		rc = rados_conf_set(r->cluster, "rados_mon_op_timeout", "30");
+		rc = rados_conf_set(*cluster, "rados_mon_op_timeout", "30");
 	if (rc < 0) {
 		snprintf(err, errlen, "rados_conf_set: %s", strerror(-rc));
 		return rc;
 	}
-	rc = rados_connect(r->cluster);
+	rc = rados_connect(*cluster);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot connect to the cluster of %s as client.%s: %s", p->conf, p->id,
 			 strerror(-rc));
 		return rc;
 	}
-	rc = rados_ioctx_create(r->cluster, p->pool, &r->ioctx);
+	rc = rados_ioctx_create(*cluster, p->pool, ioctx);
 	if (rc < 0)
 		snprintf(err, errlen, "pool %s: %s", p->pool, strerror(-rc));
 	return rc;
+}
+
+/* Connects r to the cluster and opens the pool (rbd_connect_pool).  0, or a negative errno with the step in err. */
+static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen)
+{
+	return rbd_connect_pool(p, &r->cluster, &r->ioctx, err, errlen);
 }
 
 /* The one lock owner of the image (rbd_lock_get_owners) into buf; 0, or a negative errno (-ENOENT: none). */
@@ -1192,6 +1211,7 @@ static struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size,
 	/* Ready from the start; its thread only runs once fenced (rejoin). */
 	if (p->rejoin && !read_only && (r->later = later_new(p, r->be.size, read_only, "")))
 		r->later->ready = true;
+	r->beat = rbd_beat_start(p, r->state_oid);
 	return &r->be;
 }
 
@@ -1352,6 +1372,7 @@ static struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t
 {
 	struct be_rbd *r = calloc(1, sizeof(*r));
 	struct later *l = size ? later_new(p, size, read_only, why) : NULL;
+	char oid[sizeof(r->state_oid)];
 
 	if (!r || !l) {
 		free(r);
@@ -1373,6 +1394,8 @@ static struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t
 		return NULL;
 	}
 	l->started = true;
+	snprintf(oid, sizeof(oid), "sbcemu_state.%s", p->image);
+	r->beat = rbd_beat_start(p, oid);
 	return &r->be;
 }
 

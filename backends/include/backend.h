@@ -156,6 +156,13 @@ struct backend_ops {
 	 * I/O: any thread.  NULL: not offered.
 	 */
 	int (*holder_note)(struct backend *be, char *buf, size_t len);
+	/*
+	 * Whether the client that leaves note (be_rbd_params.holder_note)
+	 * beside the medium lives: 1 its heartbeat moved in the last few
+	 * seconds, 0 it did not (dead, or cut off from the medium), -ENOENT
+	 * not known.  No I/O: any thread.  NULL: not offered.
+	 */
+	int (*peer_alive)(struct backend *be, const char *note);
 };
 
 struct backend {

@@ -12,10 +12,14 @@
  * the states this node sees: while it holds the medium they wait in
  * standby; while it waits, the group named in the holder's note
  * (backend_ops.holder_note, scsi_alua_holder_note) is active/optimized and
- * the others standby.  So every node reports the same groups.
+ * the others standby.  So every node reports the same groups.  A group
+ * whose node the backend finds dead (backend_ops.peer_alive: its heartbeat
+ * beside the medium stopped) is offline (SPC-4 5.15.2.4.6: its ports are
+ * not accessible), whichever of the two it would be.
  * Supported states: active/optimized, active/non-optimized, standby,
- * unavailable, and transitioning between them; not offline or logical
- * block dependent.
+ * unavailable, and transitioning between them; offline for the groups of
+ * other nodes when the backend tells whether they live; not logical block
+ * dependent.
  *
  * Which commands each state still processes is the op table's OP_ALUA_*
  * flags: the lists of SPC-4 5.15.2.4.4 (standby), 5.15.2.4.5 (unavailable)
@@ -44,8 +48,11 @@
 #define STATUS_BY_STPG 0x01     /* altered by SET TARGET PORT GROUPS */
 #define STATUS_BY_IMPLICIT 0x02 /* altered by implicit asymmetric access behaviour */
 
-/* Target port group descriptor byte 1: T_SUP, U_SUP, S_SUP, AN_SUP, AO_SUP (no O_SUP, no LBD_SUP). */
+/* Target port group descriptor byte 1: T_SUP, U_SUP, S_SUP, AN_SUP, AO_SUP (no LBD_SUP); O_SUP apart. */
 #define SUPPORTED_STATES 0x8f
+#define O_SUP 0x40
+/* ASYMMETRIC ACCESS STATE Eh, offline (SPC-4 6.37): shown for another node's group only, never this LU's state. */
+#define STATE_OFFLINE 0xe
 
 #define FORMAT_LENGTH_ONLY 0x0
 #define FORMAT_EXTENDED 0x1
@@ -266,6 +273,23 @@ static uint16_t holder_group(const struct scsi_lu *lu)
 	return (uint16_t)group;
 }
 
+/* Whether the backend tells if other nodes live (backend_ops.peer_alive). */
+static bool peers_watched(const struct scsi_lu *lu)
+{
+	return lu->params.alua_peer_count && lu->backend && lu->backend->ops->peer_alive;
+}
+
+/* Whether the node of group, another node's, is known dead (backend_ops.peer_alive). */
+static bool peer_dead(const struct scsi_lu *lu, uint16_t group)
+{
+	char note[64];
+
+	if (!peers_watched(lu))
+		return false;
+	scsi_alua_holder_note(group, note, sizeof(note));
+	return lu->backend->ops->peer_alive(lu->backend, note) == 0;
+}
+
 /* A target port group as this node sees it. */
 struct group_view {
 	uint16_t group;
@@ -284,9 +308,13 @@ static unsigned groups_seen(const struct scsi_lu *lu, uint16_t own_port, struct 
 				      lu->alua.status };
 	for (unsigned i = 0; i < lu->params.alua_peer_count && i < SCSI_ALUA_PEERS_MAX; i++) {
 		const struct scsi_alua_peer *p = &lu->params.alua_peers[i];
-		struct group_view g = { p->group, p->relative_target_port,
-					p->group == holder ? SCSI_ALUA_ACTIVE_OPTIMIZED : SCSI_ALUA_STANDBY, STATUS_NONE };
+		struct group_view g = { p->group, p->relative_target_port, SCSI_ALUA_STANDBY, STATUS_NONE };
 		unsigned j = n++;
+
+		if (peer_dead(lu, p->group))
+			g.state = STATE_OFFLINE;
+		else if (p->group == holder)
+			g.state = SCSI_ALUA_ACTIVE_OPTIMIZED;
 
 		for (; j > 0 && v[j - 1].group > g.group; j--)
 			v[j] = v[j - 1];
@@ -335,7 +363,7 @@ enum scsi_result spc_report_target_port_groups_exec(struct scsi_cmd *cmd)
 	for (unsigned i = 0; i < n; i++) {
 		d = b + hdr + i * (8 + 4);
 		d[0] = v[i].state;
-		d[1] = SUPPORTED_STATES;
+		d[1] = SUPPORTED_STATES | (peers_watched(lu) ? O_SUP : 0);
 		put_be16(d + 2, v[i].group);
 		d[5] = v[i].status;
 		d[7] = 1; /* TARGET PORT COUNT */

@@ -17,7 +17,8 @@
 #    GROUPS), which B refuses (04/67/0A) until it has taken the image over
 #    (A's lock broken once the OSDs drop A's watch), then I/O goes on
 #    through B;
-#  - every acknowledged block reads back through the map, now through B;
+#  - every acknowledged block reads back through the map, now through B,
+#    which shows A's group offline (A's heartbeat stopped);
 #  - the host starts A again: a new session to it shows its group in
 #    standby, and group 2 (B) active/optimized.
 # The host (tests/kernel/host/multipath.sh) checks these values.
@@ -171,6 +172,9 @@ sbce_info "read back $n blocks in $(awk -v a="$t_read" '{ printf "%.1f", $1 - a 
 sbce_info "dmsetup status: $(dmsetup status mpath)"
 sbce_value paths_after "$(dmsetup status mpath | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+:[0-9]+$/) printf "%s%s", (n++ ? " " : ""), $(i + 1) }')"
 sbce_file_value access_state_b_after "/sys/block/$b/device/access_state"
+# Node B sees node A's heartbeat stop (be_rbd_beat.c: 10 s without a beat): A's group offline.
+a_offline() { [ "$(groups_of "$b")" = "1:offline 2:active/optimized" ]; }
+sbce_wait_for 20 a_offline || true
 sbce_value groups_b_after "$(groups_of "$b")"
 kill "$checker_pid" 2>/dev/null || true
 while IFS= read -r line; do sbce_info "$line"; done </tmp/checker.log

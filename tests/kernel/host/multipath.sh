@@ -23,8 +23,8 @@ host_multipath() {
 		"$(res multipath.readback_mismatches)"
 	expect "the map's paths after it: node A's failed, node B's active" "F A" "$(res multipath.paths_after)"
 	expect "node B's path: access_state after the failover" active/optimized "$(res multipath.access_state_b_after)"
-	expect "sg_rtpg through node B after it: group 1 standby, group 2 active/optimized" \
-		"1:standby 2:active/optimized" "$(res multipath.groups_b_after)"
+	expect "sg_rtpg through node B after it: group 1 offline (node A is dead), group 2 active/optimized" \
+		"1:offline 2:active/optimized" "$(res multipath.groups_b_after)"
 	secs=$(res multipath.longest_write_seconds)
 	# The session's 5 s replacement timeout and the takeover (within the 10 s watch timeout) overlap.
 	[ "${secs:-0}" -ge 2 ] 2>/dev/null && [ "${secs:-999}" -le 90 ] 2>/dev/null
