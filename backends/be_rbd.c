@@ -76,6 +76,7 @@
 #include "be_rbd_beat.h"
 
 struct later;
+struct fence_watch;
 
 #define STATE_NAME_MAX 64
 #define STATE_BLOBS_MAX 64 /* omap values read at once: more than the core keeps */
@@ -106,6 +107,7 @@ struct be_rbd {
 	pthread_mutex_t peek_lock;
 	struct be_rbd *peek; /* cluster, ioctx and state_oid only; NULL until the first peek */
 	struct rbd_beat *beat; /* this node's heartbeat and the others' (be_rbd_beat.c); NULL without a note */
+	struct fence_watch *watches; /* [watch_lock] its watches of the state object (fence_watch_start) */
 };
 
 #define LATER_RETRY_S 5
@@ -259,8 +261,117 @@ static void blobs_free(struct state_blob *b)
 	}
 }
 
+/*
+ * A watch of this client on the state object, through the image's
+ * connection, made when it takes the image with rejoin set, so that a
+ * node fenced while idle rejoins in standby within seconds, not at its next
+ * call to the cluster (until then it would go on reporting its group
+ * active).  When its OSD session is lost the watch reports an error
+ * (ENOTCONN, also what a blocklisted client that was stopped sees first;
+ * EBLOCKLISTED, which is ESHUTDOWN, when the OSD refuses its ping), and
+ * fence_watch_error then asks the cluster (an asynchronous stat of the
+ * state object): a fenced client's answer is ESHUTDOWN, and r rejoins.
+ * A fenced connection's watches stay with its handles (keep_fenced), their
+ * callbacks doing nothing once the connection is not r's or r is closed.
+ */
+struct fence_watch {
+	struct fence_watch *next;
+	struct be_rbd *r;     /* [watch_lock] NULL once r is closed */
+	rados_ioctx_t ioctx;  /* the connection it was made on */
+	uint64_t cookie;
+	bool probing;         /* [watch_lock] a stat is under way */
+	uint64_t stat_size;   /* the stat's answers, unused */
+	time_t stat_mtime;
+};
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fence_watch_notify(void *arg, uint64_t notify_id, uint64_t cookie, uint64_t notifier_id, void *data,
+			       size_t len)
+{
+	/* Nobody notifies the state object: a watch is only kept for its errors. */
+	(void)arg, (void)notify_id, (void)cookie, (void)notifier_id, (void)data, (void)len;
+}
+
+/* Under watch_lock: w is a watch of the connection its open r uses now (not of one fenced before). */
+static bool fence_watch_current(const struct fence_watch *w)
+{
+	return w->r && w->ioctx == __atomic_load_n(&w->r->ioctx, __ATOMIC_ACQUIRE);
+}
+
+/* librados's thread: the stat fence_watch_error asked for has its answer. */
+static void fence_probe_done(rados_completion_t c, void *arg)
+{
+	struct fence_watch *w = arg;
+	int rc = rados_aio_get_return_value(c);
+
+	rados_aio_release(c);
+	pthread_mutex_lock(&watch_lock);
+	w->probing = false;
+	if (rc == -ESHUTDOWN && fence_watch_current(w))
+		rejoin(w->r);
+	pthread_mutex_unlock(&watch_lock);
+}
+
+/* librados's thread: an error of the watch (above). */
+static void fence_watch_error(void *arg, uint64_t cookie, int err)
+{
+	struct fence_watch *w = arg;
+	rados_completion_t c;
+
+	(void)cookie;
+	pthread_mutex_lock(&watch_lock);
+	if (err == -ESHUTDOWN && fence_watch_current(w)) {
+		rejoin(w->r);
+	} else if (fence_watch_current(w) && !w->probing && rados_aio_create_completion2(w, fence_probe_done, &c) == 0) {
+		w->probing = rados_aio_stat(w->ioctx, w->r->state_oid, c, &w->stat_size, &w->stat_mtime) == 0;
+		if (!w->probing)
+			rados_aio_release(c);
+	}
+	pthread_mutex_unlock(&watch_lock);
+}
+
+/* r has just taken the image on its connection: the watch, when r rejoins once fenced (else nothing to do then). */
+static void fence_watch_start(struct be_rbd *r)
+{
+	struct fence_watch *w;
+
+	if (!r->later || !r->later->rejoin || !(w = calloc(1, sizeof(*w))))
+		return;
+	w->r = r;
+	w->ioctx = r->ioctx;
+	if (rados_watch3(r->ioctx, r->state_oid, &w->cookie, fence_watch_notify, fence_watch_error, 0, w) < 0) {
+		free(w); /* no early notice: the next call finds the fencing */
+		return;
+	}
+	pthread_mutex_lock(&watch_lock);
+	w->next = r->watches;
+	r->watches = w;
+	pthread_mutex_unlock(&watch_lock);
+}
+
+/* r closes: no callback acts on it any more, and the watch of its connection goes. */
+static void fence_watch_end(struct be_rbd *r)
+{
+	struct fence_watch *w, *live = NULL;
+
+	pthread_mutex_lock(&watch_lock);
+	for (w = r->watches; w; w = w->next) {
+		w->r = NULL;
+		if (w->ioctx == r->ioctx)
+			live = w;
+	}
+	r->watches = NULL;
+	pthread_mutex_unlock(&watch_lock);
+	/* A stat under way ends first; a fenced client's unwatch fails: its watch stays with the kept handles. */
+	if (live && rados_aio_flush(live->ioctx) == 0 && rados_unwatch2(live->ioctx, live->cookie) == 0 &&
+	    rados_watch_flush(r->cluster) == 0)
+		free(live);
+}
+
 static void release(struct be_rbd *r)
 {
+	fence_watch_end(r);
 	release_handles(r);
 	if (r->peek) {
 		release_handles(r->peek);
@@ -1211,6 +1322,7 @@ static struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size,
 	/* Ready from the start; its thread only runs once fenced (rejoin). */
 	if (p->rejoin && !read_only && (r->later = later_new(p, r->be.size, read_only, "")))
 		r->later->ready = true;
+	fence_watch_start(r);
 	r->beat = rbd_beat_start(p, r->state_oid);
 	return &r->be;
 }
@@ -1255,6 +1367,8 @@ static bool later_attempt(struct be_rbd *r)
 	__atomic_store_n(&r->cluster, t.cluster, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->ioctx, t.ioctx, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->image, t.image, __ATOMIC_RELEASE);
+	if (!l->read_only)
+		fence_watch_start(r);
 	return true;
 }
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -714,9 +715,10 @@ static bool reserved_by(struct iscsi_context *s, uint64_t key, int type)
  * offline (Eh, SPC-4 5.15.2.4.6) once its heartbeat beside the image has
  * stopped for 10 s (be_rbd_beat.c), standby again when it beats again.
  * Then B only stops (SIGSTOP: cut off, not dead): A takes over the same
- * way, reservation included, and shows B's group offline; B, back, cannot
- * write (blocklisted: 02/04/03); B rejoins with a new connection, in
- * standby, and takes the image over again when A is killed.
+ * way, reservation included, and shows B's group offline; B, back and
+ * idle, hears of its fencing from its watch and rejoins with a new
+ * connection, in standby, writing nothing, and takes the image over again
+ * when A is killed.
  */
 static void standby_and_failover(void)
 {
@@ -732,6 +734,7 @@ static void standby_and_failover(void)
 	int status;
 	uint8_t log_select[10] = { 0x4c, 0x01, 0x40, 0, 0, 0, 0, 0, 16, 0 };
 	const uint8_t counter42[16] = { 0x03, 0, 0, 12, 0, 6, 0, 8, 0, 0, 0, 0, 0, 0, 0, 42 };
+	struct timespec t0, t1;
 
 	itest_daemon_init(&a, "rbd-node-a");
 	itest_daemon_init(&b, "rbd-node-b");
@@ -846,20 +849,27 @@ static void standby_and_failover(void)
 		 "stopped, beats no more)", "%s", groups);
 	write_pattern(ha, 900, 33);
 	itest_daemon_signal(&b, SIGCONT);
-	itest_pattern(buf, sizeof(buf), 34);
-	cdb16(cdb, 0x8a, 0, 900, 16);
-	itest_expect_cmd(hb, 1, "node B, back after losing the image: WRITE(16) -> 02/04/03, not done", cdb, 16,
-			 ITEST_OUT, buf, sizeof(buf), 0, EXPECT_SENSE(0x02, 0x04, 0x03), NULL);
-	itest_ok(reads_back(ha, 900, 33), "node A still reads its own write there, not node B's", "different data");
 	/*
 	 * Fenced, node B rejoins with a new connection (rbd_unavailable =
-	 * standby): its group goes back to standby (06/2A/06, then 02/04/0B),
-	 * both nodes report the same groups again, and B takes the image over
-	 * once more when A dies, with what A wrote meanwhile.
+	 * standby), without a call of its own to the cluster: its watch of the
+	 * state object hears of the fencing (be_rbd.c, fence_watch), so its
+	 * group goes back to standby (06/2A/06, then 02/04/0B) with nothing sent
+	 * to it but TEST UNIT READY, which does not reach the cluster.  Both
+	 * nodes report the same groups again, and B takes the image over once
+	 * more when A dies, with what A wrote meanwhile.
 	 */
-	itest_ok(back_in_standby(hb, &saw_ua), "node B, fenced, rejoins: TEST UNIT READY -> 02/04/0B within 30 s",
-		 NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	itest_ok(back_in_standby(hb, &saw_ua), "node B, fenced while stopped, idle since: TEST UNIT READY -> 02/04/0B "
+		 "within 30 s (it heard of the fencing without a write)", NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	itest_note("node B was in standby %.1f s after SIGCONT",
+		   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	itest_ok(saw_ua, "before that: 06/2A/06 ASYMMETRIC ACCESS STATE CHANGED", NULL);
+	itest_pattern(buf, sizeof(buf), 34);
+	cdb16(cdb, 0x8a, 0, 900, 16);
+	itest_expect_cmd(hb, 1, "node B, back after losing the image: WRITE(16) -> 02/04/0B, not done", cdb, 16,
+			 ITEST_OUT, buf, sizeof(buf), 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	itest_ok(reads_back(ha, 900, 33), "node A still reads its own write there, not node B's", "different data");
 	same_groups_through_both(ha, hb, "1:0:1 2:2:2", "REPORT TARGET PORT GROUPS through node A and the "
 				 "rejoined node B: group 1 active/optimized, group 2 standby");
 	itest_ctl_expect(&b, out, sizeof(out), 0, "lu show 1", "node B: sbcemuctl lu show 1 -> exit 0");
