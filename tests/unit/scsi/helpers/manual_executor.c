@@ -13,6 +13,19 @@ static void append(struct scsi_io_job **head, struct scsi_io_job **tail, struct 
 	*tail = job;
 }
 
+/* The first job of a list, taken off it; NULL when it is empty. */
+static struct scsi_io_job *take(struct scsi_io_job **head, struct scsi_io_job **tail)
+{
+	struct scsi_io_job *job = *head;
+
+	if (job) {
+		*head = job->next;
+		if (!*head)
+			*tail = NULL;
+	}
+	return job;
+}
+
 static void manual_submit(struct scsi_executor *ex, struct scsi_io_job *job)
 {
 	struct manual_executor *m = (struct manual_executor *)ex;
@@ -41,17 +54,12 @@ void manual_executor_init(struct manual_executor *m)
 
 unsigned manual_executor_run(struct manual_executor *m, unsigned max)
 {
+	struct scsi_io_job *job;
 	unsigned n = 0;
 
-	while (n < max && m->head) {
-		struct scsi_io_job *job = m->head;
-
-		m->head = job->next;
-		if (!m->head)
-			m->tail = NULL;
+	for (; n < max && (job = take(&m->head, &m->tail)) != NULL; n++) {
 		job->work(job);
 		job->done(job);
-		n++;
 	}
 	return n;
 }
@@ -73,16 +81,10 @@ void manual_executor_enable_async(struct manual_executor *m)
 
 unsigned manual_executor_end_async(struct manual_executor *m, unsigned max)
 {
+	struct scsi_io_job *job;
 	unsigned n = 0;
 
-	while (n < max && m->ended_head) {
-		struct scsi_io_job *job = m->ended_head;
-
-		m->ended_head = job->next;
-		if (!m->ended_head)
-			m->ended_tail = NULL;
+	for (; n < max && (job = take(&m->ended_head, &m->ended_tail)) != NULL; n++)
 		job->done(job);
-		n++;
-	}
 	return n;
 }
