@@ -1434,7 +1434,8 @@ static struct later *later_new(const struct be_rbd_params *p, uint64_t size, boo
 	snprintf(l->note, sizeof(l->note), "%s", p->holder_note ? p->holder_note : "");
 	l->p = (struct be_rbd_params){ .conf = l->conf, .id = l->id, .pool = l->pool, .image = l->image,
 				       .owner_record = p->owner_record ? l->owner_record : NULL,
-				       .ask_holder = p->ask_holder, .holder_note = l->note, .rejoin = p->rejoin };
+				       .ask_holder = p->ask_holder, .holder_note = l->note, .rejoin = p->rejoin,
+				       .peers = p->peers };
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_condattr_init(&clock_attr);
 	pthread_condattr_setclock(&clock_attr, CLOCK_MONOTONIC);

@@ -206,7 +206,7 @@ struct rbd_beat *rbd_beat_start(const struct be_rbd_params *p, const char *oid)
 	struct rbd_beat *b;
 	pthread_condattr_t clock_attr;
 
-	if (!p->holder_note || !p->holder_note[0] || !(b = calloc(1, sizeof(*b))))
+	if (!p->peers || !p->holder_note || !p->holder_note[0] || !(b = calloc(1, sizeof(*b))))
 		return NULL;
 	if (getrandom(&b->nonce, sizeof(b->nonce), 0) != sizeof(b->nonce))
 		b->nonce = (uint64_t)(now_s() * 1e9);

@@ -26,7 +26,7 @@ struct rbd_beat;
  * Starts this node's heartbeat beside the image of p: every RBD_BEAT_S a
  * thread of its own, on a connection of its own, moves the omap key
  * "alive.<p->holder_note>" of object oid, and reads the other nodes' keys.
- * NULL when p has no note, or out of memory.
+ * NULL when p has no note or no peers, or out of memory.
  */
 struct rbd_beat *rbd_beat_start(const struct be_rbd_params *p, const char *oid);
 /*

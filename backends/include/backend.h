@@ -227,6 +227,13 @@ struct be_rbd_params {
 	 * -ESHUTDOWN from then on.
 	 */
 	bool rejoin;
+	/*
+	 * Other nodes serve the image too (lun.alua_peer_groups): with a
+	 * holder_note, this client beats beside the image and reads their
+	 * heartbeats (be_rbd_beat.c, backend_ops.peer_alive), on a RADOS
+	 * connection of its own.
+	 */
+	bool peers;
 };
 
 /*

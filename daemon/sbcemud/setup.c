@@ -347,6 +347,7 @@ static struct backend *open_backend(const struct cfg_lun *l, const char *who, co
 			.conf = l->ceph_conf, .id = l->ceph_id, .pool = l->rbd_pool, .image = l->rbd_image,
 			.owner_record = owner_record, .ask_holder = l->rbd_unavailable == CFG_RBD_UNAVAILABLE_STANDBY,
 			.holder_note = l->alua ? note : NULL, .rejoin = l->rbd_unavailable != CFG_RBD_UNAVAILABLE_FAIL,
+			.peers = l->alua_peer_groups[0] != '\0',
 		};
 
 		const struct be_rbd_entry *rbd_backend = be_rbd_module(err, errlen);
