@@ -1358,6 +1358,8 @@ static bool later_attempt(struct be_rbd *r)
 	memcpy(r->state_oid, t.state_oid, sizeof(r->state_oid));
 	memcpy(r->note, t.note, sizeof(r->note));
 	r->object_size = t.object_size;
+	/* Read by the core once ready() says true (sbc_write_atomic_recheck). */
+	r->be.atomic_unit = t.object_size ? t.object_size : DEFAULT_OBJECT_SIZE;
 	pthread_mutex_unlock(&l->lock);
 	pthread_mutex_lock(&r->blobs_lock);
 	blobs_free(r->blobs); /* a rejoining client's: the blobs as it last knew them */

@@ -905,27 +905,44 @@ out:
 
 /* ---- an image that comes later ---- */
 
+/* MAXIMUM ATOMIC TRANSFER LENGTH of the Block Limits VPD page (B0h, bytes 44-47) of LUN 1; -1 when not read. */
+static long long max_atomic(struct iscsi_context *s)
+{
+	uint8_t inq[6] = { 0x12, 0x01, 0xb0, 0, 64, 0 };
+	struct itest_result r;
+	long long v = -1;
+
+	itest_cmd(s, 1, inq, 6, ITEST_IN, NULL, 0, 64, &r);
+	if (r.transport_ok && r.status == 0 && r.data_len >= 48)
+		v = itest_get_be32(r.data + 44);
+	itest_result_free(&r);
+	return v;
+}
+
 /*
  * rbd_unavailable = not-ready: the pool is missing at start-up; the daemon
  * starts anyway, the LU answers 02/04/01 (LOGICAL UNIT IS IN PROCESS OF
  * BECOMING READY) to medium access and INQUIRY as usual; once the pool is
  * made the backend's thread opens the image (every 5 s), and the LU is
- * ready: 06/28/00 (NOT READY TO READY CHANGE), then I/O.
+ * ready: 06/28/00 (NOT READY TO READY CHANGE), then I/O.  WRITE ATOMIC,
+ * offered on an assumed 4 MiB object until then, is withdrawn with 06/3F/03
+ * when the image came with 512 KiB objects, smaller than ATOMIC ALIGNMENT.
  */
 static void comes_later(void)
 {
 	struct itest_daemon d3;
 	struct iscsi_context *s;
 	uint8_t tur[6] = { 0 }, inq[6] = { 0x12, 0, 0, 0, 96, 0 }, cdb[16], buf[16 * BS];
-	char text[1024], cmd[2400], out[8192];
+	char text[1024], cmd[4096], out[8192];
 	struct itest_result r;
-	bool ready = false, saw_ua = false;
+	bool ready = false, saw_ua = false, saw_inquiry_ua = false;
 
 	itest_daemon_init(&d3, "rbd-later");
 	snprintf(text, sizeof(text),
 		 "[target \"" ITEST_TARGET "\"]\n[lun \"" ITEST_TARGET "\" 0]\npath = @DIR@/lun0.img\nsize = 1M\n"
 		 "[lun \"" ITEST_TARGET "\" 1]\nbackend = rbd\nrbd_pool = later\n"
-		 "rbd_image = img\nsize = 64M\nrbd_unavailable = not-ready\nceph_conf = %s\n",
+		 "rbd_image = img\nsize = 64M\nrbd_unavailable = not-ready\nceph_conf = %s\n"
+		 "max_atomic_transfer_length = 2048\natomic_alignment = 2048\n",
 		 conf_path);
 	itest_daemon_write_config(&d3, text);
 	if (!itest_ok(itest_daemon_start(&d3) == 0 && itest_daemon_log_has(&d3, "tried again every 5 s"),
@@ -946,12 +963,24 @@ static void comes_later(void)
 	itest_expect_cmd(s, 1, "no image yet: READ(16) -> 02/04/01", cdb, 16, ITEST_IN, NULL, 0, sizeof(buf),
 			 EXPECT_SENSE(0x02, 0x04, 0x01), NULL);
 	itest_expect_cmd(s, 1, "no image yet: INQUIRY -> GOOD", inq, 6, ITEST_IN, NULL, 0, 96, EXPECT_GOOD, NULL);
+	itest_ok(max_atomic(s) == 2048, "no image yet: Block Limits MAXIMUM ATOMIC TRANSFER LENGTH 2048 (offered on "
+		 "RBD's default 4 MiB objects, 8192 blocks)", "%lld", max_atomic(s));
 	itest_ctl_expect(&d3, out, sizeof(out), 0, "lu show 1", "sbcemuctl lu show 1 -> exit 0");
 	itest_ok(strstr(out, "waiting for the image") && strstr(out, "pool later"),
 		 "lu show: backend_status says it waits for the image, and why (pool later)", "%s", out);
-	snprintf(cmd, sizeof(cmd), "ceph -c '%s' osd pool create later 8 8 >/dev/null 2>&1 && rbd -c '%s' pool init later",
-		 conf_path, conf_path);
-	if (!itest_ok(system(cmd) == 0, "the pool is made (ceph osd pool create, rbd pool init)", "it failed")) {
+	/*
+	 * The image made beforehand with 512 KiB objects (1024 blocks), in a
+	 * pool renamed into place at once: the daemon's next attempt finds it
+	 * there, never the pool without it (it would make the image, with 4 MiB
+	 * objects).
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "ceph -c '%s' osd pool create latertmp 8 8 >/dev/null 2>&1 && rbd -c '%s' pool init latertmp && "
+		 "rbd -c '%s' create --size 64M --object-size 512K latertmp/img && "
+		 "ceph -c '%s' osd pool rename latertmp later >/dev/null 2>&1",
+		 conf_path, conf_path, conf_path, conf_path);
+	if (!itest_ok(system(cmd) == 0, "the pool is made with the image, of 512 KiB objects (ceph osd pool create, "
+		      "rbd pool init, rbd create --object-size 512K, ceph osd pool rename)", "it failed")) {
 		itest_close(s);
 		itest_daemon_stop(&d3, SIGTERM);
 		itest_daemon_cleanup(&d3);
@@ -960,6 +989,7 @@ static void comes_later(void)
 	for (int i = 0; i < 120 && !ready; i++) {
 		itest_cmd(s, 1, tur, 6, ITEST_NONE, NULL, 0, 0, &r);
 		saw_ua |= itest_result_matches(&r, EXPECT_SENSE(0x06, 0x28, 0x00));
+		saw_inquiry_ua |= itest_result_matches(&r, EXPECT_SENSE(0x06, 0x3f, 0x03));
 		ready = itest_result_matches(&r, EXPECT_GOOD);
 		itest_result_free(&r);
 		if (!ready)
@@ -967,6 +997,13 @@ static void comes_later(void)
 	}
 	itest_ok(ready, "within 30 s of the pool: TEST UNIT READY -> GOOD", NULL);
 	itest_ok(saw_ua, "before that: 06/28/00 NOT READY TO READY CHANGE", NULL);
+	/* 1024-block objects hold no whole 2048-block granule: WRITE ATOMIC is withdrawn (sbc_write_atomic_recheck). */
+	itest_ok(saw_inquiry_ua, "and 06/3F/03 INQUIRY DATA HAS CHANGED (the Block Limits VPD page changed): the "
+		 "image's objects are smaller than ATOMIC ALIGNMENT", NULL);
+	itest_ok(max_atomic(s) == 0, "Block Limits MAXIMUM ATOMIC TRANSFER LENGTH now 0", "%lld", max_atomic(s));
+	cdb16(cdb, 0x9c, 0, 0, 1);
+	itest_expect_cmd(s, 1, "WRITE ATOMIC(16) -> 05/20/00 (no longer offered)", cdb, 16, ITEST_OUT, buf, BS, 0,
+			 EXPECT_SENSE(0x05, 0x20, 0x00), NULL);
 	write_pattern(s, 300, 21);
 	itest_ok(reads_back(s, 300, 21), "the LU whose image came later writes and reads back", "different data");
 	itest_ctl_expect(&d3, out, sizeof(out), 0, "lu show 1", "sbcemuctl lu show 1 -> exit 0 (image open)");

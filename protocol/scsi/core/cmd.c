@@ -677,6 +677,7 @@ void scsi_cmd_submit(struct scsi_cmd *cmd)
 		spc_mode_reload(cmd->lu);
 		spc_log_reload(cmd->lu);
 		zbc_reload(cmd->lu);
+		sbc_write_atomic_recheck(cmd->lu);
 		if (cmd->lu->readiness == SCSI_LU_BECOMING_READY)
 			scsi_lu_set_readiness(cmd->lu, SCSI_LU_READY);
 		spc_alua_backend_ready(cmd->lu);

@@ -304,6 +304,7 @@ struct scsi_lu {
 	struct scsi_lu_stat_data *stats;           /* core/stats.c; NULL until the first command */
 	enum scsi_lu_readiness readiness;          /* the runtime control's lu-state */
 	bool backend_pending;                      /* becoming ready until backend->ops->ready() (cmd.c) */
+	bool atomic_withdrawn;                     /* WRITE ATOMIC no longer offered (sbc_write_atomic_recheck) */
 	struct scsi_fault_rule *fault_rules;       /* fault_rules.c, oldest first */
 	/* Held while the loop thread links or unlinks a rule and while a worker walks the corrupt-pi rules. */
 	pthread_mutex_t fault_rules_lock;
@@ -720,6 +721,12 @@ enum scsi_result sbc_orwrite_exec(struct scsi_cmd *cmd);
 enum scsi_result sbc_write_atomic_parse(struct scsi_cmd *cmd);
 enum scsi_result sbc_write_atomic_exec(struct scsi_cmd *cmd);
 bool sbc_write_atomic_enabled(const struct scsi_lu *lu);
+/*
+ * The backend, opened in the background, is ready: WRITE ATOMIC stops being
+ * offered if the atomic unit it found cannot hold the LU's atomic
+ * alignment (sbc_write_atomic.c).
+ */
+void sbc_write_atomic_recheck(struct scsi_lu *lu);
 bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu);
 /* sbc_write_scattered.c: WRITE SCATTERED(16)/(32) */
 enum scsi_result sbc_write_scattered_parse(struct scsi_cmd *cmd);

@@ -56,7 +56,30 @@ bool sbc_write_atomic_enabled(const struct scsi_lu *lu)
 {
 	return (lu->params.max_atomic_transfer_length != 0 ||
 		lu->params.max_atomic_transfer_length_with_boundary != 0) &&
-	       lu->backend->can_write_atomic;
+	       lu->backend->can_write_atomic && !lu->atomic_withdrawn;
+}
+
+/*
+ * A backend that writes atomically only inside one unit (backend.h:
+ * atomic_unit, an RBD object) and was opened in the background (a standby
+ * node, be_rbd.c) was offered on an assumed unit (4 MiB) until it had its
+ * medium.  If the unit it found is not a whole number of ATOMIC ALIGNMENT
+ * granules, an aligned atomic write could cross two units: WRITE ATOMIC is
+ * withdrawn (the Block Limits VPD page's atomic fields read 0, the opcodes
+ * 05/20/00) and every I_T nexus gets INQUIRY DATA HAS CHANGED (06/3F/03:
+ * the Block Limits VPD page changed; Linux's sd reports it as an
+ * SDEV_EVT_INQUIRY_CHANGE_REPORTED event, drivers/scsi/scsi_lib.c).
+ * The daemon's start-up made the other checks (daemon/sbcemud/setup.c).
+ */
+void sbc_write_atomic_recheck(struct scsi_lu *lu)
+{
+	uint64_t unit_blocks = lu->backend->atomic_unit / lu->params.logical_block_size;
+
+	if (!sbc_write_atomic_enabled(lu) || !lu->backend->atomic_unit ||
+	    (lu->params.atomic_alignment && unit_blocks % lu->params.atomic_alignment == 0))
+		return;
+	lu->atomic_withdrawn = true;
+	scsi_ua_establish_all(lu, SCSI_UA_INQUIRY_DATA_CHANGED, NULL);
 }
 
 bool sbc_write_atomic_32_enabled(const struct scsi_lu *lu)
