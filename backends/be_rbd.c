@@ -45,7 +45,9 @@
  * (backend_ops.holder_note: REPORT TARGET PORT GROUPS of every node names
  * the same group active).  A client with a note also beats beside the
  * image, and reads the others' heartbeats (be_rbd_beat.c,
- * backend_ops.peer_alive: a dead node's group shows offline).
+ * backend_ops.peer_alive: a dead node's group shows offline).  A waiting
+ * client asks the holder through a notification of the state object,
+ * which the holder watches (be_rbd_ask.c: backend_ops.ask_holder, serve).
  *
  * Atomic writes: RADOS applies each operation on an object whole, and
  * librbd makes a write that lies inside one object one write operation
@@ -73,6 +75,7 @@
 #include <rbd/librbd.h>
 
 #include "backend.h"
+#include "be_rbd_ask.h"
 #include "be_rbd_beat.h"
 
 struct later;
@@ -108,6 +111,7 @@ struct be_rbd {
 	struct be_rbd *peek; /* cluster, ioctx and state_oid only; NULL until the first peek */
 	struct rbd_beat *beat; /* this node's heartbeat and the others' (be_rbd_beat.c); NULL without a note */
 	struct fence_watch *watches; /* [watch_lock] its watches of the state object (fence_watch_start) */
+	struct rbd_asks *asks; /* the waiting clients' questions, while it holds the image (be_rbd_ask.c) */
 };
 
 #define LATER_RETRY_S 5
@@ -279,6 +283,7 @@ struct fence_watch {
 	struct be_rbd *r;     /* [watch_lock] NULL once r is closed */
 	rados_ioctx_t ioctx;  /* the connection it was made on */
 	uint64_t cookie;
+	char oid[300];        /* the state object it watches */
 	bool probing;         /* [watch_lock] a stat is under way */
 	uint64_t stat_size;   /* the stat's answers, unused */
 	time_t stat_mtime;
@@ -286,17 +291,31 @@ struct fence_watch {
 
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void fence_watch_notify(void *arg, uint64_t notify_id, uint64_t cookie, uint64_t notifier_id, void *data,
-			       size_t len)
-{
-	/* Nobody notifies the state object: a watch is only kept for its errors. */
-	(void)arg, (void)notify_id, (void)cookie, (void)notifier_id, (void)data, (void)len;
-}
-
 /* Under watch_lock: w is a watch of the connection its open r uses now (not of one fenced before). */
 static bool fence_watch_current(const struct fence_watch *w)
 {
 	return w->r && w->ioctx == __atomic_load_n(&w->r->ioctx, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * librados's thread: a notification of the state object.  The waiting
+ * clients' questions (be_rbd_ask.c) are kept for the holder's answer;
+ * anything else is acknowledged at once, so that its notifier waits for
+ * nothing.
+ */
+static void fence_watch_notify(void *arg, uint64_t notify_id, uint64_t cookie, uint64_t notifier_id, void *data,
+			       size_t len)
+{
+	struct fence_watch *w = arg;
+	bool kept = false;
+
+	(void)notifier_id;
+	pthread_mutex_lock(&watch_lock);
+	if (fence_watch_current(w))
+		kept = rbd_asks_arrived(w->r->asks, w->ioctx, w->oid, notify_id, cookie, data, len);
+	pthread_mutex_unlock(&watch_lock);
+	if (!kept)
+		(void)rados_notify_ack(w->ioctx, w->oid, notify_id, cookie, NULL, 0);
 }
 
 /* librados's thread: the stat fence_watch_error asked for has its answer. */
@@ -340,6 +359,7 @@ static void fence_watch_start(struct be_rbd *r)
 		return;
 	w->r = r;
 	w->ioctx = r->ioctx;
+	memcpy(w->oid, r->state_oid, sizeof(w->oid));
 	if (rados_watch3(r->ioctx, r->state_oid, &w->cookie, fence_watch_notify, fence_watch_error, 0, w) < 0) {
 		free(w); /* no early notice: the next call finds the fencing */
 		return;
@@ -379,6 +399,7 @@ static void release(struct be_rbd *r)
 	}
 	pthread_mutex_destroy(&r->peek_lock);
 	later_free(r->later);
+	rbd_asks_free(r->asks);
 	blobs_free(r->blobs);
 	pthread_mutex_destroy(&r->blobs_lock);
 	free(r);
@@ -1004,10 +1025,39 @@ static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *e
  * this (the attempts on the lock open and close theirs every LATER_RETRY_S).
  * A connection that failed is made again at the next call.
  */
+/* Under peek_lock: the connection of a waiting client (state_peek, ask_holder) goes; the next call makes another. */
+static void peek_drop(struct be_rbd *r)
+{
+	release_handles(r->peek);
+	free(r->peek);
+	r->peek = NULL;
+}
+
+/* Under peek_lock: that connection, made if need be.  0 or a negative errno. */
+static int peek_connect(struct be_rbd *r)
+{
+	char err[512];
+	int rc;
+
+	if (r->peek)
+		return 0;
+	if (!(r->peek = calloc(1, sizeof(*r->peek))))
+		return -ENOMEM;
+	rc = connect_pool(r->peek, &r->later->p, err, sizeof(err));
+	snprintf(r->peek->state_oid, sizeof(r->peek->state_oid), "sbcemu_state.%s", r->later->p.image);
+	if (rc < 0)
+		peek_drop(r);
+	return rc;
+}
+
+/*
+ * Waiting for the image: the holder's blob, through a connection kept for
+ * this (the attempts on the lock open and close theirs every LATER_RETRY_S).
+ * A connection that failed is made again at the next call.
+ */
 static int be_rbd_state_peek(struct backend *be, const char *name, uint8_t **data, size_t *len, size_t max)
 {
 	struct be_rbd *r = be_rbd_from(be);
-	char err[512];
 	int rc;
 
 	if (usable(r))
@@ -1015,25 +1065,48 @@ static int be_rbd_state_peek(struct backend *be, const char *name, uint8_t **dat
 	*data = NULL;
 	*len = 0;
 	pthread_mutex_lock(&r->peek_lock);
-	if (!r->peek && (r->peek = calloc(1, sizeof(*r->peek)))) {
-		rc = connect_pool(r->peek, &r->later->p, err, sizeof(err));
-		snprintf(r->peek->state_oid, sizeof(r->peek->state_oid), "sbcemu_state.%s", r->later->p.image);
-		if (rc < 0) {
-			release_handles(r->peek);
-			free(r->peek);
-			r->peek = NULL;
-			pthread_mutex_unlock(&r->peek_lock);
-			return rc;
-		}
-	}
-	rc = r->peek ? read_blob(r->peek, name, data, len, max) : -ENOMEM;
-	if (rc < 0 && rc != -ENOENT && rc != -EFBIG && rc != -ENOMEM && r->peek) {
-		release_handles(r->peek);
-		free(r->peek);
-		r->peek = NULL;
-	}
+	rc = peek_connect(r);
+	if (rc == 0)
+		rc = read_blob(r->peek, name, data, len, max);
+	if (rc < 0 && rc != -ENOENT && rc != -EFBIG && rc != -ENOMEM && r->peek)
+		peek_drop(r);
 	pthread_mutex_unlock(&r->peek_lock);
 	return rc;
+}
+
+/* Waiting for the image: a question to its holder (be_rbd_ask.c), through the same connection. */
+static int be_rbd_ask_holder(struct backend *be, const uint8_t *req, size_t len, uint8_t **reply, size_t *reply_len)
+{
+	struct be_rbd *r = be_rbd_from(be);
+	int rc;
+
+	*reply = NULL;
+	*reply_len = 0;
+	if (usable(r))
+		return -ENOTCONN; /* this client is the holder */
+	pthread_mutex_lock(&r->peek_lock);
+	rc = peek_connect(r);
+	if (rc == 0)
+		rc = rbd_ask(r->peek->ioctx, r->peek->state_oid, req, len, reply, reply_len);
+	if (rc < 0 && rc != -ENOTCONN && rc != -ENOMEM && rc != -EMSGSIZE && r->peek)
+		peek_drop(r);
+	pthread_mutex_unlock(&r->peek_lock);
+	return rc;
+}
+
+static void be_rbd_serve(struct backend *be, void (*arrived)(void *arg), void *arg)
+{
+	rbd_asks_serve(be_rbd_from(be)->asks, arrived, arg);
+}
+
+static int be_rbd_take_request(struct backend *be, uint8_t **req, size_t *len, void **token)
+{
+	return rbd_asks_take(be_rbd_from(be)->asks, req, len, token);
+}
+
+static void be_rbd_answer(struct backend *be, void *token, const uint8_t *reply, size_t len)
+{
+	rbd_asks_answer(be_rbd_from(be)->asks, token, reply, len);
 }
 
 static int be_rbd_holder_note(struct backend *be, char *buf, size_t len)
@@ -1081,6 +1154,10 @@ static const struct backend_ops be_rbd_ops = {
 	.state_peek = be_rbd_state_peek,
 	.holder_note = be_rbd_holder_note,
 	.peer_alive = be_rbd_peer_alive,
+	.ask_holder = be_rbd_ask_holder,
+	.serve = be_rbd_serve,
+	.take_request = be_rbd_take_request,
+	.answer = be_rbd_answer,
 };
 
 int rbd_connect_pool(const struct be_rbd_params *p, rados_t *cluster, rados_ioctx_t *ioctx, char *err, size_t errlen)
@@ -1312,6 +1389,8 @@ static struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size,
 	r->be.can_write_atomic = true;
 	pthread_mutex_init(&r->blobs_lock, NULL);
 	pthread_mutex_init(&r->peek_lock, NULL);
+	if (!read_only)
+		r->asks = rbd_asks_new(); /* NULL: none is answered, as if nobody held the image */
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
 	    (!read_only && (take_lock(r, p, false, err, errlen) < 0 || leave_note(r, p, err, errlen) < 0)) ||
 	    load_blobs(r, p, err, errlen) < 0) {
@@ -1505,6 +1584,8 @@ static struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t
 	r->later = l;
 	pthread_mutex_init(&r->blobs_lock, NULL);
 	pthread_mutex_init(&r->peek_lock, NULL);
+	if (!read_only)
+		r->asks = rbd_asks_new(); /* NULL: none is answered, as if nobody held the image */
 	l->running = true;
 	if (pthread_create(&l->thread, NULL, later_thread, r) != 0) {
 		release(r);

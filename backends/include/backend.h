@@ -163,6 +163,28 @@ struct backend_ops {
 	 * not known.  No I/O: any thread.  NULL: not offered.
 	 */
 	int (*peer_alive)(struct backend *be, const char *note);
+	/*
+	 * Messages between the clients that serve one medium, through its
+	 * shared store (be_rbd_ask.c: notifications of the state object).
+	 * ask_holder: sends req to the client that holds the medium and
+	 * waits (at most a few seconds) for its answer, in *reply (malloc)
+	 * and *reply_len: 0; -ENOTCONN when no holder answered, or the store's
+	 * error.  A worker's call.
+	 * serve: from now on (arrived NULL: no longer), a message sent to this
+	 * client while it holds the medium is kept for take_request and
+	 * arrived(arg) is called, on any thread; once serve(be, NULL, NULL)
+	 * returns, arrived is never called again.
+	 * take_request: the oldest message kept: 0 with *req (malloc), *len
+	 * and *token for answer; -ENOENT when none.  No I/O: any thread.
+	 * answer: sends reply for token (len 0: an empty answer) and forgets
+	 * token; every token taken is answered once, before close.  It does not
+	 * wait for the store: any thread.
+	 * All NULL: not offered.
+	 */
+	int (*ask_holder)(struct backend *be, const uint8_t *req, size_t len, uint8_t **reply, size_t *reply_len);
+	void (*serve)(struct backend *be, void (*arrived)(void *arg), void *arg);
+	int (*take_request)(struct backend *be, uint8_t **req, size_t *len, void **token);
+	void (*answer)(struct backend *be, void *token, const uint8_t *reply, size_t len);
 };
 
 struct backend {

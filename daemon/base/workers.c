@@ -23,6 +23,10 @@
  * loop thread; the backend's completion thread hands it to complete(),
  * which feeds the same completion list the workers do.
  *
+ * post() (any thread) has a job's done() run on the loop thread without
+ * work: how the core hears of an event on another thread (a question from
+ * another node, protocol/scsi/spc/spc_pr_peer.c).
+ *
  * So backend calls that may wait never run on the loop thread, and done()
  * never runs on a worker: the SCSI core needs no locks for its own state.
  * Jobs carry their own link (scsi_io_job.next), so the pool allocates
@@ -64,6 +68,7 @@ struct sbce_workers {
 
 	pthread_mutex_t done_lock;
 	struct job_list done;        /* work() finished, done() not yet called */
+	struct job_list posted;      /* [done_lock] posted (workers_post): done() not yet called */
 	struct job_list done_now;    /* loop thread only: work_nowait() did it, done() not yet called */
 
 	unsigned long in_flight;     /* loop thread only */
@@ -160,6 +165,17 @@ static void workers_complete(struct scsi_executor *ex, struct scsi_io_job *job)
 	ev_async_send(w->loop, &w->wakeup);
 }
 
+/* Any thread: done() on the loop thread, for a job that did no work and is not counted in flight. */
+static void workers_post(struct scsi_executor *ex, struct scsi_io_job *job)
+{
+	struct sbce_workers *w = from_executor(ex);
+
+	pthread_mutex_lock(&w->done_lock);
+	list_append(&w->posted, job);
+	pthread_mutex_unlock(&w->done_lock);
+	ev_async_send(w->loop, &w->wakeup);
+}
+
 /*
  * Loop thread, LATE_WAKE_S after a submit that woke nobody: if jobs are
  * still queued and no worker has taken one since, the awake workers are
@@ -238,7 +254,7 @@ static void run_list(struct sbce_workers *w, struct scsi_io_job *job)
 /* Loop thread: calls done() for every finished job. */
 static void run_completions(struct sbce_workers *w)
 {
-	struct scsi_io_job *job;
+	struct scsi_io_job *job, *posted;
 
 	/* Those done at once first: they are the first whose done() was made possible. */
 	while ((job = w->done_now.head) != NULL) {
@@ -248,8 +264,16 @@ static void run_completions(struct sbce_workers *w)
 	pthread_mutex_lock(&w->done_lock);
 	job = w->done.head;
 	list_init(&w->done);
+	posted = w->posted.head;
+	list_init(&w->posted);
 	pthread_mutex_unlock(&w->done_lock);
 	run_list(w, job);
+	while (posted) {
+		job = posted;
+		posted = job->next;
+		job->next = NULL;
+		job->done(job);
+	}
 }
 
 static void wakeup_cb(struct ev_loop *loop, ev_async *watcher, int revents)
@@ -272,6 +296,7 @@ struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, c
 	w->executor.submit = workers_submit;
 	w->executor.submit_async = workers_submit_async;
 	w->executor.complete = workers_complete;
+	w->executor.post = workers_post;
 	/*
 	 * Two command jobs per thread at most: enough to keep every thread busy
 	 * while the loop hands out the next, few enough that a job the core
@@ -281,6 +306,7 @@ struct sbce_workers *sbce_workers_create(struct ev_loop *loop, unsigned count, c
 	w->loop = loop;
 	list_init(&w->queue);
 	list_init(&w->done);
+	list_init(&w->posted);
 	list_init(&w->done_now);
 	pthread_mutex_init(&w->queue_lock, NULL);
 	pthread_cond_init(&w->queue_cond, NULL);

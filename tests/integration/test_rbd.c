@@ -697,12 +697,59 @@ static bool reserved_by(struct iscsi_context *s, uint64_t key, int type)
 }
 
 /*
+ * PERSISTENT RESERVE OUT through node B, which waits in standby: node A,
+ * the holder, runs it (spc_pr_peer.c) and its answer is B's, status and
+ * sense alike; the registrations are one state, read through either node
+ * (SPC-4 5.13.1, 5.15.2.4.4).  On entry the host's I_T nexuses hold key
+ * ABC0FFEEh (ALL_TG_PT, so through B's port too) and a Write Exclusive
+ * reservation; initiator 2's hold 5678h.
+ */
+static void forwarded_prout(struct iscsi_context *hb, struct itest_daemon *b)
+{
+	const char *third = "iqn.2026-12.org.sbcemu:itest-initiator-3";
+	uint8_t cdb[10] = { 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24, 0 }, param[24] = { 0 };
+	struct iscsi_context *s3 = itest_session(b, third, 1);
+	struct itest_result r;
+	char out[256];
+
+	prout_expect(hb, "node B in standby: REGISTER with RESERVATION KEY 0 from the host's I_T nexus, registered "
+		     "through node A with ALL_TG_PT -> RESERVATION CONFLICT (SPC-4 5.13, registering; run by the "
+		     "holder)", 0x5679, EXPECT_CONFLICT);
+	if (!itest_ok(s3 != NULL, "a third initiator logs in to node B", "no session"))
+		return;
+	itest_clear_ua(s3, 1);
+	itest_put_be64(param + 8, 0x7777);
+	param[20] = 0x08; /* SPEC_I_PT: SIP_C is 0 */
+	itest_expect_cmd(s3, 1, "node B: REGISTER with SPEC_I_PT = 1 -> 05/26/00 (INVALID FIELD IN PARAMETER LIST, "
+			 "the holder's sense)", cdb, 10, ITEST_OUT, param, 24, 0, EXPECT_SENSE(0x05, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... its field pointer: parameter list byte 20, bit 3 (carried from the holder)", &r, 0,
+				   20, 3);
+	itest_result_free(&r);
+	param[20] = 0;
+	itest_expect_cmd(s3, 1, "node B: REGISTER 7777h from a third initiator's I_T nexus through node B's port -> GOOD",
+			 cdb, 10, ITEST_OUT, param, 24, 0, EXPECT_GOOD, NULL);
+	itest_ok(read_keys(hb, out, sizeof(out)) && strcmp(out, "abc0ffee 5678 7777") == 0,
+		 "node B: READ KEYS -> the three keys, 7777h stored by the holder", "%s", out);
+	cdb[1] = 0x01;
+	cdb[2] = 0x01;
+	itest_put_be64(param, 0x7777);
+	itest_put_be64(param + 8, 0);
+	itest_expect_cmd(s3, 1, "node B: RESERVE Write Exclusive by 7777h while the host holds one -> RESERVATION "
+			 "CONFLICT (SPC-4 5.13, reserving)", cdb, 10, ITEST_OUT, param, 24, 0, EXPECT_CONFLICT, NULL);
+	cdb[1] = 0x00;
+	cdb[2] = 0x00;
+	itest_expect_cmd(s3, 1, "node B: REGISTER with SERVICE ACTION RESERVATION KEY 0 (unregistering) -> GOOD", cdb, 10,
+			 ITEST_OUT, param, 24, 0, EXPECT_GOOD, NULL);
+	itest_close(s3);
+}
+
+/*
  * rbd_unavailable = standby: node A (group 1) has the image, node B (group
  * 2) waits in standby (SPC-4 5.15.2.4.4: 02/04/0B; SET TARGET PORT GROUPS
  * to active: 04/67/0A, as tcmu-runner answers when its lock cannot be had)
  * but answers PERSISTENT RESERVE IN from the reservations A stored with the
- * image, read at each command, and refuses PERSISTENT RESERVE OUT with
- * 02/04/0B (only the holder writes them).
+ * image, read at each command, and has A run PERSISTENT RESERVE OUT
+ * (forwarded_prout: only the holder writes them).
  * A is killed (-9): once the OSDs drop its watch (the cluster's
  * osd_client_watch_timeout, 10 s here) B's next attempt breaks A's lock
  * (blocklisting A) and takes it, and B's group becomes active/optimized
@@ -781,8 +828,7 @@ static void standby_and_failover(void)
 	itest_ok(read_keys(hb, out, sizeof(out)) && strcmp(out, "abc0ffee 5678") == 0,
 		 "node B in standby: READ KEYS right after -> both keys (read from the image's state, not a copy)", "%s",
 		 out);
-	prout_expect(hb, "node B in standby: PERSISTENT RESERVE OUT REGISTER -> 02/04/0B (only the holder writes the "
-		     "state)", 0x5679, EXPECT_SENSE(0x02, 0x04, 0x0b));
+	forwarded_prout(hb, &b);
 	same_groups_through_both(ha, hb, "1:0:1 2:2:2", "REPORT TARGET PORT GROUPS through node A and node B: the "
 				 "same, group 1 (A, port 1) active/optimized, group 2 (B, port 2) standby");
 	itest_expect_cmd(hb, 1, "node B: SET TARGET PORT GROUPS to active/optimized -> 04/67/0A (COMMAND FAILED)", stpg,

@@ -83,6 +83,7 @@ static void lu_destroy(struct scsi_lu *lu)
 	pthread_mutex_destroy(&lu->fault_rules_lock);
 	zbc_fini(lu);
 	spc_log_fini(lu);
+	spc_pr_peer_fini(lu);
 	spc_pr_fini(lu);
 	spc_mode_fini(lu);
 	rod_tokens_free(lu);
@@ -333,6 +334,7 @@ struct scsi_lu *scsi_lu_create(struct scsi_device *dev, const struct scsi_lu_par
 	}
 	pthread_mutex_init(&lu->fault_rules_lock, NULL);
 	spc_alua_init(lu);
+	spc_pr_peer_init(lu);
 	if (backend->ops->ready && !backend->ops->ready(backend)) {
 		/*
 		 * Still being opened (be_rbd_open_later): 02/04/01 until it is

@@ -223,6 +223,7 @@ struct scsi_mode_current {
 
 struct spc_mode_state;  /* spc_mode.c */
 struct spc_pr_state;    /* spc_pr.c */
+struct spc_pr_peer;     /* spc_pr_peer.c */
 struct spc_log_state;   /* spc_log.c: log pages, self-tests, informational exceptions */
 
 /* A long-running operation reported through sense progress (sanitize, format). */
@@ -320,6 +321,7 @@ struct scsi_lu {
 	struct scsi_mode_current mode_current;
 	struct spc_mode_state *mode;
 	struct spc_pr_state *pr;
+	struct spc_pr_peer *pr_peer;               /* the other nodes' PERSISTENT RESERVE OUT (spc_pr_peer.c) */
 	struct spc_log_state *log;
 	struct scsi_nexus *spc2_reservation_holder; /* RESERVE(6)/(10) */
 
@@ -403,6 +405,7 @@ struct scsi_nexus {
 	uint64_t buffer_bytes;              /* buffer room its commands hold */
 	unsigned outstanding;               /* commands submitted and not released */
 	bool destroying;
+	bool peer;                          /* stands for another node's I_T nexus (spc_pr_peer.c) */
 };
 
 /* ---- command helpers for handlers ---- */
@@ -581,6 +584,13 @@ void spc_mode_power_on(struct scsi_lu *lu);
 /* spc_pr.c: create/free reservation state (loads APTPL state from state_dir). */
 int spc_pr_init(struct scsi_lu *lu);
 void spc_pr_fini(struct scsi_lu *lu);
+/*
+ * spc_pr_peer.c: while the backend holds the medium, run the PERSISTENT
+ * RESERVE OUT commands other nodes send it (backend_ops.serve); fini before
+ * the backend closes.
+ */
+void spc_pr_peer_init(struct scsi_lu *lu);
+void spc_pr_peer_fini(struct scsi_lu *lu);
 /* spc_pr.c: true if cmd conflicts with a persistent or SPC-2 reservation. */
 bool spc_reservation_conflict(const struct scsi_cmd *cmd);
 /* spc_pr.c: an I_T nexus is gone (drops SPC-2 reservations it held). */

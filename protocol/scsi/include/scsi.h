@@ -366,6 +366,12 @@ struct scsi_executor {
 	 */
 	bool (*submit_async)(struct scsi_executor *ex, struct scsi_io_job *job);
 	void (*complete)(struct scsi_executor *ex, struct scsi_io_job *job);
+	/*
+	 * NULL: not offered.  From any thread: job->done() is to run on the
+	 * loop thread soon; the job does no work and is no command's (the
+	 * core's way to hear of an event on another thread: spc_pr_peer.c).
+	 */
+	void (*post)(struct scsi_executor *ex, struct scsi_io_job *job);
 	unsigned capacity;                /* [daemon] 0: no limit */
 	unsigned in_flight;               /* [core] command jobs submitted, not done */
 	struct scsi_service_queue waiting; /* [core] command jobs not yet submitted */

@@ -262,6 +262,12 @@ const uint8_t *spc_mode_current_page(const struct scsi_lu *lu, uint8_t page_code
  * IDENTIFIER, which must be that transport's.  Returns false if the
  * TransportID is not one it takes (spc_pr_out.c).
  */
+/*
+ * PERSISTENT RESERVE OUT on a node that waits for the medium another node
+ * holds: run by the holder (spc_pr_peer.c), or 02/04/0B where it cannot be.
+ */
+enum scsi_result spc_pr_out_forward(struct scsi_cmd *cmd);
+
 bool spc_transport_id_parse(const struct scsi_cmd *cmd, const uint8_t *tid, size_t len, char *name, size_t cap);
 
 /* ---- command priority (spc_priority.c) ---- */

@@ -209,7 +209,9 @@ int scsi_lu_set_alua_state(struct scsi_lu *lu, enum scsi_alua_state state, char 
  * the node that holds it may write; they get the standby state's 02/04/0B
  * on a node that waits for it rather than change the node's own stale copy.
  * PERSISTENT RESERVE IN reads the holder's state from the shared store
- * (backend_ops.state_peek, spc_pr_in.c) where the backend offers that.
+ * (backend_ops.state_peek, spc_pr_in.c), and PERSISTENT RESERVE OUT is run
+ * by the holder (backend_ops.ask_holder, spc_pr_peer.c), where the backend
+ * offers that.
  */
 static bool keeps_state_with_medium(const struct scsi_cmd *cmd)
 {
@@ -217,8 +219,10 @@ static bool keeps_state_with_medium(const struct scsi_cmd *cmd)
 
 	if (cmd->op->opcode == SCSI_OP_PERSISTENT_RESERVE_IN)
 		return !be || !be->ops->state_peek;
-	return cmd->op->opcode == SCSI_OP_PERSISTENT_RESERVE_OUT || cmd->op->opcode == SCSI_OP_MODE_SELECT_6 ||
-	       cmd->op->opcode == SCSI_OP_MODE_SELECT_10 || cmd->op->opcode == SCSI_OP_LOG_SELECT;
+	if (cmd->op->opcode == SCSI_OP_PERSISTENT_RESERVE_OUT)
+		return !be || !be->ops->ask_holder;
+	return cmd->op->opcode == SCSI_OP_MODE_SELECT_6 || cmd->op->opcode == SCSI_OP_MODE_SELECT_10 ||
+	       cmd->op->opcode == SCSI_OP_LOG_SELECT;
 }
 
 bool spc_alua_gate(struct scsi_cmd *cmd)

@@ -379,6 +379,9 @@ enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd)
 	uint64_t key, sa_key;
 	bool all_tg_pt, aptpl;
 
+	/* Another node holds the medium and the reservation state kept with it: it runs the command. */
+	if (spc_alua_waits_for_backend(lu))
+		return spc_pr_out_forward(cmd);
 	if (lu->spc2_reservation_holder)
 		return conflict(cmd);
 	if (!p || cmd->data_out_len < PROUT_BASIC_LEN)

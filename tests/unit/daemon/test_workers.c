@@ -6,7 +6,8 @@
  * done() comes after submit() returns, never inside it; a job queued
  * behind a job that blocks is run by another worker all the same; a job
  * started asynchronously (submit_async) is done on the loop thread once
- * another thread completes it, and destroy waits for it.
+ * another thread completes it, and destroy waits for it; a job posted
+ * from another thread has its done() on the loop thread, with no work().
  */
 #include <check.h>
 #include <pthread.h>
@@ -365,6 +366,48 @@ START_TEST(destroy_waits_for_async_jobs)
 }
 END_TEST
 
+static void *post_thread(void *arg)
+{
+	struct test_job *t = arg;
+
+	usleep(100 + (useconds_t)(t->seed % 5) * 200);
+	ex->post(ex, &t->job);
+	return NULL;
+}
+
+/* post() from other threads: done() on the loop thread, once each, no work(), nothing counted in flight. */
+START_TEST(posted_jobs_done_on_loop)
+{
+	char err[128];
+	struct sbce_workers *w;
+	struct test_job *jobs = make_jobs(50, 0);
+	pthread_t th[50];
+
+	loop_thread = pthread_self();
+	loop = ev_loop_new(EVFLAG_AUTO);
+	w = sbce_workers_create(loop, 2, err, sizeof(err));
+	ex = sbce_workers_executor(w);
+	ck_assert_ptr_nonnull(ex->post);
+	done_total = 0;
+	expected_total = 50;
+	for (int i = 0; i < 50; i++) {
+		jobs[i].nowait_did_it = true; /* done() checks that no worker ran it: worked_on stays the loop's */
+		jobs[i].worked_on = loop_thread;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, post_thread, &jobs[i]), 0);
+	}
+	ck_assert_uint_eq(sbce_workers_in_flight(w), 0);
+	ev_run(loop, 0);
+	for (int i = 0; i < 50; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(jobs[i].done_calls, 1);
+	}
+	ck_assert_uint_eq(sbce_workers_in_flight(w), 0);
+	sbce_workers_destroy(w);
+	ev_loop_destroy(loop);
+	free(jobs);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workers");
@@ -379,6 +422,7 @@ int main(void)
 	tcase_add_test(tc, queued_job_not_held_behind_blocked_one);
 	tcase_add_test(tc, async_jobs_done_on_loop_after_complete);
 	tcase_add_test(tc, destroy_waits_for_async_jobs);
+	tcase_add_test(tc, posted_jobs_done_on_loop);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

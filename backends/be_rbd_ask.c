@@ -1,0 +1,194 @@
+/*
+ * Questions from the clients that wait for an image to the one that holds
+ * it (be_rbd_ask.h).  A question is a notification of the state object
+ * whose payload starts with ASK_TAG; every other notification is
+ * acknowledged at once with nothing by the watch's callback (be_rbd.c).
+ * The holder keeps each question until its user answers it; the
+ * answer is the payload of the holder's acknowledgement, which RADOS hands
+ * to the notifier with every watcher's ("rados_notify2 ... reply_buffer",
+ * librados.h).  A holder that never answers (dead, or cut off) costs the
+ * asker RBD_ASK_TIMEOUT_MS.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "be_rbd_ask.h"
+
+#define ASK_TAG "SBCEASK1"
+#define ASK_TAG_LEN 8
+#define ASK_MAX (64u << 10)
+#define OID_MAX 300
+
+struct kept {
+	struct kept *next;
+	rados_ioctx_t io;
+	char oid[OID_MAX];
+	uint64_t notify_id, cookie;
+	size_t len;
+	uint8_t data[];
+};
+
+struct rbd_asks {
+	pthread_mutex_t lock;
+	void (*arrived)(void *arg); /* [lock] NULL: not serving */
+	void *arg;
+	struct kept *head, **tail;  /* [lock] not taken yet */
+	struct kept *taken;         /* [lock] taken, not answered */
+};
+
+struct rbd_asks *rbd_asks_new(void)
+{
+	struct rbd_asks *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	pthread_mutex_init(&a->lock, NULL);
+	a->tail = &a->head;
+	return a;
+}
+
+static void free_list(struct kept *k)
+{
+	while (k) {
+		struct kept *next = k->next;
+		free(k);
+		k = next;
+	}
+}
+
+void rbd_asks_free(struct rbd_asks *a)
+{
+	if (!a)
+		return;
+	free_list(a->head);
+	free_list(a->taken);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+bool rbd_asks_arrived(struct rbd_asks *a, rados_ioctx_t io, const char *oid, uint64_t notify_id, uint64_t cookie,
+		      const void *data, size_t len)
+{
+	struct kept *k;
+	bool kept = false;
+
+	if (!a || len < ASK_TAG_LEN || len > ASK_MAX || memcmp(data, ASK_TAG, ASK_TAG_LEN) != 0)
+		return false;
+	pthread_mutex_lock(&a->lock);
+	if (a->arrived && strlen(oid) < OID_MAX && (k = calloc(1, sizeof(*k) + len - ASK_TAG_LEN))) {
+		k->io = io;
+		strcpy(k->oid, oid);
+		k->notify_id = notify_id;
+		k->cookie = cookie;
+		k->len = len - ASK_TAG_LEN;
+		memcpy(k->data, (const uint8_t *)data + ASK_TAG_LEN, k->len);
+		*a->tail = k;
+		a->tail = &k->next;
+		a->arrived(a->arg);
+		kept = true;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return kept;
+}
+
+void rbd_asks_serve(struct rbd_asks *a, void (*arrived)(void *arg), void *arg)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->arrived = arrived;
+	a->arg = arg;
+	pthread_mutex_unlock(&a->lock);
+}
+
+int rbd_asks_take(struct rbd_asks *a, uint8_t **req, size_t *len, void **token)
+{
+	struct kept *k;
+	int rc = -ENOENT;
+
+	if (!a)
+		return rc;
+	pthread_mutex_lock(&a->lock);
+	k = a->head;
+	if (k && !(*req = malloc(k->len ? k->len : 1))) {
+		rc = -ENOMEM;
+	} else if (k) {
+		memcpy(*req, k->data, k->len);
+		*len = k->len;
+		*token = k;
+		if (!(a->head = k->next))
+			a->tail = &a->head;
+		k->next = a->taken;
+		a->taken = k;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+void rbd_asks_answer(struct rbd_asks *a, void *token, const uint8_t *reply, size_t len)
+{
+	struct kept **pp, *k = NULL;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	for (pp = &a->taken; *pp; pp = &(*pp)->next)
+		if (*pp == token) {
+			k = *pp;
+			*pp = k->next;
+			break;
+		}
+	pthread_mutex_unlock(&a->lock);
+	if (!k)
+		return;
+	/* librados sends the acknowledgement and returns (IoCtxImpl::notify_ack waits for nothing). */
+	(void)rados_notify_ack(k->io, k->oid, k->notify_id, k->cookie, (const char *)reply, (int)len);
+	free(k);
+}
+
+int rbd_ask(rados_ioctx_t io, const char *oid, const uint8_t *req, size_t len, uint8_t **reply, size_t *reply_len)
+{
+	char *buf = malloc(ASK_TAG_LEN + len), *out = NULL;
+	struct notify_ack_t *acks = NULL;
+	struct notify_timeout_t *timeouts = NULL;
+	size_t out_len = 0, nr_acks = 0, nr_timeouts = 0;
+	int rc;
+
+	*reply = NULL;
+	*reply_len = 0;
+	if (!buf)
+		return -ENOMEM;
+	if (len > ASK_MAX - ASK_TAG_LEN) {
+		free(buf);
+		return -EMSGSIZE;
+	}
+	memcpy(buf, ASK_TAG, ASK_TAG_LEN);
+	memcpy(buf + ASK_TAG_LEN, req, len);
+	rc = rados_notify2(io, oid, buf, (int)(ASK_TAG_LEN + len), RBD_ASK_TIMEOUT_MS, &out, &out_len);
+	free(buf);
+	/* A watcher that did not answer (-ETIMEDOUT) does not hide one that did. */
+	if ((rc == 0 || rc == -ETIMEDOUT) && out &&
+	    rados_decode_notify_response(out, out_len, &acks, &nr_acks, &timeouts, &nr_timeouts) == 0) {
+		rc = -ENOTCONN;
+		for (size_t i = 0; i < nr_acks && rc == -ENOTCONN; i++) {
+			if (!acks[i].payload_len)
+				continue;
+			if (!(*reply = malloc(acks[i].payload_len))) {
+				rc = -ENOMEM;
+				break;
+			}
+			memcpy(*reply, acks[i].payload, acks[i].payload_len);
+			*reply_len = acks[i].payload_len;
+			rc = 0;
+		}
+		rados_free_notify_response(acks, nr_acks, timeouts);
+	} else if (rc == 0 || rc == -ETIMEDOUT) {
+		rc = -ENOTCONN;
+	}
+	if (out)
+		rados_buffer_free(out);
+	return rc;
+}
