@@ -275,6 +275,13 @@ static void blobs_free(struct state_blob *b)
  * EBLOCKLISTED, which is ESHUTDOWN, when the OSD refuses its ping), and
  * fence_watch_error then asks the cluster (an asynchronous stat of the
  * state object): a fenced client's answer is ESHUTDOWN, and r rejoins.
+ * Any other answer (the session was lost, the OSD restarted, the client
+ * was stopped for longer than osd_client_watch_timeout but nobody took the
+ * image) leaves r the holder with a watch librados no longer keeps
+ * ("If there is an error, the watch is no longer valid ... a new watch
+ * should be created", rados_watch_check in librados.h): it lapses, and a
+ * new one replaces it (fence_watch_renew), since the holder also answers
+ * the waiting clients' questions through it (be_rbd_ask.c).
  * A fenced connection's watches stay with its handles (keep_fenced), their
  * callbacks doing nothing once the connection is not r's or r is closed.
  */
@@ -285,6 +292,7 @@ struct fence_watch {
 	uint64_t cookie;
 	char oid[300];        /* the state object it watches */
 	bool probing;         /* [watch_lock] a stat is under way */
+	bool lapsed;          /* [watch_lock] ended by an error (or never made): replaced, unwatched at close */
 	uint64_t stat_size;   /* the stat's answers, unused */
 	time_t stat_mtime;
 };
@@ -294,7 +302,52 @@ static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Under watch_lock: w is a watch of the connection its open r uses now (not of one fenced before). */
 static bool fence_watch_current(const struct fence_watch *w)
 {
-	return w->r && w->ioctx == __atomic_load_n(&w->r->ioctx, __ATOMIC_ACQUIRE);
+	return w->r && !w->lapsed && w->ioctx == __atomic_load_n(&w->r->ioctx, __ATOMIC_ACQUIRE);
+}
+
+static void fence_watch_notify(void *arg, uint64_t notify_id, uint64_t cookie, uint64_t notifier_id, void *data,
+			       size_t len);
+static void fence_watch_error(void *arg, uint64_t cookie, int err);
+
+/* librados's thread: the new watch fence_watch_renew asked for is made, or not (then none is left). */
+static void fence_rewatch_done(rados_completion_t c, void *arg)
+{
+	struct fence_watch *w = arg;
+	int rc = rados_aio_get_return_value(c);
+
+	rados_aio_release(c);
+	pthread_mutex_lock(&watch_lock);
+	if (rc == -ESHUTDOWN && fence_watch_current(w))
+		rejoin(w->r);
+	if (rc < 0)
+		w->lapsed = true; /* the next call to the cluster finds a fencing; questions go unanswered */
+	pthread_mutex_unlock(&watch_lock);
+}
+
+/* Under watch_lock, w current: w lapsed; a new watch of the same connection takes its place. */
+static void fence_watch_renew(struct fence_watch *w)
+{
+	struct fence_watch *n = calloc(1, sizeof(*n));
+	rados_completion_t c;
+
+	w->lapsed = true;
+	if (!n)
+		return;
+	n->r = w->r;
+	n->ioctx = w->ioctx;
+	memcpy(n->oid, w->oid, sizeof(n->oid));
+	if (rados_aio_create_completion2(n, fence_rewatch_done, &c) != 0) {
+		free(n);
+		return;
+	}
+	/* Asynchronous: a synchronous call on librados's own thread could wait for that thread. */
+	if (rados_aio_watch2(n->ioctx, n->oid, c, &n->cookie, fence_watch_notify, fence_watch_error, 0, n) < 0) {
+		rados_aio_release(c);
+		free(n);
+		return;
+	}
+	n->next = w->r->watches;
+	w->r->watches = n;
 }
 
 /*
@@ -329,6 +382,8 @@ static void fence_probe_done(rados_completion_t c, void *arg)
 	w->probing = false;
 	if (rc == -ESHUTDOWN && fence_watch_current(w))
 		rejoin(w->r);
+	else if (fence_watch_current(w))
+		fence_watch_renew(w);
 	pthread_mutex_unlock(&watch_lock);
 }
 
@@ -370,23 +425,38 @@ static void fence_watch_start(struct be_rbd *r)
 	pthread_mutex_unlock(&watch_lock);
 }
 
-/* r closes: no callback acts on it any more, and the watch of its connection goes. */
+/* r closes: no callback acts on it any more, and the watches of its connection go. */
 static void fence_watch_end(struct be_rbd *r)
 {
-	struct fence_watch *w, *live = NULL;
+	struct fence_watch *w, *next, *mine = NULL;
+	bool gone = true;
 
 	pthread_mutex_lock(&watch_lock);
-	for (w = r->watches; w; w = w->next) {
+	for (w = r->watches; w; w = next) {
+		next = w->next;
 		w->r = NULL;
-		if (w->ioctx == r->ioctx)
-			live = w;
+		if (w->ioctx == r->ioctx) {
+			w->next = mine;
+			mine = w;
+		}
 	}
 	r->watches = NULL;
 	pthread_mutex_unlock(&watch_lock);
-	/* A stat under way ends first; a fenced client's unwatch fails: its watch stays with the kept handles. */
-	if (live && rados_aio_flush(live->ioctx) == 0 && rados_unwatch2(live->ioctx, live->cookie) == 0 &&
-	    rados_watch_flush(r->cluster) == 0)
-		free(live);
+	/*
+	 * A stat or a new watch under way ends first; a fenced client's unwatch
+	 * fails: its watch stays with the kept handles.  A lapsed watch's unwatch
+	 * may fail too (librados keeps its error): it calls nothing any more.
+	 */
+	if (!mine || rados_aio_flush(r->ioctx) != 0)
+		return;
+	for (w = mine; w; w = w->next)
+		gone &= rados_unwatch2(r->ioctx, w->cookie) == 0 || w->lapsed;
+	if (!gone || rados_watch_flush(r->cluster) != 0)
+		return;
+	for (w = mine; w; w = next) {
+		next = w->next;
+		free(w);
+	}
 }
 
 static void release(struct be_rbd *r)

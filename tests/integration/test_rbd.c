@@ -952,6 +952,79 @@ out:
 /* ---- an image that comes later ---- */
 
 /* MAXIMUM ATOMIC TRANSFER LENGTH of the Block Limits VPD page (B0h, bytes 44-47) of LUN 1; -1 when not read. */
+/*
+ * The holder's watch of the state object lapses without a fencing: node A
+ * is stopped (SIGSTOP) for longer than osd_client_watch_timeout (10 s)
+ * while no other node asks for the image, so the OSD drops its watches and
+ * nobody breaks its lock.  Continued, A hears the watch's error (ENOTCONN),
+ * finds it is not fenced and watches again (be_rbd.c, fence_watch_renew):
+ * a node B started afterwards in standby gets its PERSISTENT RESERVE OUT
+ * answered by A through that new watch (without it: 02/04/0B for ever).
+ */
+static void watch_lapses(void)
+{
+	const char *fourth = "iqn.2026-12.org.sbcemu:itest-initiator-4";
+	uint8_t cdb[10] = { 0x5f, 0x00, 0, 0, 0, 0, 0, 0, 24, 0 }, param[24] = { 0 };
+	struct itest_daemon a, b;
+	struct iscsi_context *ha = NULL, *s4 = NULL;
+	struct itest_result r;
+	bool saw_ua, good = false;
+	double seconds;
+	char out[256];
+	int tries = 0;
+
+	itest_daemon_init(&a, "rbd-node-c");
+	itest_daemon_init(&b, "rbd-node-d");
+	if (!itest_ok(node_start(&a, 1), "node A (group 1) starts on image ha again", "see %s", a.log))
+		goto out;
+	ha = host_session(&a);
+	if (!itest_ok(ha != NULL && becomes_active(ha, 1, &saw_ua, &seconds), "node A has the image (TEST UNIT "
+		      "READY -> GOOD)", "no"))
+		goto out;
+	itest_daemon_signal(&a, SIGSTOP);
+	sleep(13);
+	itest_daemon_signal(&a, SIGCONT);
+	itest_ok(becomes_active(ha, 1, &saw_ua, &seconds) && seconds < 1,
+		 "node A, stopped 13 s with nobody waiting for the image: still the holder (TEST UNIT READY -> GOOD)",
+		 "%.1f s", seconds);
+	if (!itest_ok(node_start(&b, 2) && itest_daemon_log_has(&b, "standby"), "node B starts, in standby", "see %s",
+		      b.log))
+		goto out;
+	s4 = itest_session(&b, fourth, 1);
+	if (!itest_ok(s4 != NULL, "a fourth initiator logs in to node B", "no session"))
+		goto out;
+	itest_clear_ua(s4, 1);
+	itest_put_be64(param + 8, 0x4444);
+	for (; tries < 30 && !good; tries++) {
+		itest_cmd(s4, 1, cdb, 10, ITEST_OUT, param, 24, 0, &r);
+		good = itest_result_matches(&r, EXPECT_GOOD);
+		itest_result_free(&r);
+		if (!good)
+			sleep(1);
+	}
+	itest_ok(good, "node B: REGISTER 4444h -> GOOD within 30 s: node A, whose watch lapsed, watches again and "
+		 "answers", "still not GOOD after %d tries", tries);
+	if (good)
+		itest_note("node B's REGISTER was answered at try %d", tries);
+	itest_ok(read_keys(ha, out, sizeof(out)) && strstr(out, "4444") != NULL,
+		 "node A: READ KEYS -> 4444h among them", "%s", out);
+	itest_put_be64(param, 0x4444);
+	itest_put_be64(param + 8, 0);
+	itest_expect_cmd(s4, 1, "node B: REGISTER with SERVICE ACTION RESERVATION KEY 0 (unregistering) -> GOOD", cdb, 10,
+			 ITEST_OUT, param, 24, 0, EXPECT_GOOD, NULL);
+out:
+	if (ha)
+		itest_close(ha);
+	if (s4)
+		itest_close(s4);
+	if (a.pid > 0)
+		itest_daemon_stop(&a, SIGTERM);
+	if (b.pid > 0)
+		itest_daemon_stop(&b, SIGTERM);
+	itest_daemon_cleanup(&a);
+	itest_daemon_cleanup(&b);
+}
+
 static long long max_atomic(struct iscsi_context *s)
 {
 	uint8_t inq[6] = { 0x12, 0x01, 0xb0, 0, 64, 0 };
@@ -1251,6 +1324,7 @@ int main(int argc, char **argv)
 	}
 	second_node_refused();
 	standby_and_failover();
+	watch_lapses();
 	comes_later();
 	stops_while_waiting();
 	survives(&d);
