@@ -135,8 +135,8 @@ static void test_identification(void)
 	uint8_t vpd8f[6] = { 0x12, 0x01, 0x8f, 0x02, 0x00, 0 };
 	/* header, PAGE LENGTH 296: the two below and the token descriptors (test_token_copy.c checks those) */
 	static const uint8_t page8f[] = { 0x00, 0x8f, 0x01, 0x28,
-					  0x00, 0x01, 0x00, 0x10, 0x0c, 0x83, 0x04, 0x00, /* Supported Commands */
-					  0x10, 0x11, 0x1c, 0x84, 0x04, 0x00, 0x03, 0x05, 0x07, 0x00, 0x00, 0x00,
+					  0x00, 0x01, 0x00, 0x10, 0x0d, 0x83, 0x05, 0x00, /* Supported Commands */
+					  0x01, 0x10, 0x11, 0x1c, 0x84, 0x04, 0x00, 0x03, 0x05, 0x07, 0x00, 0x00,
 					  0x00, 0x08, 0x00, 0x04, 0x02, 0x02, 0xe4, 0x00 }; /* Supported Descriptors */
 	struct itest_result r;
 
@@ -157,7 +157,7 @@ static void test_identification(void)
 	itest_result_free(&r);
 	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 512, &r);
 	itest_ok(r.status == 0 && r.data_len == 300 && memcmp(r.data, page8f, sizeof(page8f)) == 0,
-		 "VPD 8Fh: Supported Commands 83h/00h 10h 11h 1Ch, 84h/00h 03h 05h 07h; Supported Descriptors 02h E4h; "
+		 "VPD 8Fh: Supported Commands 83h/00h 01h 10h 11h 1Ch, 84h/00h 03h 05h 07h; Supported Descriptors 02h E4h; "
 		 "descriptors padded to 4 bytes",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
@@ -378,6 +378,100 @@ static void test_checks(void)
 
 	n = simple_list(p, 4, 1, 0, 8, 0, 100);
 	xcopy(s, 4, "EXTENDED COPY to a write-protected LU -> 07/27/00", p, n, n, EXPECT_SENSE(7, 0x27, 0x00), NULL);
+}
+
+/*
+ * EXTENDED COPY(LID4) (83h/01h): the 48-byte header (b0 LIST FORMAT 01h, b1
+ * LIST ID USAGE, b2-3 HEADER CSCD DESCRIPTOR LIST LENGTH, b15 IMMED,
+ * b20-23 LIST IDENTIFIER, b42-43 / b44-45 / b46-47 the CSCD, segment and
+ * inline lengths), then the descriptors of LID1; the result held for
+ * RECEIVE COPY STATUS(LID4) (RESPONSE TO SERVICE ACTION 01h), not for
+ * COPY STATUS, which reports EXTENDED COPY(LID1)s.
+ */
+static uint32_t lid4_list(uint8_t *p, uint32_t list_id, uint8_t usage, uint16_t nblocks, uint64_t src, uint64_t dst)
+{
+	memset(p, 0, 48);
+	p[0] = 0x01;
+	p[1] = (uint8_t)(usage << 3);
+	itest_put_be32(p + 20, list_id);
+	itest_put_be16(p + 42, 32);
+	itest_put_be16(p + 44, 28);
+	cscd(p + 48, 0, BS);
+	segment(p + 80, 0, 0, nblocks, src, dst);
+	return 108;
+}
+
+static void test_lid4(void)
+{
+	uint8_t p[256], cdb[16] = { 0x83, 0x01 }, lid4[16] = { 0x84, 0x05 }, rcr[16] = { 0x84, 0x00, 0x12 };
+	uint8_t *data = malloc(64 * BS), *old = malloc(64 * BS);
+	struct itest_result r;
+	uint32_t n;
+
+	if (!data || !old)
+		abort();
+	itest_pattern(data, 64 * BS, 41);
+	itest_pattern(old, 64 * BS, 42);
+	itest_write16(s, 0, 6000, data, 64, BS, false, "WRITE(16) 64 blocks at LBA 6000");
+	itest_write16(s, 0, 7000, old, 64, BS, false, "WRITE(16) the destination's old blocks at LBA 7000");
+	n = lid4_list(p, 0x12, 0x0, 64, 6000, 7000);
+	itest_put_be32(cdb + 10, n);
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) list 12h, 64 blocks 6000 -> 7000, held -> GOOD", cdb, 16, ITEST_OUT,
+			 p, n, 0, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 0, 7000, 64, BS, data), "... the destination holds the source's blocks", NULL);
+	itest_put_be32(lid4 + 2, 0x12);
+	itest_put_be32(lid4 + 10, 1024);
+	itest_cmd(s, 0, lid4, 16, ITEST_IN, NULL, 0, 1024, &r);
+	itest_ok(r.status == 0 && r.data_len == 32 && r.data[4] == 0x01 && r.data[5] == 0x01 &&
+			 itest_get_be64(r.data + 16) == 64 * BS && itest_get_be16(r.data + 24) == 1,
+		 "RECEIVE COPY STATUS(LID4) of list 12h: RESPONSE TO SERVICE ACTION 01h (EXTENDED COPY(LID4)), "
+		 "completed, 32768 bytes, 1 segment", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_put_be32(rcr + 10, 1024);
+	itest_expect_cmd(s, 0, "COPY STATUS (LID1) of list 12h -> 05/24/00: it reports EXTENDED COPY(LID1)s only", rcr,
+			 16, ITEST_IN, NULL, 0, 1024, EXPECT_SENSE(5, 0x24, 0x00), NULL);
+
+	itest_write16(s, 0, 7000, old, 64, BS, false, "WRITE(16) the old blocks back");
+	n = lid4_list(p, 0x13, 0x0, 64, 6000, 7000);
+	p[0] = 0x00;
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) with LIST FORMAT 00h -> 05/26/00", cdb, 16, ITEST_OUT, p, n, 0,
+			 EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on LIST FORMAT (parameter byte 0)", &r, 0, 0, -1);
+	itest_result_free(&r);
+	n = lid4_list(p, 0x13, 0x0, 64, 6000, 7000);
+	p[15] = 0x01;
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) with IMMED = 1 (not offered) -> 05/26/00", cdb, 16, ITEST_OUT, p, n,
+			 0, EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on IMMED (parameter byte 15, bit 0)", &r, 0, 15, 0);
+	itest_result_free(&r);
+	n = lid4_list(p, 0x13, 0x0, 64, 6000, 7000);
+	itest_put_be16(p + 2, 32);
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) with HEADER CSCD DESCRIPTOR LIST LENGTH 32 -> 05/26/00", cdb, 16,
+			 ITEST_OUT, p, n, 0, EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on parameter byte 2", &r, 0, 2, -1);
+	itest_result_free(&r);
+	n = lid4_list(p, 0x13, 0x3, 64, 6000, 7000);
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) with LIST ID USAGE 11b and LIST IDENTIFIER 13h -> 05/26/00", cdb,
+			 16, ITEST_OUT, p, n, 0, EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on LIST IDENTIFIER (parameter byte 20)", &r, 0, 20, -1);
+	itest_result_free(&r);
+	n = lid4_list(p, 0x13, 0x0, 64, 6000, 7000);
+	itest_put_be16(p + 46, 4);
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) with INLINE DATA LENGTH 4 -> 05/26/00", cdb, 16, ITEST_OUT, p, n, 0,
+			 EXPECT_SENSE(5, 0x26, 0x00), &r);
+	itest_expect_field_pointer("... field pointer on INLINE DATA LENGTH (parameter byte 46)", &r, 0, 46, -1);
+	itest_result_free(&r);
+	n = lid4_list(p, 0x13, 0x0, 64, 6000, 7000);
+	itest_put_be32(cdb + 10, 40);
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) with PARAMETER LIST LENGTH 40 (the header cut) -> 05/1A/00", cdb, 16,
+			 ITEST_OUT, p, 40, 0, EXPECT_SENSE(5, 0x1a, 0x00), NULL);
+	itest_put_be32(cdb + 10, 100);
+	itest_expect_cmd(s, 0, "EXTENDED COPY(LID4) with PARAMETER LIST LENGTH 100 (the segment cut) -> 05/1A/00", cdb,
+			 16, ITEST_OUT, p, 100, 0, EXPECT_SENSE(5, 0x1a, 0x00), NULL);
+	itest_ok(itest_blocks_are(s, 0, 7000, 64, BS, old), "after every refused list the destination holds its old "
+		 "blocks", NULL);
+	free(data);
+	free(old);
 }
 
 /* RESET WRITE POINTER of the zone at lba of LUN lun (ZBC OUT 94h/04h). */
@@ -728,6 +822,7 @@ int main(int argc, char **argv)
 		test_operating_parameters();
 		test_copies();
 		test_checks();
+		test_lid4();
 		test_pi(&d);
 		test_zoned();
 		test_rsoc();

@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XCOPY_HEADER_LEN 16
+#define XCOPY_HEADER_LEN 16      /* EXTENDED COPY(LID1)'s parameter list header */
+#define XCOPY_LID4_HEADER_LEN 48 /* EXTENDED COPY(LID4)'s */
+#define XCOPY_LID4_LIST_FORMAT 0x01
 #define XCOPY_CSCD_LEN 32
 #define XCOPY_B2B_LEN 28
 #define XCOPY_CSCD_ID 0xe4    /* identification CSCD descriptor */
@@ -30,7 +32,9 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 
 #define COPY_PIECE SCSI_COPY_PIECE /* bytes read and written at once, one worker job (counted: OP_PIECE_BUFFER) */
 
-/* THIRD-PARTY COPY OUT (83h) service actions of token-based copy (SBC-4). */
+/* THIRD-PARTY COPY OUT (83h) service actions: EXTENDED COPY (SPC-4), token-based copy (SBC-4). */
+#define COPY_SA_EXTENDED_COPY_LID1 0x00
+#define COPY_SA_EXTENDED_COPY_LID4 0x01
 #define COPY_SA_POPULATE_TOKEN 0x10
 #define COPY_SA_WRITE_USING_TOKEN 0x11
 #define COPY_SA_COPY_OPERATION_ABORT 0x1c
@@ -52,11 +56,11 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 
 /*
  * The results this nexus holds on cmd's LU for list list_id
- * (receive_copy_results.c): an EXTENDED COPY(LID1)'s, a token-based
- * copy's; NULL when there is none.
+ * (receive_copy_results.c): an EXTENDED COPY's (lid1_only: an EXTENDED
+ * COPY(LID1)'s), a token-based copy's; NULL when there is none.
  */
 struct scsi_cmd;
-const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id);
+const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id, bool lid1_only);
 struct scsi_rod_list *rod_list_held(const struct scsi_cmd *cmd, uint32_t list_id);
 
 /* The Third-party Copy VPD page's descriptors (spc_vpd.c builds the page), at b; returns their bytes. */

@@ -1,6 +1,6 @@
 /*
  * The copy manager of an LU (SPC-4, the third-party copy model): EXTENDED
- * COPY (LID1), served on conventional LUs (with protection
+ * COPY (LID1, and LID4: decode_lid4_header), served on conventional LUs (with protection
  * information too: copy_work) and on zoned LUs (copy_piece.c: each piece
  * checked as a READ of its source and a WRITE of its destination).
  *
@@ -46,7 +46,9 @@
  * of the pieces done hold the source's, the others their old data.
  *
  * A copy that completes whole with LIST ID USAGE 00b or 01b is held for
- * RECEIVE COPY RESULTS (receive_copy_results.c) with the I_T_L nexus.
+ * RECEIVE COPY RESULTS (receive_copy_results.c) with the I_T_L nexus: an
+ * EXTENDED COPY(LID1)'s for COPY STATUS and RECEIVE COPY STATUS(LID4), an
+ * EXTENDED COPY(LID4)'s for the latter.
  *
  * Not yet: copies between LUs.
  */
@@ -68,7 +70,8 @@ struct xcopy_segment {
 };
 
 struct xcopy_list {
-	uint8_t list_id, usage;
+	uint32_t list_id;
+	uint8_t usage, service_action; /* LID1 00h, LID4 01h */
 	unsigned ncscd, nsegments;
 	const uint8_t *cscd[XCOPY_MAX_CSCD];
 	struct xcopy_segment seg[XCOPY_MAX_SEGMENTS];
@@ -93,42 +96,88 @@ static void xcopy_run_free(void *p)
 }
 
 /*
- * Decodes and checks the parameter list (the checks before any block
- * moves, in the order above).  Returns SCSI_OK with l filled, or the
- * failure stored in cmd.  Also used by the lock function, with cmd NULL:
- * then nothing is stored.
+ * The header of an EXTENDED COPY(LID4) parameter list (SPC-4; the layout of
+ * FreeBSD's struct scsi_extended_copy_lid4_data, sys/cam/scsi/scsi_all.h):
+ * b0 LIST FORMAT 01h, b1 bits 4:3 LIST ID USAGE, b2-3 HEADER CSCD
+ * DESCRIPTOR LIST LENGTH, b15 bit 1 G_SENSE and bit 0 IMMED, b16 HEADER
+ * CSCD TYPE CODE, b20-23 LIST IDENTIFIER, b42-43 CSCD DESCRIPTOR LIST
+ * LENGTH, b44-45 SEGMENT DESCRIPTOR LIST LENGTH, b46-47 INLINE DATA
+ * LENGTH; the descriptors follow at byte 48.  Taken with IMMED 0 and no
+ * header CSCD descriptors: the rest is LID1's copy.  Refused (05/26/00,
+ * field pointer on the byte): another LIST FORMAT (b0), header CSCD
+ * descriptors (b2), IMMED = 1 (b15 bit 0: the copy would go on after
+ * status, which this copy manager does not do).  G_SENSE asks for the
+ * sense data of a copy that ends GOOD; such a copy has none here.
+ * Sets l's header fields and *cscd_len, *seg_len, *inline_len.
  */
-static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t len, struct xcopy_list *l)
+static enum scsi_result decode_lid4_header(struct scsi_cmd *cmd, const uint8_t *p, struct xcopy_list *l,
+					   uint32_t *cscd_len, uint32_t *seg_len, uint32_t *inline_len)
 {
-	uint32_t cscd_len, seg_len, inline_len, off;
-
 #define FAIL(s) return cmd ? scsi_cmd_fail(cmd, (s)) : SCSI_FAILED
-	memset(l, 0, sizeof(*l));
-	if (len < XCOPY_HEADER_LEN || !p)
-		FAIL(sense_parameter_list_length_error());
-	l->list_id = p[0];
-	l->usage = (p[1] >> 3) & 0x3;
-	cscd_len = get_be16(p + 2);
-	seg_len = get_be32(p + 8);
-	inline_len = get_be32(p + 12);
-	if (l->usage == XCOPY_LIST_ID_USAGE_NONE && l->list_id != 0)
+	if (p[0] != XCOPY_LID4_LIST_FORMAT)
 		FAIL(sense_invalid_field_in_parameter_list(0, -1));
-	if (inline_len != 0)
-		FAIL(sense_invalid_field_in_parameter_list(12, -1));
-	if ((uint64_t)cscd_len + seg_len > XCOPY_MAX_LIST_LENGTH ||
-	    len < (uint64_t)XCOPY_HEADER_LEN + cscd_len + seg_len)
+	if (get_be16(p + 2) != 0)
+		FAIL(sense_invalid_field_in_parameter_list(2, -1));
+	if (p[15] & 0x01)
+		FAIL(sense_invalid_field_in_parameter_list(15, 0));
+	l->service_action = COPY_SA_EXTENDED_COPY_LID4;
+	l->list_id = get_be32(p + 20);
+	l->usage = (p[1] >> 3) & 0x3;
+	if (l->usage == XCOPY_LIST_ID_USAGE_NONE && l->list_id != 0)
+		FAIL(sense_invalid_field_in_parameter_list(20, -1));
+	*cscd_len = get_be16(p + 42);
+	*seg_len = get_be16(p + 44);
+	*inline_len = get_be16(p + 46);
+	if (*inline_len != 0)
+		FAIL(sense_invalid_field_in_parameter_list(46, -1));
+	if (*cscd_len % XCOPY_CSCD_LEN)
+		FAIL(sense_invalid_field_in_parameter_list(42, -1));
+	return SCSI_OK;
+}
+
+/*
+ * Decodes and checks the parameter list of an EXTENDED COPY (LID1, or
+ * LID4 when service_action says so; the checks before any block moves, in
+ * the order above).  Returns SCSI_OK with l filled, or the failure stored
+ * in cmd.  Also used by the lock function, with cmd NULL: then nothing is
+ * stored.
+ */
+static enum scsi_result decode(struct scsi_cmd *cmd, uint8_t service_action, const uint8_t *p, size_t len,
+			       struct xcopy_list *l)
+{
+	uint32_t cscd_len = 0, seg_len = 0, inline_len = 0, off;
+	const uint32_t hlen = service_action == COPY_SA_EXTENDED_COPY_LID4 ? XCOPY_LID4_HEADER_LEN : XCOPY_HEADER_LEN;
+
+	memset(l, 0, sizeof(*l));
+	if (len < hlen || !p)
+		FAIL(sense_parameter_list_length_error());
+	if (hlen == XCOPY_LID4_HEADER_LEN) {
+		if (decode_lid4_header(cmd, p, l, &cscd_len, &seg_len, &inline_len) != SCSI_OK)
+			return SCSI_FAILED;
+	} else {
+		l->list_id = p[0];
+		l->usage = (p[1] >> 3) & 0x3;
+		cscd_len = get_be16(p + 2);
+		seg_len = get_be32(p + 8);
+		inline_len = get_be32(p + 12);
+		if (l->usage == XCOPY_LIST_ID_USAGE_NONE && l->list_id != 0)
+			FAIL(sense_invalid_field_in_parameter_list(0, -1));
+		if (inline_len != 0)
+			FAIL(sense_invalid_field_in_parameter_list(12, -1));
+	}
+	if ((uint64_t)cscd_len + seg_len > XCOPY_MAX_LIST_LENGTH || len < (uint64_t)hlen + cscd_len + seg_len)
 		FAIL(sense_parameter_list_length_error());
 	if (cscd_len % XCOPY_CSCD_LEN)
 		FAIL(sense_invalid_field_in_parameter_list(2, -1));
 	if (cscd_len / XCOPY_CSCD_LEN > XCOPY_MAX_CSCD)
 		FAIL(sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOO_MANY_TARGET_DESCRIPTORS));
-	off = XCOPY_HEADER_LEN;
-	for (; off < XCOPY_HEADER_LEN + cscd_len; off += XCOPY_CSCD_LEN) {
+	off = hlen;
+	for (; off < hlen + cscd_len; off += XCOPY_CSCD_LEN) {
 		if (p[off] != XCOPY_CSCD_ID)
 			FAIL(sense_in_parameter_list(ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE_CODE, (uint16_t)off));
 		l->cscd[l->ncscd++] = p + off;
 	}
-	while (off < XCOPY_HEADER_LEN + cscd_len + seg_len) {
+	while (off < hlen + cscd_len + seg_len) {
 		const uint8_t *d = p + off;
 		struct xcopy_segment *s = &l->seg[l->nsegments];
 
@@ -136,8 +185,8 @@ static enum scsi_result decode(struct scsi_cmd *cmd, const uint8_t *p, size_t le
 			FAIL(sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOO_MANY_SEGMENT_DESCRIPTORS));
 		if (d[0] != XCOPY_SEG_B2B)
 			FAIL(sense_in_parameter_list(ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE_CODE, (uint16_t)off));
-		if (off + 4 > XCOPY_HEADER_LEN + cscd_len + seg_len || get_be16(d + 2) != XCOPY_B2B_LEN - 4 ||
-		    off + XCOPY_B2B_LEN > XCOPY_HEADER_LEN + cscd_len + seg_len)
+		if (off + 4 > hlen + cscd_len + seg_len || get_be16(d + 2) != XCOPY_B2B_LEN - 4 ||
+		    off + XCOPY_B2B_LEN > hlen + cscd_len + seg_len)
 			FAIL(sense_invalid_field_in_parameter_list((uint16_t)(off + 2), -1));
 		*s = (struct xcopy_segment){ .src = get_be16(d + 4), .dst = get_be16(d + 6), .nblocks = get_be16(d + 10),
 					     .src_lba = get_be64(d + 12), .dst_lba = get_be64(d + 20) };
@@ -196,7 +245,7 @@ void extended_copy_lock(struct scsi_cmd *cmd)
 	struct xcopy_list l;
 
 	cmd->lock.mode = SCSI_LBA_LOCK_EXCLUSIVE;
-	if (decode(NULL, cmd->data_out, cmd->data_out ? cmd->data_length : 0, &l) != SCSI_OK)
+	if (decode(NULL, cmd->cdb[1] & 0x1f, cmd->data_out, cmd->data_out ? cmd->data_length : 0, &l) != SCSI_OK)
 		return;
 	for (unsigned i = 0; i < l.nsegments; i++) {
 		if (!scsi_lu_range_bad(cmd->lu, l.seg[i].src_lba, l.seg[i].nblocks))
@@ -361,7 +410,8 @@ static enum scsi_result copy_done(struct scsi_cmd *cmd)
 		if (!h->held || h->age < slot->age)
 			slot = h;
 	}
-	*slot = (struct scsi_copy_status){ .held = true, .list_id = run->list.list_id, .age = ++itl->copy_age,
+	*slot = (struct scsi_copy_status){ .held = true, .service_action = run->list.service_action,
+					   .list_id = run->list.list_id, .age = ++itl->copy_age,
 					   .segments = (uint16_t)run->done, .bytes = run->bytes };
 	return SCSI_OK;
 }
@@ -402,7 +452,7 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	cmd->handler_state = run;
 	cmd->handler_state_free = xcopy_run_free;
-	r = decode(cmd, cmd->data_out, cmd->data_length, &run->list);
+	r = decode(cmd, cmd->cdb[1] & 0x1f, cmd->data_out, cmd->data_length, &run->list);
 	if (r == SCSI_OK)
 		r = check_segments(cmd, &run->list);
 	if (r != SCSI_OK)

@@ -1,14 +1,15 @@
 /*
  * RECEIVE COPY RESULTS (84h; SPC-4, the LID1 service actions) and the
  * Third-party Copy VPD page's descriptors (SPC-4, Third-party Copy VPD page) of the copy manager:
- *   COPY STATUS (00h): the nexus's held copy with LIST IDENTIFIER b2 (LIST
- *     ID USAGE 00b or 01b, extended_copy.c; kept with the I_T_L nexus, four
+ *   COPY STATUS (00h): the nexus's held EXTENDED COPY(LID1) with LIST
+ *     IDENTIFIER b2 (LIST ID USAGE 00b or 01b, extended_copy.c; kept with the I_T_L nexus, four
  *     at most, the oldest replaced; reading it does not release it), else
  *     05/24/00 on b2;
  *   OPERATING PARAMETERS (03h): the limits of copy.h, which EXTENDED COPY
  *     enforces;
  *   RECEIVE COPY STATUS(LID4) (05h): the held result of a token-based
- *     copy or an EXTENDED COPY(LID1) by its list identifier (copy_status_lid4);
+ *     copy or an EXTENDED COPY (LID1 or LID4) by its list identifier
+ *     (copy_status_lid4);
  *   RECEIVE ROD TOKEN INFORMATION (07h, SBC-4): the held result of a
  *     POPULATE TOKEN or WRITE USING TOKEN (rod_token.c), with the token;
  *   any other service action: 05/24/00 on b1.
@@ -24,12 +25,13 @@ enum scsi_result receive_copy_results_parse(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
-const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id)
+const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id, bool lid1_only)
 {
 	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
 
 	for (unsigned i = 0; itl && i < SCSI_COPY_STATUS_HELD; i++)
-		if (itl->copies[i].held && itl->copies[i].list_id == list_id)
+		if (itl->copies[i].held && itl->copies[i].list_id == list_id &&
+		    (!lid1_only || itl->copies[i].service_action == COPY_SA_EXTENDED_COPY_LID1))
 			return &itl->copies[i];
 	return NULL;
 }
@@ -47,7 +49,8 @@ struct scsi_rod_list *rod_list_held(const struct scsi_cmd *cmd, uint32_t list_id
 /* COPY STATUS: b4 COPY MANAGER STATUS, b5-6 SEGMENTS PROCESSED, b7 units, b8-11 TRANSFER COUNT. */
 static enum scsi_result copy_status(struct scsi_cmd *cmd)
 {
-	const struct scsi_copy_status *h = copy_status_held(cmd, cmd->cdb[2]);
+	/* SPC-4: COPY STATUS reports an EXTENDED COPY(LID1)'s; RECEIVE COPY STATUS(LID4) either's. */
+	const struct scsi_copy_status *h = copy_status_held(cmd, cmd->cdb[2], true);
 	uint8_t *b;
 
 	if (!h)
@@ -118,8 +121,8 @@ enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
  * RECEIVE COPY STATUS(LID4) (05h; LIST IDENTIFIER b2-5): the held result of
  * the nexus's token-based copy of that list, as RECEIVE ROD TOKEN
  * INFORMATION gives it without the token, and released the same way; or of
- * its EXTENDED COPY(LID1) of that one-byte list identifier (RESPONSE TO
- * SERVICE ACTION 00h, completed, TRANSFER COUNT in bytes, SEGMENTS
+ * its EXTENDED COPY of that list identifier (RESPONSE TO SERVICE ACTION
+ * 00h for LID1, 01h for LID4; completed, TRANSFER COUNT in bytes, SEGMENTS
  * PROCESSED; kept, as COPY STATUS keeps it).  FreeBSD's CTL answers both
  * (ctl_receive_copy_status_lid4).  Neither: 05/24/00 on b2.
  */
@@ -127,7 +130,7 @@ static enum scsi_result copy_status_lid4(struct scsi_cmd *cmd)
 {
 	uint32_t list_id = get_be32(cmd->cdb + 2);
 	struct scsi_rod_list *l = rod_list_held(cmd, list_id);
-	const struct scsi_copy_status *h = l ? NULL : copy_status_held(cmd, list_id);
+	const struct scsi_copy_status *h = l ? NULL : copy_status_held(cmd, list_id, false);
 	uint8_t *b;
 
 	if (!l && !h)
@@ -140,7 +143,7 @@ static enum scsi_result copy_status_lid4(struct scsi_cmd *cmd)
 		l->held = false;
 	} else {
 		put_be32(b, 28);
-		b[4] = 0x00; /* EXTENDED COPY(LID1) */
+		b[4] = h->service_action; /* RESPONSE TO SERVICE ACTION: EXTENDED COPY(LID1) 00h or (LID4) 01h */
 		b[5] = 0x01; /* completed without errors: only those are held */
 		b[12] = SCSI_STATUS_GOOD;
 		b[15] = 0x00; /* TRANSFER COUNT UNITS: bytes */
@@ -231,14 +234,15 @@ static size_t rod_token_vpd(uint8_t *b)
 
 /*
  * The Third-party Copy VPD page's descriptors: Supported
- * Commands (0001h: 83h/00h, 10h, 11h; 84h/00h, 03h, 07h) and Supported
+ * Commands (0001h: 83h/00h, 01h, 10h, 11h, 1Ch; 84h/00h, 03h, 05h, 07h) and Supported
  * Descriptors (0008h: 02h, E4h), each padded to a multiple of four bytes,
  * then those of token-based copy (rod_token_vpd).  Returns the
  * bytes written at b.
  */
 size_t copy_manager_vpd(uint8_t *b)
 {
-	static const uint8_t commands[] = { 0x83, 4, 0x00, COPY_SA_POPULATE_TOKEN, COPY_SA_WRITE_USING_TOKEN,
+	static const uint8_t commands[] = { 0x83, 5, COPY_SA_EXTENDED_COPY_LID1, COPY_SA_EXTENDED_COPY_LID4,
+					    COPY_SA_POPULATE_TOKEN, COPY_SA_WRITE_USING_TOKEN,
 					    COPY_SA_COPY_OPERATION_ABORT, 0x84, 4, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS,
 					    RCR_COPY_STATUS_LID4, RCR_ROD_TOKEN_INFORMATION };
 	static const uint8_t descriptors[] = { XCOPY_SEG_B2B, XCOPY_CSCD_ID };

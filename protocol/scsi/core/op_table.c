@@ -252,13 +252,17 @@ const struct scsi_op scsi_op_table[] = {
 	    FF4),
 	/*
 	 * The copy manager (copy/), every LU with a medium (zoned LUs: copy_piece.c): EXTENDED COPY(LID1)
-	 * PARAMETER LIST LENGTH b10-13; RECEIVE COPY RESULTS LIST IDENTIFIER b2,
+	 * and (LID4) PARAMETER LIST LENGTH b10-13; RECEIVE COPY RESULTS LIST IDENTIFIER b2,
 	 * ALLOCATION LENGTH b10-13.
 	 */
 	ROW("EXTENDED COPY(LID1)", 0x83, 0x00, SCSI_SA_BYTE1, 16,
 	    OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM | OP_PIECE_BUFFER, SCSI_PR_WRITE, ALL_SBC_KINDS,
 	    extended_copy_parse, extended_copy_exec, NULL, extended_copy_lock, T_LONG,
 	    0x83, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
+	ROW("EXTENDED COPY(LID4)", 0x83, COPY_SA_EXTENDED_COPY_LID4, SCSI_SA_BYTE1, 16,
+	    OP_DATA_OUT | OP_MEDIUM_ACCESS | OP_WRITES_MEDIUM | OP_PIECE_BUFFER, SCSI_PR_WRITE, ALL_SBC_KINDS,
+	    extended_copy_parse, extended_copy_exec, NULL, extended_copy_lock, T_LONG,
+	    0x83, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, FF4, 0x00, 0x00),
 	/*
 	 * Token-based copy (copy/rod_token.c): LIST IDENTIFIER b6-9,
 	 * PARAMETER LIST LENGTH b10-13; RECEIVE ROD TOKEN INFORMATION LIST

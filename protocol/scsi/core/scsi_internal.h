@@ -496,7 +496,8 @@ void scsi_lu_map_fini(struct scsi_lu_map *m);
 /* A copy's result held for RECEIVE COPY RESULTS COPY STATUS (copy/extended_copy.c). */
 struct scsi_copy_status {
 	bool held;
-	uint8_t list_id;
+	uint8_t service_action;  /* EXTENDED COPY(LID1) 00h or (LID4) 01h */
+	uint32_t list_id;
 	uint16_t segments;  /* segments processed */
 	uint32_t age;       /* the oldest is replaced */
 	uint64_t bytes;     /* bytes written */

@@ -1,8 +1,9 @@
 /*
- * copy/extended_copy.c: EXTENDED COPY(LID1) runs one job per piece of at
+ * copy/extended_copy.c: EXTENDED COPY (LID1, LID4) runs one job per piece of at
  * most 1 MiB, so ABORT TASK or LOGICAL UNIT RESET (SAM-5 task management)
  * ends it at a piece boundary: the pieces done hold the source's blocks,
- * the rest its old data; a copy that runs to its end moves every piece.
+ * the rest its old data; a copy that runs to its end moves every piece;
+ * COPY OPERATION ABORT stops an EXTENDED COPY(LID4) the same way.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -73,6 +74,31 @@ static void submit(uint16_t nblocks, struct harness_result *r)
 	harness_submit(&h, &o, cdb, 16, p, sizeof(p), r);
 }
 
+/*
+ * The same list as EXTENDED COPY(LID4) (83h/01h): the 48-byte header (b0 LIST
+ * FORMAT 01h, b20-23 LIST IDENTIFIER, b42-43 and b44-45 the descriptor list
+ * lengths), then the same descriptors.
+ */
+static void submit_lid4(uint16_t nblocks, uint32_t list_id, struct harness_result *r)
+{
+	static uint8_t p[108];
+	uint8_t lid1[76], cdb[16] = { 0x83, 0x01 };
+	struct harness_opts o = { .nexus = 0, .attr = SCSI_TASK_SIMPLE };
+
+	list_of(lid1, nblocks);
+	memset(p, 0, 48);
+	p[0] = 0x01;
+	p[20] = (uint8_t)(list_id >> 24);
+	p[21] = (uint8_t)(list_id >> 16);
+	p[22] = (uint8_t)(list_id >> 8);
+	p[23] = (uint8_t)list_id;
+	p[43] = 32;
+	p[45] = 28;
+	memcpy(p + 48, lid1 + 16, 60);
+	cdb[13] = sizeof(p);
+	harness_submit(&h, &o, cdb, 16, p, sizeof(p), r);
+}
+
 static void tmf_done(void *arg, enum scsi_tmf_response response)
 {
 	*(int *)arg = (int)response + 1;
@@ -132,6 +158,32 @@ START_TEST(lun_reset_stops_at_a_piece_boundary)
 }
 END_TEST
 
+/*
+ * COPY OPERATION ABORT (83h/1Ch) names an EXTENDED COPY(LID4) by its
+ * four-byte LIST IDENTIFIER (copy_abort.c): it stops at the next piece
+ * boundary and ends with TASK ABORTED; a LID1 list identifier is its low byte only.
+ */
+START_TEST(copy_operation_abort_stops_a_lid4_copy)
+{
+	struct harness_result r, a;
+	uint8_t coa[16] = { 0x83, 0x1c, 0x00, 0x01, 0x02, 0x34 };
+
+	submit_lid4(3 * PIECE_BLOCKS, 0x10234, &r);
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
+	harness_run(&h, 0, coa, 16, NULL, 0, 0, &a);
+	harness_expect_good(&a);
+	ck_assert(!r.completed);
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 1);
+	ck_assert(r.completed);
+	ck_assert_uint_eq(r.status, SCSI_STATUS_TASK_ABORTED);
+	ck_assert(harness_holds(&h, DST, 2 * PIECE_BLOCKS, 'a'));
+	ck_assert(harness_holds(&h, DST + 2 * PIECE_BLOCKS, PIECE_BLOCKS, 'b'));
+	coa[3] = 0x00; /* list 234h: none */
+	harness_run(&h, 0, coa, 16, NULL, 0, 0, &a);
+	harness_expect_sense(&a, SENSE_KEY_ILLEGAL_REQUEST, 0x2400);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("extended_copy");
@@ -141,6 +193,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, runs_piece_by_piece);
 	tcase_add_test(tc, abort_task_stops_at_a_piece_boundary);
 	tcase_add_test(tc, lun_reset_stops_at_a_piece_boundary);
+	tcase_add_test(tc, copy_operation_abort_stops_a_lid4_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }
