@@ -6,6 +6,9 @@
 # a dual-controller array:
 #  - scsi_dh_alua attaches to both paths; A's is active/optimized, B's
 #    standby; REPORT TARGET PORT GROUPS reads the same through both;
+#  - sg_persist registers, reserves, releases and unregisters through B's
+#    standby path (B has A, the holder, run each PERSISTENT RESERVE OUT),
+#    and reads the keys and the reservation back through A's;
 #  - a dm-multipath device over both paths (a path group each, the ALUA
 #    hardware handler, queue_if_no_path), made with dmsetup: multipathd is
 #    not run (no udev here); this script reinstates a failed path whose TEST
@@ -92,6 +95,23 @@ sbce_file_value access_state_b "/sys/block/$b/device/access_state"
 sbce_value groups_a "$(groups_of "$a")"
 sbce_value groups_b "$(groups_of "$b")"
 sbce_info "sg_rtpg through B: $(rtpg_of "$b")"
+
+# ---- persistent reservations through the standby path (node B has node A run them) ----
+# sg_persist's PERSISTENT RESERVE OUT through B's path, PERSISTENT RESERVE IN through A's: one state.
+pr_keys() {
+	sg_persist --in --read-keys "/dev/$1" 2>/dev/null |
+		awk '/^ *0x/ { printf "%s%s", (n++ ? " " : ""), $1 } END { if (!n) printf "none" }'
+}
+pr_out() { _d=$1; shift; sg_persist --out "$@" "/dev/$_d" >/tmp/prout.txt 2>&1; echo $?; }
+sbce_value pr_register_b "$(pr_out "$b" --register --param-sark=0x5bce)"
+sbce_value pr_keys_a "$(pr_keys "$a")"
+sbce_value pr_reserve_b "$(pr_out "$b" --reserve --param-rk=0x5bce --prout-type=1)"
+sbce_value pr_reservation_a "$(sg_persist --in --read-reservation "/dev/$a" 2>/dev/null |
+	awk '/Key=/ { k = $1 } /type:/ { sub(/.*type: */, ""); t = $0 } END { printf "%s %s", k, t }')"
+sbce_value pr_release_b "$(pr_out "$b" --release --param-rk=0x5bce --prout-type=1)"
+sbce_value pr_unregister_b "$(pr_out "$b" --register --param-rk=0x5bce --param-sark=0)"
+sbce_value pr_keys_a_after "$(pr_keys "$a")"
+while IFS= read -r line; do sbce_info "sg_persist: $line"; done </tmp/prout.txt
 
 # ---- the map: path group 1 node A, path group 2 node B ----
 sectors=$(blockdev --getsz "/dev/$a")

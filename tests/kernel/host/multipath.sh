@@ -2,7 +2,8 @@
 # Host side of the "multipath" check (guest: tests/kernel/guest/multipath.sh,
 # suite: tests/kernel/suites/multipath.sh): both paths under Linux's ALUA
 # handler in the states the nodes give them, the same target port groups
-# through both, a dm-multipath device that kept every acknowledged write
+# through both, persistent reservations made through the standby path and
+# seen through the active one, a dm-multipath device that kept every acknowledged write
 # across the kill of the active node, and the killed node back in standby.
 
 host_multipath() {
@@ -15,6 +16,15 @@ host_multipath() {
 	expect "sg_rtpg through node A: group 1 active/optimized, group 2 standby" "1:active/optimized 2:standby" \
 		"$(res multipath.groups_a)"
 	expect "sg_rtpg through node B: the same" "1:active/optimized 2:standby" "$(res multipath.groups_b)"
+	expect "sg_persist --register 0x5bce through node B's standby path (node A runs it) -> exit 0" 0 \
+		"$(res multipath.pr_register_b)"
+	expect "sg_persist --read-keys through node A: the key registered through B" 0x5bce "$(res multipath.pr_keys_a)"
+	expect "sg_persist --reserve Write Exclusive through node B -> exit 0" 0 "$(res multipath.pr_reserve_b)"
+	expect "sg_persist --read-reservation through node A: that key and type" "Key=0x5bce Write Exclusive" \
+		"$(res multipath.pr_reservation_a)"
+	expect "sg_persist --release through node B -> exit 0" 0 "$(res multipath.pr_release_b)"
+	expect "sg_persist unregistering through node B -> exit 0" 0 "$(res multipath.pr_unregister_b)"
+	expect "sg_persist --read-keys through node A afterwards: none" none "$(res multipath.pr_keys_a_after)"
 	expect "dmsetup create of the map over both paths" 0 "$(res multipath.create_rc)"
 	expect "the writer through the map ended without an error" 0 "$(res multipath.writer_rc)"
 	expect "every block written and acknowledged" 512 "$(res multipath.acked)"
