@@ -185,7 +185,7 @@ static void clean(void)
 
 static void test_bad(const struct bad_config *b)
 {
-	char text[4096], state_dir[700], path[700], rest[700], line[1400], reason[1200], out[8192], what[900];
+	char text[4096], state_dir[700], path[700], rest[700], line[2048], reason[1200], out[8192], what[900];
 	char name[300];
 	int status;
 

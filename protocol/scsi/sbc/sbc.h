@@ -333,8 +333,9 @@ static inline unsigned sbc_write_flags(const struct scsi_cmd *cmd)
 
 /*
  * Zoned LUs (zbc.h): the read rules, and the write rules with the write
- * pointer advance.  sbc_zoned_write_begin may return SCSI_PENDING: the zone
- * engine then runs exec again later, so what precedes it must be repeatable.
+ * pointer advance.  sbc_zoned_write_begin returns SCSI_OK (the command holds
+ * a write ticket where the zone needs one) or SCSI_FAILED with the sense
+ * stored (zbc_write_begin).
  */
 static inline enum scsi_result sbc_zoned_check_read(struct scsi_cmd *cmd)
 {
