@@ -36,7 +36,7 @@ PACKAGES=(
 	# into a cache, not installed); keep in step with KVM_HOST_PACKAGES in
 	# scripts/kernel-vm/lib.sh
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd binutils util-linux
-	fdisk e2fsprogs fio smartmontools
+	fdisk e2fsprogs fio smartmontools ddpt
 	# the Debian package and its test (tests/package/run.sh): build it, lint it,
 	# install it into a fresh Debian 12 root booted with systemd-nspawn, render
 	# its manual pages

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The guest's initramfs, in three concatenated cpio archives (the kernel
 # unpacks them in order, later files win):
-#   base     busybox, iscsistart, sg3-utils, util-linux, e2fsprogs, fio and dmsetup with
+#   base     busybox, iscsistart, sg3-utils, util-linux, e2fsprogs, fio, dmsetup and ddpt with
 #            their shared libraries (ldd closure), cached by package versions
 #   modules  the kernel's modules (kernel.sh: kvm_modules_cpio), cached per kernel
 #   overlay  /init, the guest library, the checks and run.conf of one run (tiny)
@@ -9,7 +9,7 @@
 
 # Guest tools copied from the host.  sg3-utils is taken whole (every sg_* tool).
 KVM_TOOLS="busybox mke2fs mkfs.ext4 e2fsck fsck.ext4 tune2fs dumpe2fs debugfs resize2fs
-	blkzone blkdiscard blockdev fstrim lsblk sfdisk fdisk wipefs blkid findmnt fio smartctl smartd dmsetup"
+	blkzone blkdiscard blockdev fstrim lsblk sfdisk fdisk wipefs blkid findmnt fio smartctl smartd dmsetup ddpt"
 KVM_HOST_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # kvm_cpio_entry NAME MODE RDEVMAJOR RDEVMINOR: one newc header with no data

@@ -110,7 +110,7 @@ kvm_need_cmd() {
 
 # kvm_host_packages: the Debian packages the harness needs on the host.
 KVM_HOST_PACKAGES="qemu-system-x86 busybox-static cpio kmod xz-utils zstd binutils util-linux fdisk
-	e2fsprogs sg3-utils fio smartmontools dmsetup"
+	e2fsprogs sg3-utils fio smartmontools dmsetup ddpt"
 
 # kvm_install_host_packages: apt-get installs whatever of KVM_HOST_PACKAGES is
 # missing (needs root); returns non-zero when that is not possible.

@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # Guest check "xcopy": copy offload with a stock host tool.  sg3_utils'
 # sg_xcopy copies 1 MiB through sg with EXTENDED COPY (LID1; the copy
-# manager, docs/copy.md) inside one LU, sg_raw copies it again with ROD
+# manager, docs/copy.md) inside one LU, ddpt copies it again in its xcopy
+# mode, sg_raw copies it again with ROD
 # tokens (POPULATE TOKEN, WRITE USING TOKEN), each result is read back
 # through sd; a copy past the capacity must fail.  The host checks the values and that
 # sbcemud saw EXTENDED COPY (tests/kernel/host/xcopy.sh).  LUN: SBCE_XCOPY_LUN.
@@ -60,6 +61,19 @@ if dd if="$dev" bs=64k skip=192 count=16 iflag=direct status=none | cmp -s - /tm
 	sbce_value rod_readback ok
 else
 	sbce_value rod_readback differs
+fi
+# ddpt's xcopy mode (--xcopy: EXTENDED COPY(LID1), sent to the output device
+# here) copies the same 1 MiB to LBA 32768, read back through sd.
+if ddpt if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=32768 --xcopy oflag=xcopy >/tmp/ddpt.log 2>&1; then
+	sbce_value ddpt_xcopy ok
+else
+	sbce_value ddpt_xcopy "exit $?"
+fi
+sed 's/^/  ddpt --xcopy: /' /tmp/ddpt.log | head -n 10
+if dd if="$dev" bs=64k skip=256 count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
+	sbce_value ddpt_readback ok
+else
+	sbce_value ddpt_readback differs
 fi
 # Past the capacity: the device refuses the whole list (COPY ABORTED), sg_xcopy fails.
 if sg_xcopy if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=$((blocks - 1024)) >/tmp/xcopy2.log 2>&1; then

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Host side of the "xcopy" check (guest: tests/kernel/guest/xcopy.sh): 3PC in
-# the LU's INQUIRY data, sg_xcopy's copy read back through sd, the copy past
+# the LU's INQUIRY data, sg_xcopy's and ddpt's copies read back through sd, the copy past
 # the capacity refused, and EXTENDED COPY (83h) in the daemon's debug log.
 
 host_xcopy() {
@@ -16,6 +16,8 @@ host_xcopy() {
 		"$(res xcopy.rod_rrti | cut -c77-84)"
 	expect "WRITE USING TOKEN of it to LBA 24576 through sg" ok "$(res xcopy.rod_wut)"
 	expect "the token-based copy read back through sd" ok "$(res xcopy.rod_readback)"
+	expect "ddpt --xcopy 2048 blocks LBA 0 -> 32768 (EXTENDED COPY LID1 through sg)" ok "$(res xcopy.ddpt_xcopy)"
+	expect "ddpt's copy read back through sd" ok "$(res xcopy.ddpt_readback)"
 	expect "sg_xcopy past the capacity" refused "$(res xcopy.past_capacity)"
 	# When the run logs every command (run.sh's debug log level).
 	if [ -n "${DAEMON_LOG:-}" ] && grep -q 'CDB\[0\]' "$DAEMON_LOG"; then
