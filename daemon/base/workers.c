@@ -344,6 +344,17 @@ unsigned long sbce_workers_in_flight(const struct sbce_workers *w)
 	return w->in_flight;
 }
 
+/* Whether a posted job waits for its done(). */
+static bool posted_pending(struct sbce_workers *w)
+{
+	bool pending;
+
+	pthread_mutex_lock(&w->done_lock);
+	pending = w->posted.head != NULL;
+	pthread_mutex_unlock(&w->done_lock);
+	return pending;
+}
+
 void sbce_workers_destroy(struct sbce_workers *w)
 {
 	if (!w)
@@ -357,9 +368,10 @@ void sbce_workers_destroy(struct sbce_workers *w)
 	/*
 	 * Jobs a done() submits now run on this thread: nothing else is left to
 	 * run them.  Jobs started asynchronously come back from the backend's
-	 * thread (complete()): wait for them.
+	 * thread (complete()): wait for them.  Posted jobs run too (the caller
+	 * made sure no more are posted).
 	 */
-	while (w->in_flight) {
+	while (w->in_flight || posted_pending(w)) {
 		run_completions(w);
 		while (w->queue.head) {
 			struct scsi_io_job *job = w->queue.head;

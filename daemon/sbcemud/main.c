@@ -417,6 +417,11 @@ static void stop(struct sbce_daemon *d)
 		sbce_faults_stop(d);
 	for (size_t i = 0; i < d->frontend_count && drained; i++)
 		d->frontends[i].ops->destroy(d->frontends[i].state);
+	/* Drained or not: nothing may post to the workers once they are gone. */
+	for (size_t i = 0; i < d->device_count; i++)
+		scsi_device_stop_peers(d->devices[i]);
+	for (size_t i = 0; i < d->retired_count; i++)
+		scsi_device_stop_peers(d->retired[i]);
 	sbce_workers_destroy(d->workers);
 	for (size_t i = 0; i < d->device_count && drained; i++)
 		scsi_device_destroy(d->devices[i]);

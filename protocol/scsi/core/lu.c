@@ -226,6 +226,14 @@ static void flush_done(struct scsi_io_job *job)
 	free(f);
 }
 
+void scsi_device_stop_peers(struct scsi_device *dev)
+{
+	if (!dev)
+		return;
+	SCSI_DEVICE_FOREACH_LU(dev, lu)
+		spc_pr_peer_stop(lu);
+}
+
 void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err), void *arg)
 {
 	struct device_flush_state *st = calloc(1, sizeof(*st));

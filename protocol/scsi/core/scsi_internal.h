@@ -591,6 +591,7 @@ void spc_pr_fini(struct scsi_lu *lu);
  * the backend closes.
  */
 void spc_pr_peer_init(struct scsi_lu *lu);
+void spc_pr_peer_stop(struct scsi_lu *lu); /* no question taken any more (scsi_device_stop_peers) */
 void spc_pr_peer_fini(struct scsi_lu *lu);
 /* spc_pr.c: true if cmd conflicts with a persistent or SPC-2 reservation. */
 bool spc_reservation_conflict(const struct scsi_cmd *cmd);

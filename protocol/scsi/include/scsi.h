@@ -812,6 +812,12 @@ void scsi_device_destroy(struct scsi_device *dev);
  * return).  For a clean shutdown, after the front ends drained.
  */
 void scsi_device_flush(struct scsi_device *dev, void (*done)(void *arg, int err), void *arg);
+/*
+ * Stops taking commands from the other nodes that serve its LUs' media
+ * (backend_ops.serve, spc_pr_peer.c), whose arrival the executor's post()
+ * reports: call before the executor goes.  Commands already taken finish.
+ */
+void scsi_device_stop_peers(struct scsi_device *dev);
 
 /*
  * Adds a logical unit served by an open backend (the LU takes ownership of it).

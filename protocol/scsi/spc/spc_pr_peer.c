@@ -347,13 +347,21 @@ void spc_pr_peer_init(struct scsi_lu *lu)
 	be->ops->serve(be, question_arrived, svc);
 }
 
+void spc_pr_peer_stop(struct scsi_lu *lu)
+{
+	struct spc_pr_peer *svc = lu->pr_peer;
+
+	if (svc)
+		svc->backend->ops->serve(svc->backend, NULL, NULL); /* no question_arrived after this */
+}
+
 void spc_pr_peer_fini(struct scsi_lu *lu)
 {
 	struct spc_pr_peer *svc = lu->pr_peer;
 
 	if (!svc)
 		return;
-	svc->backend->ops->serve(svc->backend, NULL, NULL); /* no question_arrived after this */
+	spc_pr_peer_stop(lu);
 	svc->lu = NULL;
 	lu->pr_peer = NULL;
 	svc_put(svc);

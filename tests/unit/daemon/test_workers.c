@@ -375,7 +375,10 @@ static void *post_thread(void *arg)
 	return NULL;
 }
 
-/* post() from other threads: done() on the loop thread, once each, no work(), nothing counted in flight. */
+/*
+ * post() from other threads: done() on the loop thread, once each, no
+ * work(), nothing counted in flight; destroy runs what is still posted.
+ */
 START_TEST(posted_jobs_done_on_loop)
 {
 	char err[128];
@@ -402,7 +405,11 @@ START_TEST(posted_jobs_done_on_loop)
 		ck_assert_int_eq(jobs[i].done_calls, 1);
 	}
 	ck_assert_uint_eq(sbce_workers_in_flight(w), 0);
+	/* One posted that the loop never ran: destroy runs its done(). */
+	expected_total = -1;
+	ex->post(ex, &jobs[0].job);
 	sbce_workers_destroy(w);
+	ck_assert_int_eq(jobs[0].done_calls, 2);
 	ev_loop_destroy(loop);
 	free(jobs);
 }
