@@ -696,6 +696,17 @@ static bool reserved_by(struct iscsi_context *s, uint64_t key, int type)
 	return ok;
 }
 
+/* The end of a two-node test: each node still running stopped (SIGTERM), both cleaned up. */
+static void nodes_end(struct itest_daemon *a, struct itest_daemon *b)
+{
+	if (a->pid > 0)
+		itest_daemon_stop(a, SIGTERM);
+	if (b->pid > 0)
+		itest_daemon_stop(b, SIGTERM);
+	itest_daemon_cleanup(a);
+	itest_daemon_cleanup(b);
+}
+
 /*
  * PERSISTENT RESERVE OUT through node B, which waits in standby: node A,
  * the holder, runs it (spc_pr_peer.c) and its answer is B's, status and
@@ -941,12 +952,7 @@ out:
 		itest_close(hb);
 	if (other)
 		itest_close(other);
-	if (a.pid > 0)
-		itest_daemon_stop(&a, SIGTERM);
-	if (b.pid > 0)
-		itest_daemon_stop(&b, SIGTERM);
-	itest_daemon_cleanup(&a);
-	itest_daemon_cleanup(&b);
+	nodes_end(&a, &b);
 }
 
 /* ---- an image that comes later ---- */
@@ -1017,12 +1023,7 @@ out:
 		itest_close(ha);
 	if (s4)
 		itest_close(s4);
-	if (a.pid > 0)
-		itest_daemon_stop(&a, SIGTERM);
-	if (b.pid > 0)
-		itest_daemon_stop(&b, SIGTERM);
-	itest_daemon_cleanup(&a);
-	itest_daemon_cleanup(&b);
+	nodes_end(&a, &b);
 }
 
 static long long max_atomic(struct iscsi_context *s)
