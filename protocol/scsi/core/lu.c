@@ -387,6 +387,8 @@ struct scsi_nexus *scsi_nexus_create(struct scsi_device *dev, const struct scsi_
 	n->transport = transport;
 	snprintf(n->initiator_port_name, sizeof(n->initiator_port_name), "%s", initiator_port_name);
 	/* SPC-4 7.6.4: the nexus's TransportID, for persistent reservations. */
+	if (transport && transport->transport_id_decode && transport->protocol_identifier < 16)
+		dev->codec_of[transport->protocol_identifier] = transport;
 	if (transport && transport->transport_id_encode)
 		n->transport_id_len = transport->transport_id_encode(initiator_port_name, n->transport_id,
 								     sizeof(n->transport_id));

@@ -376,6 +376,12 @@ struct scsi_device {
 	void *backing_error_arg;
 	scsi_subsidiary_open_fn subsidiary_open; /* scsi_device_set_subsidiary_opener */
 	void *subsidiary_open_arg;
+	/*
+	 * A transport with a TransportID codec of each PROTOCOL IDENTIFIER the
+	 * device's I_T nexuses came through (scsi_nexus_create), for the
+	 * stand-in nexuses of other nodes (spc_pr_peer.c); NULL: none seen.
+	 */
+	const struct scsi_transport_ops *codec_of[16];
 };
 
 /* What the devices of one daemon hold (resources.c). */

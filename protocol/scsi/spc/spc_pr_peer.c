@@ -17,9 +17,11 @@
  * reservation rules, the state's store and the unit attentions for the
  * holder's own I_T nexuses are those of any PERSISTENT RESERVE OUT.
  *
- * Not forwarded, answered 02/04/0B as before: REGISTER AND MOVE (its
- * TransportID is decoded by the transport of the sending I_T nexus, which
- * the holder does not have).  Unit attentions the command establishes for
+ * REGISTER AND MOVE's TransportID is decoded on the holder by a transport of
+ * its protocol that the holder's own I_T nexuses came through
+ * (scsi_device.codec_of); a holder that has none refuses it as it refuses a
+ * TransportID its transport does not take (05/26/00).  Unit attentions the
+ * command establishes for
  * I_T nexuses of other nodes (06/2A/03 RESERVATIONS PREEMPTED, 06/2A/04
  * RESERVATIONS RELEASED) are not sent to those nodes.  A holder that does
  * not answer within RBD_ASK_TIMEOUT_MS (be_rbd_ask.h) leaves the command
@@ -114,8 +116,7 @@ enum scsi_result spc_pr_out_forward(struct scsi_cmd *cmd)
 	size_t name_len = strlen(n->initiator_port_name), off = 0;
 	struct peer_ask *a;
 
-	if (n->peer || (cmd->cdb[1] & 0x1f) == SCSI_SA_PROUT_REGISTER_AND_MOVE || !cmd->lu->backend->ops->ask_holder ||
-	    name_len > 255 || cmd->data_out_len > PEER_PARAM_MAX)
+	if (n->peer || !cmd->lu->backend->ops->ask_holder || name_len > 255 || cmd->data_out_len > PEER_PARAM_MAX)
 		return standby(cmd);
 	if (!(a = calloc(1, sizeof(*a))) ||
 	    !(a->req = malloc(5 + name_len + 2 + n->transport_id_len + 1 + 10 + 2 + cmd->data_out_len))) {
@@ -286,6 +287,14 @@ static void question_run(struct spc_pr_peer *svc, const uint8_t *req, size_t len
 		return;
 	}
 	pc->nexus->peer = true;
+	/*
+	 * REGISTER AND MOVE's TransportID: decoded by a transport of that
+	 * protocol this device has (else refused); given after the nexus was
+	 * made, so that the device does not take this short-lived one as a codec.
+	 */
+	if (svc->lu->dev->codec_of[pc->transport.protocol_identifier])
+		pc->transport.transport_id_decode =
+			svc->lu->dev->codec_of[pc->transport.protocol_identifier]->transport_id_decode;
 	memcpy(pc->nexus->transport_id, tid, tid_len);
 	pc->nexus->transport_id_len = tid_len;
 	itl->ua_pending = 0; /* its unit attentions are the other node's to report */
