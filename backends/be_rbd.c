@@ -1090,11 +1090,6 @@ static int be_rbd_state_store(struct backend *be, const char *name, const uint8_
 
 static int connect_pool(struct be_rbd *r, const struct be_rbd_params *p, char *err, size_t errlen);
 
-/*
- * Waiting for the image: the holder's blob, through a connection kept for
- * this (the attempts on the lock open and close theirs every LATER_RETRY_S).
- * A connection that failed is made again at the next call.
- */
 /* Under peek_lock: the connection of a waiting client (state_peek, ask_holder) goes; the next call makes another. */
 static void peek_drop(struct be_rbd *r)
 {
