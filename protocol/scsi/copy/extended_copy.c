@@ -1,6 +1,6 @@
 /*
  * The copy manager of an LU (SPC-4, the third-party copy model): EXTENDED
- * COPY (LID1, and LID4: decode_lid4_header), served on conventional LUs (with protection
+ * COPY (LID1, and LID4: check_lid4_header), served on conventional LUs (with protection
  * information too: copy_work) and on zoned LUs (copy_piece.c: each piece
  * checked as a READ of its source and a WRITE of its destination).
  *
@@ -103,15 +103,14 @@ static void xcopy_run_free(void *p)
  * CSCD TYPE CODE, b20-23 LIST IDENTIFIER, b42-43 CSCD DESCRIPTOR LIST
  * LENGTH, b44-45 SEGMENT DESCRIPTOR LIST LENGTH, b46-47 INLINE DATA
  * LENGTH; the descriptors follow at byte 48.  Taken with IMMED 0 and no
- * header CSCD descriptors: the rest is LID1's copy.  Refused (05/26/00,
- * field pointer on the byte): another LIST FORMAT (b0), header CSCD
- * descriptors (b2), IMMED = 1 (b15 bit 0: the copy would go on after
- * status, which this copy manager does not do).  G_SENSE asks for the
- * sense data of a copy that ends GOOD; such a copy has none here.
- * Sets l's header fields and *cscd_len, *seg_len, *inline_len.
+ * header CSCD descriptors: the rest is LID1's copy.  What LID1 has not
+ * (decode checks the rest), refused with 05/26/00 and the field pointer on
+ * the byte: another LIST FORMAT (b0), header CSCD descriptors (b2), IMMED
+ * = 1 (b15 bit 0: the copy would go on after status, which this copy
+ * manager does not do).  G_SENSE asks for the sense data of a copy that
+ * ends GOOD; such a copy has none here.
  */
-static enum scsi_result decode_lid4_header(struct scsi_cmd *cmd, const uint8_t *p, struct xcopy_list *l,
-					   uint32_t *cscd_len, uint32_t *seg_len, uint32_t *inline_len)
+static enum scsi_result check_lid4_header(struct scsi_cmd *cmd, const uint8_t *p)
 {
 #define FAIL(s) return cmd ? scsi_cmd_fail(cmd, (s)) : SCSI_FAILED
 	if (p[0] != XCOPY_LID4_LIST_FORMAT)
@@ -120,55 +119,44 @@ static enum scsi_result decode_lid4_header(struct scsi_cmd *cmd, const uint8_t *
 		FAIL(sense_invalid_field_in_parameter_list(2, -1));
 	if (p[15] & 0x01)
 		FAIL(sense_invalid_field_in_parameter_list(15, 0));
-	l->service_action = COPY_SA_EXTENDED_COPY_LID4;
-	l->list_id = get_be32(p + 20);
-	l->usage = (p[1] >> 3) & 0x3;
-	if (l->usage == XCOPY_LIST_ID_USAGE_NONE && l->list_id != 0)
-		FAIL(sense_invalid_field_in_parameter_list(20, -1));
-	*cscd_len = get_be16(p + 42);
-	*seg_len = get_be16(p + 44);
-	*inline_len = get_be16(p + 46);
-	if (*inline_len != 0)
-		FAIL(sense_invalid_field_in_parameter_list(46, -1));
-	if (*cscd_len % XCOPY_CSCD_LEN)
-		FAIL(sense_invalid_field_in_parameter_list(42, -1));
 	return SCSI_OK;
 }
 
 /*
  * Decodes and checks the parameter list of an EXTENDED COPY (LID1, or
  * LID4 when service_action says so; the checks before any block moves, in
- * the order above).  Returns SCSI_OK with l filled, or the failure stored
- * in cmd.  Also used by the lock function, with cmd NULL: then nothing is
- * stored.
+ * the order above, with the field pointers where the format keeps each
+ * field).  Returns SCSI_OK with l filled, or the failure stored in cmd.
+ * Also used by the lock function, with cmd NULL: then nothing is stored.
  */
 static enum scsi_result decode(struct scsi_cmd *cmd, uint8_t service_action, const uint8_t *p, size_t len,
 			       struct xcopy_list *l)
 {
-	uint32_t cscd_len = 0, seg_len = 0, inline_len = 0, off;
-	const uint32_t hlen = service_action == COPY_SA_EXTENDED_COPY_LID4 ? XCOPY_LID4_HEADER_LEN : XCOPY_HEADER_LEN;
+	const bool lid4 = service_action == COPY_SA_EXTENDED_COPY_LID4;
+	const uint32_t hlen = lid4 ? XCOPY_LID4_HEADER_LEN : XCOPY_HEADER_LEN;
+	/* LIST IDENTIFIER, CSCD DESCRIPTOR LIST LENGTH and INLINE DATA LENGTH: their bytes in each header. */
+	const uint16_t list_id_at = lid4 ? 20 : 0, cscd_len_at = lid4 ? 42 : 2, inline_len_at = lid4 ? 46 : 12;
+	uint32_t cscd_len, seg_len, inline_len, off;
 
 	memset(l, 0, sizeof(*l));
 	if (len < hlen || !p)
 		FAIL(sense_parameter_list_length_error());
-	if (hlen == XCOPY_LID4_HEADER_LEN) {
-		if (decode_lid4_header(cmd, p, l, &cscd_len, &seg_len, &inline_len) != SCSI_OK)
-			return SCSI_FAILED;
-	} else {
-		l->list_id = p[0];
-		l->usage = (p[1] >> 3) & 0x3;
-		cscd_len = get_be16(p + 2);
-		seg_len = get_be32(p + 8);
-		inline_len = get_be32(p + 12);
-		if (l->usage == XCOPY_LIST_ID_USAGE_NONE && l->list_id != 0)
-			FAIL(sense_invalid_field_in_parameter_list(0, -1));
-		if (inline_len != 0)
-			FAIL(sense_invalid_field_in_parameter_list(12, -1));
-	}
+	if (lid4 && check_lid4_header(cmd, p) != SCSI_OK)
+		return SCSI_FAILED;
+	l->service_action = service_action;
+	l->usage = (p[1] >> 3) & 0x3;
+	l->list_id = lid4 ? get_be32(p + list_id_at) : p[list_id_at];
+	cscd_len = get_be16(p + cscd_len_at);
+	seg_len = lid4 ? get_be16(p + 44) : get_be32(p + 8);
+	inline_len = lid4 ? get_be16(p + inline_len_at) : get_be32(p + inline_len_at);
+	if (l->usage == XCOPY_LIST_ID_USAGE_NONE && l->list_id != 0)
+		FAIL(sense_invalid_field_in_parameter_list(list_id_at, -1));
+	if (inline_len != 0)
+		FAIL(sense_invalid_field_in_parameter_list(inline_len_at, -1));
 	if ((uint64_t)cscd_len + seg_len > XCOPY_MAX_LIST_LENGTH || len < (uint64_t)hlen + cscd_len + seg_len)
 		FAIL(sense_parameter_list_length_error());
 	if (cscd_len % XCOPY_CSCD_LEN)
-		FAIL(sense_invalid_field_in_parameter_list(2, -1));
+		FAIL(sense_invalid_field_in_parameter_list(cscd_len_at, -1));
 	if (cscd_len / XCOPY_CSCD_LEN > XCOPY_MAX_CSCD)
 		FAIL(sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOO_MANY_TARGET_DESCRIPTORS));
 	off = hlen;

@@ -17,6 +17,14 @@ blocks=$(($(cat "/sys/block/$(sbce_lun_var BLOCK "$l")/size")))   # 512-byte sec
 sbce_value blocks "$blocks"
 
 head -c 1048576 /dev/urandom >/tmp/xsrc
+# reads_back NAME SKIP: value NAME "ok" when the 1 MiB at 64 KiB block SKIP (read through sd) is /tmp/xsrc, else "differs".
+reads_back() {
+	if dd if="$dev" bs=64k skip="$2" count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
+		sbce_value "$1" ok
+	else
+		sbce_value "$1" differs
+	fi
+}
 sbce_run dd if=/tmp/xsrc of="$dev" bs=64k count=16 oflag=direct conv=notrunc status=none
 # 2048 blocks of 512 bytes from LBA 0 to LBA 16384 (8 MiB), the copy done by the device.
 if sg_xcopy if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=16384 -v >/tmp/xcopy.log 2>&1; then
@@ -25,11 +33,7 @@ else
 	sbce_value sg_xcopy "exit $?"
 fi
 sed 's/^/  sg_xcopy: /' /tmp/xcopy.log | head -n 20
-if dd if="$dev" bs=64k skip=128 count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
-	sbce_value readback ok
-else
-	sbce_value readback differs
-fi
+reads_back readback 128
 # The same 1 MiB copied again to LBA 24576 with ROD tokens (docs/copy.md),
 # through sg with sg3_utils' sg_raw: POPULATE TOKEN (list 1), RECEIVE ROD
 # TOKEN INFORMATION for the token, WRITE USING TOKEN (list 2).  (ddpt 0.97's
@@ -57,11 +61,7 @@ else
 	sbce_value rod_wut "exit $?"
 fi
 sed 's/^/  token copy: /' /tmp/odx.log | head -n 20
-if dd if="$dev" bs=64k skip=192 count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
-	sbce_value rod_readback ok
-else
-	sbce_value rod_readback differs
-fi
+reads_back rod_readback 192
 # ddpt's xcopy mode (--xcopy: EXTENDED COPY(LID1), sent to the output device
 # here) copies the same 1 MiB to LBA 32768, read back through sd.
 if ddpt if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=32768 --xcopy oflag=xcopy >/tmp/ddpt.log 2>&1; then
@@ -70,11 +70,7 @@ else
 	sbce_value ddpt_xcopy "exit $?"
 fi
 sed 's/^/  ddpt --xcopy: /' /tmp/ddpt.log | head -n 10
-if dd if="$dev" bs=64k skip=256 count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
-	sbce_value ddpt_readback ok
-else
-	sbce_value ddpt_readback differs
-fi
+reads_back ddpt_readback 256
 # Past the capacity: the device refuses the whole list (COPY ABORTED), sg_xcopy fails.
 if sg_xcopy if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=$((blocks - 1024)) >/tmp/xcopy2.log 2>&1; then
 	sbce_value past_capacity copied
