@@ -66,7 +66,7 @@ static void count_backing_error(struct scsi_cmd *cmd)
 static void count_completion(struct scsi_lu *lu, const struct scsi_cmd *cmd)
 {
 	struct scsi_lu_counters *c = &lu->counters;
-	uint64_t us = (scsi_device_now(lu->dev) - cmd->start_ns) / 1000;
+	uint64_t us = (cmd->done_ns - cmd->start_ns) / 1000;
 	unsigned bucket = 0;
 
 	c->commands++;
@@ -407,7 +407,7 @@ static void leave_task_set(struct scsi_cmd *cmd)
 		zbc_cmd_complete(cmd);
 	scsi_media_forget(cmd);
 	if (!cmd->aborted && cmd->admitted)
-		scsi_stats_record(cmd, scsi_device_now(lu->dev));
+		scsi_stats_record(cmd, cmd->done_ns);
 	scsi_lba_lock_drop(lu, cmd);
 	if (cmd->started)
 		lu->ts.running--;
@@ -426,8 +426,10 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 		return;
 	/* The transport may release the command from its callback: the room it frees waits for the end. */
 	scsi_resources_enter(res);
-	if (lu)
+	if (lu) {
+		cmd->done_ns = scsi_device_now(lu->dev);
 		scsi_fault_cmd_done(cmd);
+	}
 	leave_task_set(cmd);
 	cmd->state = SCSI_CMD_STATE_DONE;
 	tmf = cmd->tmf_wait;

@@ -75,6 +75,8 @@ struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *e
 
 static void lu_destroy(struct scsi_lu *lu)
 {
+	if (lu->ts.waits_for_buffer && lu->dev && lu->dev->res && lu->dev->res->lus_waiting)
+		lu->dev->res->lus_waiting--; /* task_set.c counts the LUs that wait */
 	scsi_conglomerate_forget(lu);
 	scsi_media_queue_fini(lu);
 	scsi_stats_fini(lu);

@@ -392,6 +392,7 @@ struct scsi_resources {
 	struct scsi_device *devices;
 	unsigned sections;                  /* scheduler sections open (scsi_resources_enter) */
 	bool room_freed;                    /* buffer room came free: the waiting LUs look again */
+	unsigned lus_waiting;               /* LUs whose ts.waits_for_buffer is set (task_set.c); 0: nobody to wake */
 };
 
 struct scsi_nexus {

@@ -534,6 +534,7 @@ struct scsi_cmd {
 	void (*handler_state_free)(void *state);
 	bool copy_abort;                   /* COPY OPERATION ABORT named this copy: it stops before its next piece */
 	uint64_t start_ns;                 /* arrival (scsi_cmd_submit), on the device's clock */
+	uint64_t done_ns;                  /* completion (scsi_cmd_complete), read once for all its counters */
 
 	/* priority and time [core] (docs/architecture.md, "Priority and time") */
 	uint8_t service_level;             /* its rank in the service queues (SCSI_SERVICE_LEVELS) */

@@ -143,7 +143,7 @@ bool scsi_resources_reserve(struct scsi_cmd *cmd)
 /* Every LU of res whose commands wait for buffer room runs its task set (inside a section). */
 static void wake_waiting(struct scsi_resources *res)
 {
-	for (struct scsi_device *dev = res->devices; dev; dev = dev->res_next)
+	for (struct scsi_device *dev = res->devices; dev && res->lus_waiting; dev = dev->res_next)
 		SCSI_DEVICE_FOREACH_LU(dev, lu)
 			if (lu->ts.waits_for_buffer)
 				scsi_task_set_run(lu);
@@ -182,7 +182,14 @@ void scsi_resources_release(struct scsi_cmd *cmd)
 	if (!cmd->buffer_held)
 		return;
 	cmd->buffer_held = 0;
-	/* Room came free: the LUs whose commands wait for it look again, never from inside another pass. */
+	/*
+	 * Room came free: the LUs whose commands wait for it look again, never
+	 * from inside another pass.  With none waiting nothing is walked: a
+	 * completion does not visit every device (a cost per command that grows
+	 * with the daemon's LUs, and in a TCG guest a TLB refill per page touched).
+	 */
+	if (!res->lus_waiting)
+		return;
 	res->room_freed = true;
 	scsi_resources_enter(res);
 	scsi_resources_leave(res);

@@ -104,6 +104,24 @@ static bool wanted_by_older(const struct pass_state *p, const struct scsi_cmd *c
 	return false;
 }
 
+/*
+ * An LU's commands wait for buffer room, or no longer: counted in the
+ * daemon's resources, so that room coming free wakes the LUs only when one
+ * waits (resources.c).  Only an LU with resources can wait for room.
+ */
+static void set_waits_for_buffer(struct scsi_lu *lu, bool waits)
+{
+	struct scsi_resources *res = lu->dev->res;
+
+	if (lu->ts.waits_for_buffer == waits)
+		return;
+	lu->ts.waits_for_buffer = waits;
+	if (res && waits)
+		res->lus_waiting++;
+	else if (res && res->lus_waiting)
+		res->lus_waiting--;
+}
+
 /* Whether a WAIT_START command may start now; plans its lock. */
 static bool may_start(struct scsi_lu *lu, struct scsi_cmd *cmd, const struct pass_state *p, bool *lock_wait)
 {
@@ -124,7 +142,7 @@ static bool may_start(struct scsi_lu *lu, struct scsi_cmd *cmd, const struct pas
 		return false;
 	}
 	if (!scsi_resources_reserve(cmd)) {
-		lu->ts.waits_for_buffer = true;
+		set_waits_for_buffer(lu, true);
 		return false;
 	}
 	return true;
@@ -135,7 +153,7 @@ static void pass(struct scsi_lu *lu)
 	struct pass_state p = { .removals = lu->ts.removals };
 	struct scsi_cmd *cmd;
 
-	lu->ts.waits_for_buffer = false;
+	set_waits_for_buffer(lu, false);
 	for (cmd = lu->ts.head; cmd; cmd = lu->ts.cursor) {
 		enum scsi_task_attr attr = effective_attr(cmd);
 		bool quiesce = cmd->op && (cmd->op->flags & OP_QUIESCE) && !cmd->quiesce_released;
@@ -154,7 +172,7 @@ static void pass(struct scsi_lu *lu)
 			if (scsi_resources_reserve(cmd))
 				scsi_cmd_request_data_out(cmd); /* may complete it: cmd is not touched below */
 			else
-				lu->ts.waits_for_buffer = true;
+				set_waits_for_buffer(lu, true);
 		} else if (cmd->state == SCSI_CMD_STATE_WAIT_START) {
 			if (may_start(lu, cmd, &p, &lock_wait)) {
 				scsi_cmd_start(cmd); /* may complete it: cmd is not touched below */

@@ -258,7 +258,7 @@ static void count(struct scsi_cmd *cmd)
 	}
 	e = log->errors[dir];
 	if (cmd->status == SCSI_STATUS_GOOD || cmd->status == SCSI_STATUS_CONDITION_MET) {
-		uint64_t ms = (scsi_device_now(lu->dev) - cmd->start_ns) / 1000000u;
+		uint64_t ms = (cmd->done_ns - cmd->start_ns) / 1000000u;
 
 		e[SPC_ERR_BYTES] += bytes;
 		if (dir == SPC_ERR_READ) {

@@ -167,40 +167,60 @@ rread() {
 switches() {
 	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
 }
-# rread_counted DISK DEPTH PID: rread, then the context switches of PID's threads per command
-# (fio's ramp and run: IOPS x 4 s), to tell where a target's time goes between the system calls.
+# ticks PID: the CPU time of the process so far, user + system of all its threads, in clock ticks
+# (proc(5), /proc/PID/stat fields 14 and 15).
+ticks() {
+	awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null || echo 0
+}
+# rread_counted DISK DEPTH PID: rread, then the context switches of PID's threads per command and
+# PID's CPU time per command in us (fio's ramp and run: IOPS x 4 s).  The CPU time says what a
+# target costs the guest's one vCPU, which the IOPS of one short run (the vCPU shared with fio
+# and the kernel) says with the noise of the boot.
 rread_counted() {
-	local before after out
+	local before after t0 t1 out hz
+	hz=$(getconf CLK_TCK)
 	before=$(switches "$3")
+	t0=$(ticks "$3")
 	out=$(rread "$1" "$2")
+	t1=$(ticks "$3")
 	after=$(switches "$3")
-	echo "$out $(awk -v d=$((after - before)) -v i="${out%% *}" 'BEGIN { printf "%.2f", i ? d / (i * 4) : 0 }')"
+	echo "$out $(awk -v d=$((after - before)) -v t=$((t1 - t0)) -v hz="$hz" -v i="${out%% *}" \
+		'BEGIN { if (i) printf "%.2f %.1f", d / (i * 4), t * 1e6 / hz / (i * 4); else print "0 0" }')"
 }
 spid=$(cat /run/sbcemud.pid)
 info "threads: sbcemud $(ls /proc/"$spid"/task | wc -l), tcmu-runner $(ls /proc/"$rpid"/task 2>/dev/null | wc -l);" \
 	"sched_autogroup_enabled $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo -)"
+# mean2 "A1 B1 ..." "A2 B2 ...": the field-by-field mean of two measurements.
+mean2() {
+	awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x); split(b, y); for (i = 1; i <= n; i++) printf "%s%.2f", (i > 1 ? " " : ""), (x[i] + y[i]) / 2 }'
+}
 for qd in 1 16; do
-	step "fio randread 4k iodepth=$qd: $conv (sbcemu), $peer (tcmu-runner)"
+	step "fio randread 4k iodepth=$qd: $conv (sbcemu), $peer (tcmu-runner), twice each (ABBA)"
+	# A B B A: each target once first and once last, so a drift of the guest over the four
+	# runs (page cache, timers, the host's load) weighs on both alike; the means are reported.
 	if [ "$qd" = 1 ]; then
-		s=$(rread_counted "$conv" "$qd" "$spid")
-		r=$(rread_counted "$peer" "$qd" "$rpid")
+		s1=$(rread_counted "$conv" "$qd" "$spid")
+		r1=$(rread_counted "$peer" "$qd" "$rpid")
+		r2=$(rread_counted "$peer" "$qd" "$rpid")
+		s2=$(rread_counted "$conv" "$qd" "$spid")
 	else
-		r=$(rread_counted "$peer" "$qd" "$rpid")
-		s=$(rread_counted "$conv" "$qd" "$spid")
+		r1=$(rread_counted "$peer" "$qd" "$rpid")
+		s1=$(rread_counted "$conv" "$qd" "$spid")
+		s2=$(rread_counted "$conv" "$qd" "$spid")
+		r2=$(rread_counted "$peer" "$qd" "$rpid")
 	fi
-	read -r s_iops s_clat s_lat s_cs <<<"$s"
-	read -r r_iops r_clat r_lat r_cs <<<"$r"
+	info "TCMU QD$qd runs (IOPS clat lat switches CPU): sbcemu [$s1] [$s2], tcmu-runner [$r1] [$r2]"
+	read -r s_iops s_clat s_lat s_cs s_cpu <<<"$(mean2 "$s1" "$s2")"
+	read -r r_iops r_clat r_lat r_cs r_cpu <<<"$(mean2 "$r1" "$r2")"
 	info "TCMU QD$qd context switches per command: sbcemud ${s_cs:-?}, tcmu-runner ${r_cs:-?}"
 	value "rread_qd${qd}_iops_sbcemu" "${s_iops:-}"
 	value "rread_qd${qd}_clat_us_sbcemu" "${s_clat:-}"
 	value "rread_qd${qd}_lat_us_sbcemu" "${s_lat:-}"
+	value "rread_qd${qd}_cpu_us_sbcemu" "${s_cpu:-}"
 	value "rread_qd${qd}_iops_tcmu_runner" "${r_iops:-}"
 	value "rread_qd${qd}_clat_us_tcmu_runner" "${r_clat:-}"
 	value "rread_qd${qd}_lat_us_tcmu_runner" "${r_lat:-}"
-	info "TCMU 4 KiB random read QD$qd: sbcemu ${s_iops:-?} IOPS clat ${s_clat:-?} us (lat ${s_lat:-?})," \
-		"tcmu-runner($PEER) ${r_iops:-?} IOPS clat ${r_clat:-?} us (lat ${r_lat:-?})," \
-		"ratio $(awk -v a="${s_iops:-0}" -v b="${r_iops:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" \
-		"(IOPS sbcemu/tcmu-runner; clat $(awk -v a="${s_clat:-0}" -v b="${r_clat:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }'))"
+	value "rread_qd${qd}_cpu_us_tcmu_runner" "${r_cpu:-}"
 done
 value rread_peer "$PEER"
 exit 0

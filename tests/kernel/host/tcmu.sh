@@ -10,12 +10,12 @@ tcmu_positive() {
 }
 
 host_tcmu_runner() {
-	local qd who m v peer s_iops s_clat s_lat r_iops r_clat r_lat
+	local qd who m v peer s_iops s_clat s_lat s_cpu r_iops r_clat r_lat r_cpu
 	peer=$(res tcmu_runner.rread_peer)
 	expect "the tcmu-runner peer of the read comparison" "qcow raw" "$peer"
 	for qd in 1 16; do
 		for who in sbcemu tcmu_runner; do
-			for m in iops clat_us lat_us; do
+			for m in iops clat_us lat_us cpu_us; do
 				v=$(res "tcmu_runner.rread_qd${qd}_${m}_$who")
 				tcmu_positive "$v"
 				expect_true "4 KiB random read QD$qd: $who's $m is reported and above zero ('$v')"
@@ -27,11 +27,16 @@ host_tcmu_runner() {
 		r_clat=$(res "tcmu_runner.rread_qd${qd}_clat_us_tcmu_runner")
 		s_lat=$(res "tcmu_runner.rread_qd${qd}_lat_us_sbcemu")
 		r_lat=$(res "tcmu_runner.rread_qd${qd}_lat_us_tcmu_runner")
+		s_cpu=$(res "tcmu_runner.rread_qd${qd}_cpu_us_sbcemu")
+		r_cpu=$(res "tcmu_runner.rread_qd${qd}_cpu_us_tcmu_runner")
 		echo "  ${label:-?}/tcmu/tcmu_runner: TCMU 4 KiB random read QD$qd (fio in the guest, TCG):" \
 			"sbcemu ${s_iops:-?} IOPS clat ${s_clat:-?} us (lat ${s_lat:-?}), tcmu-runner(${peer:-?})" \
 			"${r_iops:-?} IOPS clat ${r_clat:-?} us (lat ${r_lat:-?}), IOPS ratio" \
 			"$(awk -v a="${s_iops:-0}" -v b="${r_iops:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }'), clat ratio" \
-			"$(awk -v a="${s_clat:-0}" -v b="${r_clat:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }') (sbcemu/tcmu-runner)"
+			"$(awk -v a="${s_clat:-0}" -v b="${r_clat:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }'), target CPU per" \
+			"command ${s_cpu:-?} / ${r_cpu:-?} us, ratio" \
+			"$(awk -v a="${s_cpu:-0}" -v b="${r_cpu:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }') (sbcemu/tcmu-runner; means of" \
+			"two runs each, ABBA)"
 	done
 	echo "  ${label:-?}/tcmu/tcmu_runner: TCMU 4 KiB random read/write QD16 IOPS:" \
 		"sbcemu $(res tcmu_runner.iops_sbcemu), tcmu-runner(file_zbc) $(res tcmu_runner.iops_tcmu_runner)"

@@ -9,7 +9,7 @@ SUITE_TARGET=none
 SUITE_CONFIG=tcmu.ini           # the guest's sbcemud configuration, next to this file
 SUITE_LUNS=""
 SUITE_CHECKS="tcmu tcmu_restart"
-# The comparison with tcmu-runner (docs/performance.md) takes 80 s a kernel:
+# The comparison with tcmu-runner (docs/performance.md) takes 100 s a kernel:
 # it runs on the kernels named in SBCE_TCMU_RUNNER_KERNELS (default 6.1,
 # Debian 12's own; "all" for every kernel), so the test command keeps within
 # its time.  run_suite has set $kernel.

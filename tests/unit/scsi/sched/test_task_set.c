@@ -311,11 +311,14 @@ START_TEST(buffer_room_waits)
 	scsi_resources_usage(res, &commands, &bytes);
 	ck_assert_uint_eq(commands, 2);
 	ck_assert_uint_eq(bytes, 16 * BS);
+	ck_assert_uint_eq(res->lus_waiting, 1); /* b's LU waits for room: the one a completion wakes */
 	manual_executor_run(&mex, 1); /* a completes and is released (the harness releases at once) */
 	harness_expect_good(&a);
 	ck_assert_uint_eq(started(), 1); /* b */
+	ck_assert_uint_eq(res->lus_waiting, 0);
 	manual_executor_run(&mex, 1);
 	harness_expect_good(&b);
+	ck_assert(!res->room_freed); /* b's release found no LU waiting: nothing walked */
 	scsi_resources_usage(res, &commands, &bytes);
 	ck_assert_uint_eq(commands, 0);
 	ck_assert_uint_eq(bytes, 0);
