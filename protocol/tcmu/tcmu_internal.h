@@ -63,11 +63,18 @@ struct tcmu_task {
 	LIST_ENTRY(tcmu_task) link;     /* dev->tasks */
 	uint16_t cmd_id;
 	uint64_t data_len;              /* the data buffers' length */
-	struct iovec *piece;            /* Data-Out handed to the core (a slice of iov for streamed pieces) */
+	struct iovec *piece;            /* Data-Out handed to the core (a slice of iov), after iov[iov_room] */
 	unsigned npiece;
 	unsigned iovcnt;
-	struct iovec iov[];             /* the data buffers, in the data area */
+	unsigned iov_room;              /* iovecs the allocation has room for (a cached task is reused when enough) */
+	struct tcmu_task *cache_next;   /* tcmu_server.task_cache */
+	struct iovec iov[];             /* the data buffers, in the data area; then room for as many pieces */
 };
+
+/* Freed tasks kept for the next commands (device.c), at most this many per server. */
+#define TCMU_TASK_CACHE_MAX 64
+/* Iovecs a new task has room for at least, so that a cached one fits most commands. */
+#define TCMU_TASK_IOV_MIN 8
 
 /* Where the kernel's files are (the tests point them at a directory of their own). */
 struct tcmu_paths {
@@ -78,6 +85,8 @@ struct tcmu_paths {
 
 struct tcmu_server {
 	struct ev_loop *loop;
+	struct tcmu_task *task_cache;   /* freed tasks, for the next commands of any device */
+	unsigned task_cache_len;
 	char subtype[64];
 	struct tcmu_handler h;
 	struct tcmu_paths paths;

@@ -265,6 +265,9 @@ END_TEST
 /*
  * Data buffers in several iovecs (the data area's blocks are not adjacent):
  * WRITE(10) takes Data-Out from every piece, READ(10) fills every piece.
+ * The tasks are cached (device.c, task_alloc): one with room for fewer
+ * iovecs is not reused for 16, one with room for 16 is, and its data
+ * buffers are the new command's.
  */
 START_TEST(data_in_several_iovecs)
 {
@@ -275,15 +278,19 @@ START_TEST(data_in_several_iovecs)
 	start(64 * 1024, 64, ALL_CAPS, false);
 	K.fragment = true;
 	consume_power_on();
+	ck_assert_uint_eq(srv->task_cache_len, 1); /* the TEST UNIT READY's, room for TCMU_TASK_IOV_MIN */
 	for (unsigned i = 0; i < LEN; i++)
 		out[i] = (uint8_t)(i * 7 + i / 512);
 	w = queue_rw10(0x2a, 100, LEN / 512, out);
 	ck_assert_int_ge(w, 0);
 	ck_assert_uint_eq(run(), 1);
 	assert_good(w);
+	ck_assert_uint_eq(srv->task_cache_len, 2); /* 16 iovecs did not fit the cached task: a new one */
+	ck_assert_uint_eq(srv->task_cache->iov_room, 16);
 	r = queue_rw10(0x28, 100, LEN / 512, NULL);
 	ck_assert_uint_eq(run(), 1);
 	assert_good(r);
+	ck_assert_uint_eq(srv->task_cache_len, 2); /* the WRITE's task served the READ */
 	ck_assert_uint_eq(K.cmd[r].read_len, LEN);
 	fk_data(&K, (uint16_t)r, in, LEN);
 	ck_assert_int_eq(memcmp(in, out, LEN), 0);
