@@ -112,6 +112,8 @@ struct be_rbd {
 	struct rbd_beat *beat; /* this node's heartbeat and the others' (be_rbd_beat.c); NULL without a note */
 	struct fence_watch *watches; /* [watch_lock] its watches of the state object (fence_watch_start) */
 	struct rbd_asks *asks; /* the waiting clients' questions, while it holds the image (be_rbd_ask.c) */
+	struct rbd_asks *tells; /* the holder's notices, while it waits (be_rbd_ask.c) */
+	struct rbd_listen *listen; /* its watch for them while it waits: the later thread's, then release's */
 };
 
 #define LATER_RETRY_S 5
@@ -470,6 +472,8 @@ static void release(struct be_rbd *r)
 	pthread_mutex_destroy(&r->peek_lock);
 	later_free(r->later);
 	rbd_asks_free(r->asks);
+	rbd_listen_stop(r->listen);
+	rbd_asks_free(r->tells);
 	blobs_free(r->blobs);
 	pthread_mutex_destroy(&r->blobs_lock);
 	free(r);
@@ -1152,26 +1156,41 @@ static int be_rbd_ask_holder(struct backend *be, const uint8_t *req, size_t len,
 	pthread_mutex_lock(&r->peek_lock);
 	rc = peek_connect(r);
 	if (rc == 0)
-		rc = rbd_ask(r->peek->ioctx, r->peek->state_oid, req, len, reply, reply_len);
+		rc = rbd_ask(r->peek->ioctx, r->peek->state_oid, RBD_ASK_TAG, req, len, reply, reply_len);
 	if (rc < 0 && rc != -ENOTCONN && rc != -ENOMEM && rc != -EMSGSIZE && r->peek)
 		peek_drop(r);
 	pthread_mutex_unlock(&r->peek_lock);
 	return rc;
 }
 
+/* Holding the image: a notice to the clients that wait for it (be_rbd_ask.c, rbd_tell). */
+static int be_rbd_tell_peers(struct backend *be, const uint8_t *msg, size_t len)
+{
+	struct be_rbd *r = be_rbd_from(be);
+
+	if (!usable(r) || !r->state_oid[0])
+		return -ENOTCONN;
+	return seen(r, rbd_tell(ioctx_of(r), r->state_oid, msg, len));
+}
+
+/* The questions kept while it holds the image, and the notices kept while it waits. */
 static void be_rbd_serve(struct backend *be, void (*arrived)(void *arg), void *arg)
 {
 	rbd_asks_serve(be_rbd_from(be)->asks, arrived, arg);
+	rbd_asks_serve(be_rbd_from(be)->tells, arrived, arg);
 }
 
 static int be_rbd_take_request(struct backend *be, uint8_t **req, size_t *len, void **token)
 {
-	return rbd_asks_take(be_rbd_from(be)->asks, req, len, token);
+	int rc = rbd_asks_take(be_rbd_from(be)->asks, req, len, token);
+
+	return rc == -ENOENT ? rbd_asks_take(be_rbd_from(be)->tells, req, len, token) : rc;
 }
 
 static void be_rbd_answer(struct backend *be, void *token, const uint8_t *reply, size_t len)
 {
-	rbd_asks_answer(be_rbd_from(be)->asks, token, reply, len);
+	if (!rbd_asks_answer(be_rbd_from(be)->asks, token, reply, len))
+		rbd_asks_answer(be_rbd_from(be)->tells, token, reply, len);
 }
 
 static int be_rbd_holder_note(struct backend *be, char *buf, size_t len)
@@ -1220,6 +1239,7 @@ static const struct backend_ops be_rbd_ops = {
 	.holder_note = be_rbd_holder_note,
 	.peer_alive = be_rbd_peer_alive,
 	.ask_holder = be_rbd_ask_holder,
+	.tell_peers = be_rbd_tell_peers,
 	.serve = be_rbd_serve,
 	.take_request = be_rbd_take_request,
 	.answer = be_rbd_answer,
@@ -1455,7 +1475,7 @@ static struct backend *be_rbd_open(const struct be_rbd_params *p, uint64_t size,
 	pthread_mutex_init(&r->blobs_lock, NULL);
 	pthread_mutex_init(&r->peek_lock, NULL);
 	if (!read_only)
-		r->asks = rbd_asks_new(); /* NULL: none is answered, as if nobody held the image */
+		r->asks = rbd_asks_new(RBD_ASK_TAG); /* NULL: none is answered, as if nobody held the image */
 	if (connect_pool(r, p, err, errlen) < 0 || open_image(r, p, size, read_only, err, errlen) < 0 ||
 	    (!read_only && (take_lock(r, p, false, err, errlen) < 0 || leave_note(r, p, err, errlen) < 0)) ||
 	    load_blobs(r, p, err, errlen) < 0) {
@@ -1543,7 +1563,22 @@ static void *later_thread(void *p)
 		if (l->stop)
 			break;
 		pthread_mutex_unlock(&l->lock);
+		/* Waiting: the holder's notices are heard (a watch of the state object; again if it failed or broke). */
+		if (rbd_listen_broken(r->listen)) {
+			rbd_listen_stop(r->listen);
+			r->listen = NULL;
+		}
+		if (r->tells && !r->listen) {
+			char oid[sizeof(r->state_oid)];
+
+			snprintf(oid, sizeof(oid), "sbcemu_state.%s", l->p.image);
+			r->listen = rbd_listen_start(&l->p, oid, r->tells);
+		}
 		opened = later_attempt(r);
+		if (opened) {
+			rbd_listen_stop(r->listen); /* the holder sends them */
+			r->listen = NULL;
+		}
 		pthread_mutex_lock(&l->lock);
 		if (opened) {
 			__atomic_store_n(&l->ready, true, __ATOMIC_RELEASE);
@@ -1649,8 +1684,10 @@ static struct backend *be_rbd_open_later(const struct be_rbd_params *p, uint64_t
 	r->later = l;
 	pthread_mutex_init(&r->blobs_lock, NULL);
 	pthread_mutex_init(&r->peek_lock, NULL);
-	if (!read_only)
-		r->asks = rbd_asks_new(); /* NULL: none is answered, as if nobody held the image */
+	if (!read_only) {
+		r->asks = rbd_asks_new(RBD_ASK_TAG); /* NULL: none is answered, as if nobody held the image */
+		r->tells = rbd_asks_new(RBD_TELL_TAG); /* NULL: no notice is heard */
+	}
 	l->running = true;
 	if (pthread_create(&l->thread, NULL, later_thread, r) != 0) {
 		release(r);

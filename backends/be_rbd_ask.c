@@ -11,12 +11,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "be_rbd_ask.h"
+#include "be_rbd_beat.h" /* rbd_connect_pool */
 
-#define ASK_TAG "SBCEASK1"
 #define ASK_TAG_LEN 8
 #define ASK_MAX (64u << 10)
 #define OID_MAX 300
@@ -31,6 +32,7 @@ struct kept {
 };
 
 struct rbd_asks {
+	char tag[ASK_TAG_LEN];      /* the notifications kept: those whose payload starts with it */
 	pthread_mutex_t lock;
 	void (*arrived)(void *arg); /* [lock] NULL: not serving */
 	void *arg;
@@ -38,12 +40,13 @@ struct rbd_asks {
 	struct kept *taken;         /* [lock] taken, not answered */
 };
 
-struct rbd_asks *rbd_asks_new(void)
+struct rbd_asks *rbd_asks_new(const char *tag)
 {
 	struct rbd_asks *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
+	memcpy(a->tag, tag, ASK_TAG_LEN);
 	pthread_mutex_init(&a->lock, NULL);
 	a->tail = &a->head;
 	return a;
@@ -74,7 +77,7 @@ bool rbd_asks_arrived(struct rbd_asks *a, rados_ioctx_t io, const char *oid, uin
 	struct kept *k;
 	bool kept = false;
 
-	if (!a || len < ASK_TAG_LEN || len > ASK_MAX || memcmp(data, ASK_TAG, ASK_TAG_LEN) != 0)
+	if (!a || len < ASK_TAG_LEN || len > ASK_MAX || memcmp(data, a->tag, ASK_TAG_LEN) != 0)
 		return false;
 	pthread_mutex_lock(&a->lock);
 	if (a->arrived && strlen(oid) < OID_MAX && (k = calloc(1, sizeof(*k) + len - ASK_TAG_LEN))) {
@@ -128,12 +131,12 @@ int rbd_asks_take(struct rbd_asks *a, uint8_t **req, size_t *len, void **token)
 	return rc;
 }
 
-void rbd_asks_answer(struct rbd_asks *a, void *token, const uint8_t *reply, size_t len)
+bool rbd_asks_answer(struct rbd_asks *a, void *token, const uint8_t *reply, size_t len)
 {
 	struct kept **pp, *k = NULL;
 
 	if (!a)
-		return;
+		return false;
 	pthread_mutex_lock(&a->lock);
 	for (pp = &a->taken; *pp; pp = &(*pp)->next)
 		if (*pp == token) {
@@ -143,13 +146,46 @@ void rbd_asks_answer(struct rbd_asks *a, void *token, const uint8_t *reply, size
 		}
 	pthread_mutex_unlock(&a->lock);
 	if (!k)
-		return;
+		return false;
 	/* librados sends the acknowledgement and returns (IoCtxImpl::notify_ack waits for nothing). */
-	(void)rados_notify_ack(k->io, k->oid, k->notify_id, k->cookie, (const char *)reply, (int)len);
+	if (k->io)
+		(void)rados_notify_ack(k->io, k->oid, k->notify_id, k->cookie, (const char *)reply, (int)len);
 	free(k);
+	return true;
 }
 
-int rbd_ask(rados_ioctx_t io, const char *oid, const uint8_t *req, size_t len, uint8_t **reply, size_t *reply_len)
+void rbd_asks_forget_io(struct rbd_asks *a, rados_ioctx_t io)
+{
+	struct kept *k, **pp, *acked = NULL;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	for (pp = &a->head; (k = *pp);) {
+		if (k->io != io) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		k->next = acked;
+		acked = k;
+	}
+	a->tail = &a->head;
+	while (*a->tail)
+		a->tail = &(*a->tail)->next;
+	for (k = a->taken; k; k = k->next)
+		if (k->io == io)
+			k->io = NULL; /* its answer, when it comes, is sent to nobody */
+	pthread_mutex_unlock(&a->lock);
+	for (k = acked; k; k = acked) {
+		acked = k->next;
+		(void)rados_notify_ack(k->io, k->oid, k->notify_id, k->cookie, NULL, 0);
+		free(k);
+	}
+}
+
+int rbd_ask(rados_ioctx_t io, const char *oid, const char *tag, const uint8_t *req, size_t len, uint8_t **reply,
+	    size_t *reply_len)
 {
 	char *buf = malloc(ASK_TAG_LEN + len), *out = NULL;
 	struct notify_ack_t *acks = NULL;
@@ -165,7 +201,7 @@ int rbd_ask(rados_ioctx_t io, const char *oid, const uint8_t *req, size_t len, u
 		free(buf);
 		return -EMSGSIZE;
 	}
-	memcpy(buf, ASK_TAG, ASK_TAG_LEN);
+	memcpy(buf, tag, ASK_TAG_LEN);
 	memcpy(buf + ASK_TAG_LEN, req, len);
 	rc = rados_notify2(io, oid, buf, (int)(ASK_TAG_LEN + len), RBD_ASK_TIMEOUT_MS, &out, &out_len);
 	free(buf);
@@ -188,6 +224,100 @@ int rbd_ask(rados_ioctx_t io, const char *oid, const uint8_t *req, size_t len, u
 	} else if (rc == 0 || rc == -ETIMEDOUT) {
 		rc = -ENOTCONN;
 	}
+	if (out)
+		rados_buffer_free(out);
+	return rc;
+}
+
+/* ---- a waiting client's watch ---- */
+
+struct rbd_listen {
+	rados_t cluster;
+	rados_ioctx_t ioctx;
+	uint64_t cookie;
+	char oid[OID_MAX];
+	struct rbd_asks *tells;
+	bool broken; /* [atomic] the watch broke: rbd_listen_broken */
+};
+
+/* librados's thread: a notification of the state object, seen by a waiting client. */
+static void listen_notify(void *arg, uint64_t notify_id, uint64_t cookie, uint64_t notifier_id, void *data,
+			  size_t len)
+{
+	struct rbd_listen *l = arg;
+
+	(void)notifier_id;
+	if (!rbd_asks_arrived(l->tells, l->ioctx, l->oid, notify_id, cookie, data, len))
+		(void)rados_notify_ack(l->ioctx, l->oid, notify_id, cookie, NULL, 0);
+}
+
+/* librados's thread: the watch broke.  The notices sent until it is made again are lost (their notify times out). */
+static void listen_error(void *arg, uint64_t cookie, int err)
+{
+	struct rbd_listen *l = arg;
+
+	(void)cookie;
+	(void)err;
+	__atomic_store_n(&l->broken, true, __ATOMIC_RELEASE);
+}
+
+bool rbd_listen_broken(const struct rbd_listen *l)
+{
+	return l && __atomic_load_n(&l->broken, __ATOMIC_ACQUIRE);
+}
+
+struct rbd_listen *rbd_listen_start(const struct be_rbd_params *p, const char *oid, struct rbd_asks *tells)
+{
+	struct rbd_listen *l = calloc(1, sizeof(*l));
+	char err[512];
+
+	if (!l || strlen(oid) >= OID_MAX) {
+		free(l);
+		return NULL;
+	}
+	snprintf(l->oid, sizeof(l->oid), "%s", oid);
+	l->tells = tells;
+	if (rbd_connect_pool(p, &l->cluster, &l->ioctx, err, sizeof(err)) < 0 ||
+	    rados_watch3(l->ioctx, l->oid, &l->cookie, listen_notify, listen_error, 0, l) < 0) {
+		if (l->ioctx)
+			rados_ioctx_destroy(l->ioctx);
+		if (l->cluster)
+			rados_shutdown(l->cluster);
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void rbd_listen_stop(struct rbd_listen *l)
+{
+	if (!l)
+		return;
+	(void)rados_unwatch2(l->ioctx, l->cookie);
+	(void)rados_watch_flush(l->cluster); /* no callback runs any more */
+	rbd_asks_forget_io(l->tells, l->ioctx);
+	rados_ioctx_destroy(l->ioctx);
+	rados_shutdown(l->cluster);
+	free(l);
+}
+
+int rbd_tell(rados_ioctx_t io, const char *oid, const uint8_t *msg, size_t len)
+{
+	char *buf = malloc(ASK_TAG_LEN + len), *out = NULL;
+	size_t out_len = 0;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	if (len > ASK_MAX - ASK_TAG_LEN) {
+		free(buf);
+		return -EMSGSIZE;
+	}
+	memcpy(buf, RBD_TELL_TAG, ASK_TAG_LEN);
+	memcpy(buf + ASK_TAG_LEN, msg, len);
+	/* Returns once every watcher acknowledged it (or RBD_TELL_TIMEOUT_MS passed: -ETIMEDOUT). */
+	rc = rados_notify2(io, oid, buf, (int)(ASK_TAG_LEN + len), RBD_TELL_TIMEOUT_MS, &out, &out_len);
+	free(buf);
 	if (out)
 		rados_buffer_free(out);
 	return rc;

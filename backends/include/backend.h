@@ -170,10 +170,16 @@ struct backend_ops {
 	 * waits (at most a few seconds) for its answer, in *reply (malloc)
 	 * and *reply_len: 0; -ENOTCONN when no holder answered, or the store's
 	 * error.  A worker's call.
+	 * tell_peers: sends msg to every client that waits for the medium this
+	 * one holds and waits (at most a few seconds) until each has answered
+	 * it (they answer once they acted on it): 0; -ETIMEDOUT when one did
+	 * not, -ENOTCONN when this client does not hold the medium, or the
+	 * store's error.  A worker's call.
 	 * serve: from now on (arrived NULL: no longer), a message sent to this
-	 * client while it holds the medium is kept for take_request and
-	 * arrived(arg) is called, on any thread; once serve(be, NULL, NULL)
-	 * returns, arrived is never called again.
+	 * client while it holds the medium (ask_holder), or while it waits for
+	 * it (tell_peers), is kept for take_request and arrived(arg) is called,
+	 * on any thread; once serve(be, NULL, NULL) returns, arrived is never
+	 * called again.
 	 * take_request: the oldest message kept: 0 with *req (malloc), *len
 	 * and *token for answer; -ENOENT when none.  No I/O: any thread.
 	 * answer: sends reply for token (len 0: an empty answer) and forgets
@@ -182,6 +188,7 @@ struct backend_ops {
 	 * All NULL: not offered.
 	 */
 	int (*ask_holder)(struct backend *be, const uint8_t *req, size_t len, uint8_t **reply, size_t *reply_len);
+	int (*tell_peers)(struct backend *be, const uint8_t *msg, size_t len);
 	void (*serve)(struct backend *be, void (*arrived)(void *arg), void *arg);
 	int (*take_request)(struct backend *be, uint8_t **req, size_t *len, void **token);
 	void (*answer)(struct backend *be, void *token, const uint8_t *reply, size_t len);

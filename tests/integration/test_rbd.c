@@ -755,6 +755,44 @@ static void forwarded_prout(struct iscsi_context *hb, struct itest_daemon *b)
 }
 
 /*
+ * A unit attention a reservation change on the holder establishes for an
+ * I_T nexus of node B reaches it there (spc_pr_peer.c, the notice): a third
+ * initiator registers through B, the host preempts that registration
+ * through A, and the third initiator's next command through B gets 06/2A/05
+ * REGISTRATIONS PREEMPTED (SPC-4 5.13.11.4.3: "establish a unit attention
+ * condition for the initiator port associated with every I_T nexus that
+ * lost its registration"), before B's standby answer; the host's own I_T
+ * nexus through B (not preempted) gets none.  On entry the host holds key
+ * ABC0FFEEh and a Write Exclusive reservation.
+ */
+static void ua_through_b(struct iscsi_context *ha, struct iscsi_context *hb, struct itest_daemon *b)
+{
+	const char *third = "iqn.2026-12.org.sbcemu:itest-initiator-3";
+	uint8_t tur[6] = { 0 };
+	struct iscsi_context *s3 = itest_session(b, third, 1);
+	char out[256];
+
+	if (!itest_ok(s3 != NULL, "a third initiator logs in to node B again", "no session"))
+		return;
+	itest_clear_ua(s3, 1);
+	prout1(s3, "node B: the third initiator REGISTERs 7777h (run by the holder) -> GOOD", 0x00, 0, 0, 0x7777);
+	itest_expect_cmd(hb, 1, "node B: the host's TEST UNIT READY -> 02/04/0B (nothing pending for it)", tur, 6,
+			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	prout1(ha, "node A: the host PREEMPTs 7777h (SERVICE ACTION RESERVATION KEY 7777h) -> GOOD", 0x04, 0x01,
+	       0xabc0ffee, 0x7777);
+	itest_ok(read_keys(hb, out, sizeof(out)) && strcmp(out, "abc0ffee 5678") == 0,
+		 "node B: READ KEYS -> 7777h is gone", "%s", out);
+	itest_expect_cmd(s3, 1, "node B: the third initiator's TEST UNIT READY -> 06/2A/05 REGISTRATIONS PREEMPTED, "
+			 "established on node B by the holder's notice", tur, 6, ITEST_NONE, NULL, 0, 0,
+			 EXPECT_SENSE(0x06, 0x2a, 0x05), NULL);
+	itest_expect_cmd(s3, 1, "node B: ... then -> 02/04/0B (the unit attention was reported once)", tur, 6,
+			 ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	itest_expect_cmd(hb, 1, "node B: the host's TEST UNIT READY -> 02/04/0B (its registration was not preempted: "
+			 "no unit attention)", tur, 6, ITEST_NONE, NULL, 0, 0, EXPECT_SENSE(0x02, 0x04, 0x0b), NULL);
+	itest_close(s3);
+}
+
+/*
  * rbd_unavailable = standby: node A (group 1) has the image, node B (group
  * 2) waits in standby (SPC-4 5.15.2.4.4: 02/04/0B; SET TARGET PORT GROUPS
  * to active: 04/67/0A, as tcmu-runner answers when its lock cannot be had)
@@ -840,6 +878,7 @@ static void standby_and_failover(void)
 		 "node B in standby: READ KEYS right after -> both keys (read from the image's state, not a copy)", "%s",
 		 out);
 	forwarded_prout(hb, &b);
+	ua_through_b(ha, hb, &b);
 	same_groups_through_both(ha, hb, "1:0:1 2:2:2", "REPORT TARGET PORT GROUPS through node A and node B: the "
 				 "same, group 1 (A, port 1) active/optimized, group 2 (B, port 2) standby");
 	itest_expect_cmd(hb, 1, "node B: SET TARGET PORT GROUPS to active/optimized -> 04/67/0A (COMMAND FAILED)", stpg,

@@ -600,6 +600,15 @@ void spc_pr_fini(struct scsi_lu *lu);
 void spc_pr_peer_init(struct scsi_lu *lu);
 void spc_pr_peer_stop(struct scsi_lu *lu); /* no question taken any more (scsi_device_stop_peers) */
 void spc_pr_peer_fini(struct scsi_lu *lu);
+/*
+ * spc_pr_peer.c, holding the medium: ua for the I_T nexuses of other nodes
+ * that reg names (but except), into the notice of the command that runs;
+ * take_notice hands that notice over (malloc; NULL: none) and forgets it.
+ */
+struct spc_pr_registration;
+void spc_pr_peer_note_ua(struct scsi_lu *lu, const struct spc_pr_registration *reg, const struct scsi_nexus *except,
+			 enum scsi_ua ua);
+uint8_t *spc_pr_peer_take_notice(struct scsi_lu *lu, size_t *len);
 /* spc_pr.c: true if cmd conflicts with a persistent or SPC-2 reservation. */
 bool spc_reservation_conflict(const struct scsi_cmd *cmd);
 /* spc_pr.c: an I_T nexus is gone (drops SPC-2 reservations it held). */

@@ -113,6 +113,15 @@ int spc_persist_peek(const struct spc_persist_file *f, uint8_t **data, size_t *l
  */
 enum scsi_result spc_persist_cmd(struct scsi_cmd *cmd, struct spc_persist_file *f, uint8_t *image, size_t len,
 				 enum scsi_result (*after)(struct scsi_cmd *cmd));
+/*
+ * The same, and once written, notice (notice_len bytes; ownership passes;
+ * NULL: none) to the nodes that wait for the medium (backend_ops.tell_peers,
+ * spc_pr_peer.c), before after runs: the command completes once they acted
+ * on it, or a few seconds passed.
+ */
+enum scsi_result spc_persist_cmd_notice(struct scsi_cmd *cmd, struct spc_persist_file *f, uint8_t *image,
+					size_t len, enum scsi_result (*after)(struct scsi_cmd *cmd), uint8_t *notice,
+					size_t notice_len);
 /* The same, synchronously on the calling thread (set-up and tests): 0 or a negative errno. */
 int spc_persist_write_now(struct spc_persist_file *f, const uint8_t *image, size_t len);
 

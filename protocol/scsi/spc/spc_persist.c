@@ -164,6 +164,8 @@ struct persist_job {
 	uint64_t gen;
 	uint8_t *image;
 	size_t len;
+	uint8_t *notice; /* for the nodes that wait for the medium, once written (spc_pr_peer.c); NULL: none */
+	size_t notice_len;
 };
 
 static void persist_job_free(void *state)
@@ -171,27 +173,41 @@ static void persist_job_free(void *state)
 	struct persist_job *job = state;
 
 	free(job->image);
+	free(job->notice);
 	free(job);
 }
 
 static void persist_work(struct scsi_cmd *cmd)
 {
 	struct persist_job *job = cmd->handler_state;
+	struct backend *be = cmd->lu->backend;
 	int rc = write_generation(job->file, job->gen, job->image, job->len);
 
 	if (rc != 0)
 		scsi_cmd_fail_errno(cmd, rc, true);
+	else if (job->notice && be->ops->tell_peers)
+		(void)be->ops->tell_peers(be, job->notice, job->notice_len); /* a node that does not answer misses it */
 }
 
 enum scsi_result spc_persist_cmd(struct scsi_cmd *cmd, struct spc_persist_file *f, uint8_t *image, size_t len,
 				 enum scsi_result (*after)(struct scsi_cmd *cmd))
 {
+	return spc_persist_cmd_notice(cmd, f, image, len, after, NULL, 0);
+}
+
+enum scsi_result spc_persist_cmd_notice(struct scsi_cmd *cmd, struct spc_persist_file *f, uint8_t *image,
+					size_t len, enum scsi_result (*after)(struct scsi_cmd *cmd), uint8_t *notice,
+					size_t notice_len)
+{
 	struct persist_job *job = calloc(1, sizeof(*job));
 
 	if (!job) {
 		free(image);
+		free(notice);
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	}
+	job->notice = notice;
+	job->notice_len = notice_len;
 	job->file = f;
 	job->gen = ++f->gen_next;
 	job->image = image;

@@ -109,12 +109,14 @@ bool spc_pr_crh_no_op(const struct scsi_lu *lu, const struct scsi_nexus *nexus)
 	return spc_pr_type_registrants_access(pr->type) && spc_pr_find(pr, nexus) != NULL;
 }
 
+/* The I_T nexuses of other nodes that share the medium learn it too (spc_pr_peer.c). */
 void spc_pr_ua_reg(struct scsi_lu *lu, const struct spc_pr_registration *reg, const struct scsi_nexus *except,
 		   enum scsi_ua ua)
 {
 	for (struct scsi_nexus *n = lu->dev->nexuses; n; n = n->next)
 		if (n != except && spc_pr_reg_matches(reg, n))
 			scsi_ua_establish(n, lu->lun, ua);
+	spc_pr_peer_note_ua(lu, reg, except, ua);
 }
 
 void spc_pr_ua_registrants(struct scsi_lu *lu, const struct scsi_nexus *except, enum scsi_ua ua)
@@ -122,6 +124,8 @@ void spc_pr_ua_registrants(struct scsi_lu *lu, const struct scsi_nexus *except, 
 	for (struct scsi_nexus *n = lu->dev->nexuses; n; n = n->next)
 		if (n != except && spc_pr_find(lu->pr, n))
 			scsi_ua_establish(n, lu->lun, ua);
+	for (const struct spc_pr_registration *r = lu->pr->regs; r; r = r->next)
+		spc_pr_peer_note_ua(lu, r, except, ua);
 }
 
 void spc_pr_unregister(struct scsi_lu *lu, struct spc_pr_registration *reg, const struct scsi_nexus *except)
@@ -389,25 +393,30 @@ corrupt:
 enum scsi_result spc_pr_changed(struct scsi_cmd *cmd)
 {
 	struct spc_pr_state *pr = cmd->lu->pr;
-	uint8_t *img = NULL;
-	size_t len = 0;
+	uint8_t *img = NULL, *notice;
+	size_t len = 0, notice_len;
 
 	/*
 	 * Kept: with APTPL (SPC-4 5.13.5); and always where the backend shares
 	 * the state with the nodes that may take the medium over (docs/rbd.md):
 	 * a failover is not a power loss, so they take every registration.
 	 */
+	notice = spc_pr_peer_take_notice(cmd->lu, &notice_len);
 	if ((pr->aptpl || pr->file.shared) && pr->regs) {
 		img = pr_image(pr, &len);
-		if (!img)
+		if (!img) {
+			free(notice);
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+		}
 		pr->file_present = true;
 	} else if (pr->file_present) {
 		pr->file_present = false; /* APTPL cleared, or nothing left to keep: remove the file */
 	} else {
+		free(notice); /* nothing was registered, so nobody had a unit attention to learn */
 		return SCSI_OK;
 	}
-	return spc_persist_cmd(cmd, &pr->file, img, len, NULL);
+	/* The other nodes learn their unit attentions once the state they follow from is stored. */
+	return spc_persist_cmd_notice(cmd, &pr->file, img, len, NULL, notice, notice_len);
 }
 
 int spc_pr_init(struct scsi_lu *lu)

@@ -380,8 +380,12 @@ enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd)
 	bool all_tg_pt, aptpl;
 
 	/* Another node holds the medium and the reservation state kept with it: it runs the command. */
+	size_t stale_len;
+
 	if (spc_alua_waits_for_backend(lu))
 		return spc_pr_out_forward(cmd);
+	/* The notice for the other nodes (spc_pr_changed) is this command's alone. */
+	free(spc_pr_peer_take_notice(lu, &stale_len));
 	if (lu->spc2_reservation_holder)
 		return conflict(cmd);
 	if (!p || cmd->data_out_len < PROUT_BASIC_LEN)

@@ -20,12 +20,25 @@
  * REGISTER AND MOVE's TransportID is decoded on the holder by a transport of
  * its protocol that the holder's own I_T nexuses came through
  * (scsi_device.codec_of); a holder that has none refuses it as it refuses a
- * TransportID its transport does not take (05/26/00).  Unit attentions the
- * command establishes for
- * I_T nexuses of other nodes (06/2A/03 RESERVATIONS PREEMPTED, 06/2A/04
- * RESERVATIONS RELEASED) are not sent to those nodes.  A holder that does
+ * TransportID its transport does not take (05/26/00).  A holder that does
  * not answer within RBD_ASK_TIMEOUT_MS (be_rbd_ask.h) leaves the command
  * the standby answer, 02/04/0B: a host then uses another path.
+ *
+ * The unit attentions a PERSISTENT RESERVE OUT on the holder establishes
+ * (06/2A/03 RESERVATIONS PREEMPTED, 06/2A/04 RESERVATIONS RELEASED, 06/2A/05
+ * REGISTRATIONS PREEMPTED: SPC-4 5.13) are for I_T nexuses of every node:
+ * the holder establishes them for its own and sends the others a notice
+ * (backend_ops.tell_peers) once the new state is stored; each waiting node
+ * establishes them for its I_T nexuses that the registration named matches,
+ * and answers the notice once it has, so the command's status follows
+ * them.  A node that does not answer within RBD_TELL_TIMEOUT_MS misses them.
+ * Notice (big-endian): byte 0 NOTICE_VERSION, byte 1 the number of unit
+ * attentions U, bytes 2-3 the RELATIVE TARGET PORT IDENTIFIER of the I_T
+ * nexus that sent the command (it gets none), byte 4 its initiator port
+ * name's length N, N bytes of name; then U times: byte 0 the unit attention
+ * (NOTICE_UA_*), byte 1 bit 0 ALL_TG_PT, bytes 2-3 the registration's
+ * RELATIVE TARGET PORT IDENTIFIER, byte 4 name length M, M bytes of its
+ * initiator port name.
  *
  * Question (all fields big-endian): byte 0 version (1), byte 1 PROTOCOL
  * IDENTIFIER, bytes 2-3 RELATIVE TARGET PORT IDENTIFIER, byte 4 name
@@ -50,6 +63,9 @@
 #define PEER_NOT_RUN 0xff
 #define PEER_SENSE_LEN 24
 #define PEER_PARAM_MAX 512
+#define NOTICE_VERSION 0x81
+#define NOTICE_MAX 8192
+enum { NOTICE_UA_RESERVATIONS_PREEMPTED = 1, NOTICE_UA_RESERVATIONS_RELEASED, NOTICE_UA_REGISTRATIONS_PREEMPTED };
 
 /* ---- the waiting node ---- */
 
@@ -154,6 +170,8 @@ struct spc_pr_peer {
 	struct scsi_executor *ex;
 	bool posted;               /* [atomic] job is posted and its done() has not begun */
 	unsigned refs;             /* [atomic] the LU's, a posted job's, each command run for a question */
+	size_t notice_len;         /* loop thread: the notice of the command that runs (0: none yet) */
+	uint8_t notice[NOTICE_MAX];
 };
 
 /* A question being run: its command, on an I_T nexus standing for the other node's. */
@@ -312,7 +330,129 @@ static void question_run(struct spc_pr_peer *svc, const uint8_t *req, size_t len
 	scsi_cmd_submit(&pc->cmd);
 }
 
-/* Loop thread: the questions that arrived. */
+/* ---- unit attentions for every node ---- */
+
+/* A unit attention's code in a notice; 0: not one a reservation change establishes. */
+static uint8_t notice_ua(enum scsi_ua ua)
+{
+	return ua == SCSI_UA_RESERVATIONS_PREEMPTED    ? NOTICE_UA_RESERVATIONS_PREEMPTED :
+	       ua == SCSI_UA_RESERVATIONS_RELEASED     ? NOTICE_UA_RESERVATIONS_RELEASED :
+	       ua == SCSI_UA_REGISTRATIONS_PREEMPTED   ? NOTICE_UA_REGISTRATIONS_PREEMPTED :
+							 0;
+}
+
+static bool ua_of_notice(uint8_t code, enum scsi_ua *ua)
+{
+	static const enum scsi_ua of[] = { [NOTICE_UA_RESERVATIONS_PREEMPTED] = SCSI_UA_RESERVATIONS_PREEMPTED,
+					   [NOTICE_UA_RESERVATIONS_RELEASED] = SCSI_UA_RESERVATIONS_RELEASED,
+					   [NOTICE_UA_REGISTRATIONS_PREEMPTED] = SCSI_UA_REGISTRATIONS_PREEMPTED };
+
+	if (code < NOTICE_UA_RESERVATIONS_PREEMPTED || code > NOTICE_UA_REGISTRATIONS_PREEMPTED)
+		return false;
+	*ua = of[code];
+	return true;
+}
+
+void spc_pr_peer_note_ua(struct scsi_lu *lu, const struct spc_pr_registration *reg, const struct scsi_nexus *except,
+			 enum scsi_ua ua)
+{
+	struct spc_pr_peer *svc = lu->pr_peer;
+	size_t name_len = strlen(reg->initiator_port_name);
+	uint8_t *e;
+
+	if (!svc || !svc->backend->ops->tell_peers || !notice_ua(ua) || name_len > 255)
+		return;
+	if (svc->notice_len == 0) {
+		size_t except_len = except ? strlen(except->initiator_port_name) : 0;
+
+		if (except_len > 255)
+			return;
+		svc->notice[0] = NOTICE_VERSION;
+		svc->notice[1] = 0;
+		put_be16(svc->notice + 2, except ? except->relative_target_port : 0);
+		svc->notice[4] = (uint8_t)except_len;
+		memcpy(svc->notice + 5, except ? except->initiator_port_name : "", except_len);
+		svc->notice_len = 5 + except_len;
+	}
+	if (svc->notice[1] == UINT8_MAX || svc->notice_len + 5 + name_len > sizeof(svc->notice))
+		return; /* more than a notice carries: those nodes miss it (docs/scale-out.md) */
+	e = svc->notice + svc->notice_len;
+	e[0] = notice_ua(ua);
+	e[1] = reg->all_tg_pt ? 0x01 : 0x00;
+	put_be16(e + 2, reg->relative_target_port);
+	e[4] = (uint8_t)name_len;
+	memcpy(e + 5, reg->initiator_port_name, name_len);
+	svc->notice_len += 5 + name_len;
+	svc->notice[1]++;
+}
+
+uint8_t *spc_pr_peer_take_notice(struct scsi_lu *lu, size_t *len)
+{
+	struct spc_pr_peer *svc = lu->pr_peer;
+	uint8_t *n = NULL;
+
+	*len = 0;
+	if (!svc || svc->notice_len == 0)
+		return NULL;
+	if (svc->notice[1] && (n = malloc(svc->notice_len))) {
+		memcpy(n, svc->notice, svc->notice_len);
+		*len = svc->notice_len;
+	}
+	svc->notice_len = 0;
+	return n;
+}
+
+/* Reads the name at p[0] (length) of a notice of len bytes at off; false past its end. */
+static bool notice_name(const uint8_t *p, size_t len, size_t *off, char *name)
+{
+	size_t n;
+
+	if (*off + 1 > len || *off + 1 + (n = p[*off]) > len)
+		return false;
+	memcpy(name, p + *off + 1, n);
+	name[n] = '\0';
+	*off += 1 + n;
+	return true;
+}
+
+/*
+ * Loop thread, a waiting node: the unit attentions of a notice (the format
+ * above) for its own I_T nexuses; a malformed notice from its first bad
+ * byte on is ignored.
+ */
+static void notice_apply(struct spc_pr_peer *svc, const uint8_t *p, size_t len)
+{
+	struct scsi_lu *lu = svc->lu;
+	char except[256];
+	uint16_t except_rtpi;
+	size_t off = 4;
+	unsigned count;
+
+	if (len < 5 || p[0] != NOTICE_VERSION)
+		return;
+	count = p[1];
+	except_rtpi = get_be16(p + 2);
+	if (!notice_name(p, len, &off, except))
+		return;
+	for (unsigned i = 0; i < count; i++) {
+		struct spc_pr_registration reg = { 0 };
+		enum scsi_ua ua;
+
+		if (off + 4 > len || !ua_of_notice(p[off], &ua))
+			return;
+		reg.all_tg_pt = p[off + 1] & 0x01;
+		reg.relative_target_port = get_be16(p + off + 2);
+		off += 4;
+		if (!notice_name(p, len, &off, reg.initiator_port_name))
+			return;
+		for (struct scsi_nexus *n = lu->dev->nexuses; n; n = n->next)
+			if (!n->peer && spc_pr_reg_matches(&reg, n) &&
+			    !(n->relative_target_port == except_rtpi && strcmp(n->initiator_port_name, except) == 0))
+				scsi_ua_establish(n, lu->lun, ua);
+	}
+}
+
+/* Loop thread: the questions (holding the medium) and notices (waiting for it) that arrived. */
 static void questions_done(struct scsi_io_job *job)
 {
 	struct spc_pr_peer *svc = (struct spc_pr_peer *)job;
@@ -322,7 +462,12 @@ static void questions_done(struct scsi_io_job *job)
 
 	__atomic_store_n(&svc->posted, false, __ATOMIC_RELEASE);
 	while (svc->lu && svc->backend->ops->take_request(svc->backend, &req, &len, &token) == 0) {
-		question_run(svc, req, len, token);
+		if (len > 0 && req[0] == NOTICE_VERSION) {
+			notice_apply(svc, req, len);
+			answer(svc, token, NULL, 0); /* done: the holder's command may complete */
+		} else {
+			question_run(svc, req, len, token);
+		}
 		free(req);
 	}
 	svc_put(svc);

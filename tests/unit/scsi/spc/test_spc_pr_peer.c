@@ -63,9 +63,34 @@ static void fake_answer(struct backend *be, void *token, const uint8_t *data, si
 	(void)be;
 	ck_assert_ptr_eq(token, question);
 	ck_assert_uint_le(len, sizeof(reply));
-	memcpy(reply, data, len);
+	if (len)
+		memcpy(reply, data, len);
 	reply_len = len;
 	answers++;
+}
+
+/* The holder's notices to the waiting nodes (backend_ops.tell_peers), and the state "stored with the medium". */
+static uint8_t notice[1024];
+static size_t notice_len;
+static int notices;
+
+static int fake_tell(struct backend *be, const uint8_t *msg, size_t len)
+{
+	(void)be;
+	ck_assert_uint_le(len, sizeof(notice));
+	memcpy(notice, msg, len);
+	notice_len = len;
+	notices++;
+	return 0;
+}
+
+static int fake_store(struct backend *be, const char *name, const uint8_t *data, size_t len)
+{
+	(void)be;
+	(void)name;
+	(void)data;
+	(void)len;
+	return 0;
 }
 
 static void post(struct scsi_executor *e, struct scsi_io_job *job)
@@ -82,7 +107,12 @@ static void setup(void)
 	ops.serve = fake_serve;
 	ops.take_request = fake_take;
 	ops.answer = fake_answer;
+	ops.tell_peers = fake_tell;
+	ops.state_store = fake_store;
 	h.lu->backend->ops = &ops;
+	h.lu->pr->file.shared = h.lu->backend; /* the reservations are kept with the medium, as on rbd */
+	notices = 0;
+	notice_len = 0;
 	ex = scsi_executor_inline;
 	ex.post = post;
 	h.dev->executor = &ex;
@@ -197,6 +227,137 @@ START_TEST(runs_the_other_nodes_command)
 	ck_assert(reply[5] & 0x08); /* BPV */
 	ck_assert(!(reply[5] & 0x04)); /* C/D 0: parameter data */
 	ck_assert_uint_eq(answers, 3);
+}
+END_TEST
+
+/* PERSISTENT RESERVE OUT through nexus n: service action sa, TYPE Write Exclusive, key, sa_key; expects GOOD. */
+static void prout_local(int n, uint8_t sa, uint64_t key, uint64_t sa_key)
+{
+	uint8_t cdb[10] = { 0x5f, sa, 0x01, 0, 0, 0, 0, 0, 24, 0 }, param[24] = { 0 };
+
+	put_be64(param, key);
+	put_be64(param + 8, sa_key);
+	harness_run(&h, n, cdb, 10, param, 24, 0, &r);
+	harness_expect_good(&r);
+}
+
+/*
+ * SPC-4 5.13.11.4.3: PREEMPT on the holder removes the other node's
+ * registration, whose I_T nexus is there: the holder sends the waiting
+ * nodes a notice naming it with REGISTRATIONS PREEMPTED (the format in
+ * spc_pr_peer.c) and the I_T nexus that preempted, once the state is stored.
+ */
+START_TEST(notice_of_a_preempted_registration)
+{
+	static const char remote[] = "iqn.2026-12.test:remote,i,0x0000000000aa";
+	static const char local[] = "iqn.2026-12.test:i0,i,0x000000000001";
+	const uint8_t *e;
+
+	ask(make(question, 0x00, 0, 0x77, 0)); /* the other node's I_T nexus, port 2: 77h */
+	ck_assert_uint_eq(reply[1], SCSI_STATUS_GOOD);
+	prout_local(0, 0x00, 0, 0x11);
+	ck_assert_int_eq(notices, 0); /* registering establishes no unit attention */
+	prout_local(0, 0x04, 0x11, 0x77);
+	ck_assert_int_eq(notices, 1);
+	ck_assert_uint_eq(notice[0], 0x81);
+	ck_assert_uint_eq(notice[1], 1);                /* one unit attention */
+	ck_assert_uint_eq(get_be16(notice + 2), 1);      /* the preempting I_T nexus: port 1 ... */
+	ck_assert_uint_eq(notice[4], strlen(local));     /* ... and its name */
+	ck_assert_int_eq(memcmp(notice + 5, local, strlen(local)), 0);
+	e = notice + 5 + strlen(local);
+	ck_assert_uint_eq(e[0], 3);                      /* REGISTRATIONS PREEMPTED */
+	ck_assert_uint_eq(e[1], 0);                      /* not ALL_TG_PT */
+	ck_assert_uint_eq(get_be16(e + 2), 2);
+	ck_assert_uint_eq(e[4], strlen(remote));
+	ck_assert_int_eq(memcmp(e + 5, remote, strlen(remote)), 0);
+	ck_assert_uint_eq(notice_len, (size_t)(e + 5 + strlen(remote) - notice));
+	prout_local(0, 0x00, 0x11, 0); /* unregistering: nothing for the others either */
+	ck_assert_int_eq(notices, 1);
+}
+END_TEST
+
+/* A notice handed to this node as the backend would (tell_peers on the holder): answered empty once applied. */
+static void hear(size_t len)
+{
+	int before = answers;
+
+	question_len = len;
+	question_waiting = true;
+	reply_len = 99;
+	posted = NULL;
+	arrived(arrived_arg);
+	ck_assert_ptr_nonnull(posted);
+	posted->done(posted);
+	ck_assert(!question_waiting);
+	ck_assert_int_eq(answers, before + 1);
+	ck_assert_uint_eq(reply_len, 0);
+}
+
+/* A notice: from the I_T nexus (except_name, port 1), one unit attention ua for name through port rtpi. */
+static size_t make_notice(uint8_t *q, const char *except_name, uint8_t ua, uint8_t flags, uint16_t rtpi,
+			  const char *name)
+{
+	size_t off = 0, n = strlen(except_name), m = strlen(name);
+
+	q[off++] = 0x81;
+	q[off++] = 1;
+	put_be16(q + off, 1);
+	off += 2;
+	q[off++] = (uint8_t)n;
+	memcpy(q + off, except_name, n);
+	off += n;
+	q[off++] = ua;
+	q[off++] = flags;
+	put_be16(q + off, rtpi);
+	off += 2;
+	q[off++] = (uint8_t)m;
+	memcpy(q + off, name, m);
+	return off + m;
+}
+
+/*
+ * The waiting node's side: a notice's unit attention is established for
+ * its I_T nexuses the registration names (SPC-4 5.13: 06/2A/04
+ * RESERVATIONS RELEASED here), not for the one that sent the command; a
+ * notice that is not one (truncated, another version, an unknown unit
+ * attention, a name past its end) is answered and changes nothing.
+ */
+START_TEST(notice_heard)
+{
+	static const char i0[] = "iqn.2026-12.test:i0,i,0x000000000001", i1[] = "iqn.2026-12.test:i1,i,0x000000000002";
+	uint8_t tur[6] = { 0 };
+	size_t len;
+
+	/* Malformed: nothing established. */
+	len = make_notice(question, i0, 2, 0, 1, i1);
+	hear(3);
+	question[0] = 0x82; /* neither a notice nor a question: answered "not run" */
+	ask(len);
+	ck_assert_uint_eq(reply[1], NOT_RUN);
+	len = make_notice(question, i0, 9, 0, 1, i1);
+	hear(len);
+	len = make_notice(question, i0, 2, 0, 1, i1);
+	question[len - strlen(i1) - 1] = 200; /* the name's length past the end */
+	hear(len);
+	hear(len - 1);
+	harness_run(&h, 1, tur, 6, NULL, 0, 0, &r);
+	harness_expect_good(&r);
+	/* RESERVATIONS RELEASED for i1's registration (port 1), from i0: i1 gets it, i0 does not. */
+	hear(make_notice(question, i0, 2, 0, 1, i1));
+	harness_run(&h, 1, tur, 6, NULL, 0, 0, &r);
+	harness_expect_sense(&r, SENSE_KEY_UNIT_ATTENTION, 0x2a04);
+	harness_run(&h, 1, tur, 6, NULL, 0, 0, &r);
+	harness_expect_good(&r);
+	harness_run(&h, 0, tur, 6, NULL, 0, 0, &r);
+	harness_expect_good(&r);
+	/* ALL_TG_PT names i0 through any port, but i0 sent it: nothing; through port 2 (no I_T nexus here): nothing. */
+	hear(make_notice(question, i0, 1, 0x01, 2, i0));
+	harness_run(&h, 0, tur, 6, NULL, 0, 0, &r);
+	harness_expect_good(&r);
+	/* From another node's I_T nexus: i0's ALL_TG_PT registration gets RESERVATIONS PREEMPTED. */
+	hear(make_notice(question, "iqn.2026-12.test:remote,i,0x0000000000aa", 1, 0x01, 2, i0));
+	harness_run(&h, 0, tur, 6, NULL, 0, 0, &r);
+	harness_expect_sense(&r, SENSE_KEY_UNIT_ATTENTION, 0x2a03);
 }
 END_TEST
 
@@ -466,6 +627,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, runs_the_other_nodes_command);
 	tcase_add_test(tc, register_and_move_from_the_other_node);
 	tcase_add_test(tc, refuses_what_is_not_a_question);
+	tcase_add_test(tc, notice_of_a_preempted_registration);
+	tcase_add_test(tc, notice_heard);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tw, waiting_setup, waiting_teardown);
 	tcase_add_test(tw, asks_the_holder_and_answers_with_its_answer);
