@@ -219,8 +219,6 @@ static void test_copies(void)
 	itest_ok(itest_blocks_are(s, 0, 3000, 24, BS, zeros), "... and nothing written there", "written");
 	wut(0, 5, "WRITE USING TOKEN, OFFSET INTO ROD 24 (past the token) -> 05/26/00", 0, 24, token,
 	    (const struct range[]){ { 3000, 1 } }, 1, EXPECT_SENSE(5, 0x26, 0x00), NULL);
-	wut(3, 5, "the same token at another LU (LUN 3) -> 05/23/04 TOKEN UNKNOWN", 0, 0, token,
-	    (const struct range[]){ { 0, 24 } }, 1, EXPECT_SENSE(5, 0x23, 0x04), NULL);
 	token[200] ^= 1;
 	wut(0, 5, "a token with one bit changed -> 05/23/04 TOKEN UNKNOWN", 0, 0, token,
 	    (const struct range[]){ { 3000, 24 } }, 1, EXPECT_SENSE(5, 0x23, 0x04), NULL);
@@ -372,6 +370,49 @@ static void test_zoned(void)
 		wut(2, 45, "zbc-hm LU: WRITE USING TOKEN with a token of zone 1's blocks, after its reset -> 05/23/06",
 		    0, 0, token, (const struct range[]){ { 100, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x06), NULL);
 	}
+}
+
+/*
+ * A token used on another LU of the target (rod_token.c): LUN 0's token
+ * written to LUN 3 (conventional, the same block length) and to a
+ * sequential zone of LUN 2 (the write pointer rules of the destination);
+ * refused with 05/23/00 (INVALID TOKEN OPERATION, CAUSE NOT REPORTABLE)
+ * where the blocks would not copy as they are (LUN 1's PI tuples to a LU
+ * without, a zoned source); a write to its blocks on LUN 0 revokes it for
+ * LUN 3 too.
+ */
+static void test_between_lus(void)
+{
+	static uint8_t a[16 * BS], p1[8 * BS];
+	static const struct range src = { 5000, 16 };
+	uint8_t token[TOKEN_LEN], pi_token[TOKEN_LEN], zoned_token[TOKEN_LEN];
+
+	itest_pattern(a, sizeof(a), 61);
+	if (!itest_write16(s, 0, 5000, a, 16, BS, false, "LUN 0: WRITE(16) of LBA 5000 (16 blocks)") ||
+	    !make_token(0, 60, 0, &src, 1, token))
+		return;
+	wut(3, 61, "LUN 3: WRITE USING TOKEN of LUN 0's token to LBA 0 (16 blocks) -> GOOD", 0, 0, token,
+	    (const struct range[]){ { 0, 16 } }, 1, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 3, 0, 16, BS, a), "LUN 3 LBA 0..15 hold LUN 0's blocks 5000..5015", "different");
+	wut(3, 62, "LUN 3: the same token, OFFSET INTO ROD 8, to LBA 100 (8 blocks) -> GOOD", 0, 8, token,
+	    (const struct range[]){ { 100, 8 } }, 1, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 3, 100, 8, BS, a + 8 * BS), "... they hold the token's blocks 8..15", "different");
+	wut(2, 63, "LUN 2 (zbc-hm): LUN 0's token at the write pointer of zone 3 (LBA 24576) -> GOOD", 0, 0, token,
+	    (const struct range[]){ { 24576, 16 } }, 1, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 2, 24576, 16, BS, a), "... zone 3 holds LUN 0's blocks", "different");
+	wut(2, 64, "LUN 2: LUN 0's token past zone 3's write pointer (LBA 25000) -> 0A/21/04 (the WRITE's sense, COPY "
+	    "ABORTED)", 0, 0, token, (const struct range[]){ { 25000, 16 } }, 1, EXPECT_SENSE(0xa, 0x21, 0x04), NULL);
+	itest_pattern(p1, sizeof(p1), 62);
+	if (itest_write16(s, 1, 60, p1, 8, BS, false, "LUN 1 (PI type 1): WRITE(16) of LBA 60") &&
+	    make_token(1, 65, 0, (const struct range[]){ { 60, 8 } }, 1, pi_token))
+		wut(0, 66, "LUN 0: a token of LUN 1's blocks (protection information; LUN 0 has none) -> 05/23/00", 0, 0,
+		    pi_token, (const struct range[]){ { 6000, 8 } }, 1, EXPECT_SENSE(5, 0x23, 0x00), NULL);
+	if (make_token(2, 67, 0, (const struct range[]){ { 24576, 16 } }, 1, zoned_token))
+		wut(0, 68, "LUN 0: a token of LUN 2's zoned blocks -> 05/23/00", 0, 0, zoned_token,
+		    (const struct range[]){ { 6000, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x00), NULL);
+	itest_write16(s, 0, 5003, a, 1, BS, false, "LUN 0: WRITE(16) of LBA 5003, one of the token's blocks");
+	wut(3, 69, "LUN 3: LUN 0's token after that write -> 05/23/06 TOKEN REVOKED", 0, 0, token,
+	    (const struct range[]){ { 200, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x06), NULL);
 }
 
 /* LUN 1, protection information type 1: the tuples come with the blocks, retagged for the destination. */
@@ -559,6 +600,7 @@ int main(int argc, char **argv)
 	test_checks();
 	test_pi();
 	test_zoned();
+	test_between_lus();
 	test_copy_operation_abort(&d);
 	test_medium_error(&d);
 	itest_close(s);

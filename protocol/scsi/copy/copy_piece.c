@@ -33,12 +33,12 @@
 #include "copy/copy.h"
 #include "zbc/zbc.h"
 
-/* A medium-error rule holding one of [src, src + n) bad: the READ's sense, as COPY ABORTED. */
-static bool source_bad(struct scsi_cmd *cmd, uint64_t src, uint32_t n)
+/* A medium-error rule of src_lu holding one of [src, src + n) bad: the READ's sense, as COPY ABORTED. */
+static bool source_bad(struct scsi_cmd *cmd, struct scsi_lu *src_lu, uint64_t src, uint32_t n)
 {
 	uint64_t bad;
 
-	if (!scsi_fault_read_range(cmd->lu, src, n, &bad))
+	if (!scsi_fault_read_range(src_lu, src, n, &bad))
 		return false;
 	scsi_cmd_fail(cmd, sense_with_information(sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNRECOVERED_READ_ERROR), bad));
 	return true;
@@ -71,17 +71,19 @@ static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct copy_piece *p, 
 	return r;
 }
 
-enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct copy_piece *p, uint64_t src, uint64_t dst, uint32_t n)
+enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu, struct copy_piece *p, uint64_t src,
+				  uint64_t dst, uint32_t n)
 {
 	enum scsi_result r = SCSI_OK;
 
 	copy_piece_free(p);
 	p->dst = dst;
 	p->n = n;
-	if (src != COPY_ZEROS && source_bad(cmd, src, n))
+	if (src != COPY_ZEROS && source_bad(cmd, src_lu, src, n))
 		r = SCSI_FAILED;
 	else if (cmd->lu->zbc)
-		r = zones_begin(cmd, p, src);
+		/* A source on another LU is conventional (rod_token.c): only the destination has zones then. */
+		r = zones_begin(cmd, p, src_lu == cmd->lu ? src : COPY_ZEROS);
 	if (r != SCSI_OK)
 		copy_piece_free(p);
 	return r;

@@ -286,7 +286,7 @@ static int persist_zones(struct scsi_cmd *cmd, uint64_t dst, uint32_t n, unsigne
  * 10/01 10/02 10/03, INFORMATION the LBA) and written with their tuples,
  * retagged for the destination.  0, or nonzero with the failure in cmd.
  */
-int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, unsigned flags,
+int copy_blocks(struct scsi_cmd *cmd, struct scsi_lu *src_lu, uint64_t src, uint64_t dst, uint32_t n, unsigned flags,
 		const struct zbc_unwritten *unwritten)
 {
 	struct scsi_lu *lu = cmd->lu;
@@ -303,7 +303,7 @@ int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, un
 	 * where it can (be_file: copy_file_range, no byte through this
 	 * process); else, or when it cannot, the blocks are read and written here.
 	 */
-	if (src != COPY_ZEROS && !sbc_lu_has_pi(lu) && !unwritten && be->ops->copy_range) {
+	if (src != COPY_ZEROS && src_lu == lu && !sbc_lu_has_pi(lu) && !unwritten && be->ops->copy_range) {
 		rc = be->ops->copy_range(be, scsi_lu_offset(lu, src), scsi_lu_offset(lu, dst),
 					 (uint64_t)n * lu->block_size, flags);
 		if (rc != -EOPNOTSUPP && rc != -EINVAL) {
@@ -320,7 +320,7 @@ int copy_blocks(struct scsi_cmd *cmd, uint64_t src, uint64_t dst, uint32_t n, un
 	if (rc == 0 && src == COPY_ZEROS && tuples)
 		memset(tuples, 0xff, sbc_pi_bytes(lu, n));
 	else if (rc == 0 && src != COPY_ZEROS)
-		rc = sbc_medium_read_checked(lu, &checks, src, n, 0, buf, tuples, &s, 0);
+		rc = sbc_medium_read_checked(src_lu, &checks, src, n, 0, buf, tuples, &s, 0);
 	if (rc == 0 && unwritten)
 		zbc_unwritten_zero(unwritten, lu->block_size, src, buf, (size_t)n * lu->block_size);
 	if (rc == 1) {
@@ -357,7 +357,7 @@ static void copy_work(struct scsi_cmd *cmd)
 	const struct xcopy_segment *seg = &run->list.seg[run->done];
 	uint32_t n = piece_blocks(cmd, run);
 
-	if (copy_blocks(cmd, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done, n, run->flags,
+	if (copy_blocks(cmd, cmd->lu, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done, n, run->flags,
 			run->piece.unwritten) != 0)
 		return;
 	run->bytes += (uint64_t)n * cmd->lu->block_size;
@@ -422,7 +422,7 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 	if (run->done == run->list.nsegments)
 		return copy_done(cmd);
 	seg = &run->list.seg[run->done];
-	if (copy_piece_begin(cmd, &run->piece, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done,
+	if (copy_piece_begin(cmd, cmd->lu, &run->piece, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done,
 			     piece_blocks(cmd, run)) != SCSI_OK)
 		return SCSI_FAILED;
 	return scsi_cmd_run_io(cmd, copy_work, copy_next);

@@ -35,8 +35,15 @@
  *   - past its inactivity timeout (default 60 s, at most 600 s, counted
  *     from its creation or last use): 05/23/07 TOKEN EXPIRED;
  *   - deleted by a WRITE USING TOKEN with DEL_TKN: 05/23/09 TOKEN DELETED;
- *   - not known here (another LU's, another target's, altered): 05/23/04
- *     TOKEN UNKNOWN.
+ *   - not known here (another target's, altered): 05/23/04 TOKEN UNKNOWN.
+ * WRITE USING TOKEN takes the tokens of every LU of the target (its
+ * device): one made on another LU is copied from that LU's medium when that
+ * LU is conventional, with the same block length and protection format
+ * (the tuples are retagged as within one LU); else 05/23/00 INVALID TOKEN
+ * OPERATION, CAUSE NOT REPORTABLE, before any block moves.  The source LU
+ * cannot be removed while the copy reads it (scsi_lu.copy_readers); a write
+ * to the token's blocks there revokes it as on its own LU, and the copy
+ * ends at the next piece with 05/23/06.
  * Checks before any block moves, with the sense FreeBSD's CTL
  * (sys/cam/ctl/ctl_tpc.c) gives where SBC-4 leaves a choice: PARAMETER
  * LIST LENGTH shorter than the header and one descriptor, or longer than
@@ -56,6 +63,7 @@
 #include <time.h>
 
 #include "copy/copy.h"
+#include "sbc/sbc_pi.h"
 #include "sched/task_set.h"
 #include "spc/spc.h"
 
@@ -65,6 +73,7 @@
 #define RANGE_LEN 16
 
 /* INVALID TOKEN OPERATION ASCQs (SPC-4; sg3_utils' sg_lib_data.c lists them). */
+#define ASC_TOKEN_CAUSE_NOT_REPORTABLE 0x2300
 #define ASC_TOKEN_UNKNOWN 0x2304
 #define ASC_TOKEN_REVOKED 0x2306
 #define ASC_TOKEN_EXPIRED 0x2307
@@ -367,6 +376,8 @@ out:
 /* ---- WRITE USING TOKEN ---- */
 
 struct wut_run {
+	struct scsi_lu *src_lu; /* the LU whose store holds the token */
+	bool pinned;            /* src_lu is another LU: its copy_readers counts this copy */
 	struct rod_ranges dst;
 	struct scsi_lba_range src[ROD_MAX_RANGES]; /* the token's ranges */
 	unsigned nsrc;
@@ -384,38 +395,75 @@ static void wut_run_free(void *p)
 {
 	struct wut_run *run = p;
 
+	if (run->pinned)
+		run->src_lu->copy_readers--;
 	copy_piece_free(&run->piece);
 	free(run);
 }
 
 /*
- * Finds the token of the list in the LU's store: the record, or NULL with
- * the sense of why in cmd.  While the copy that uses it runs (running) it
- * does not expire: a piece that outlasts the inactivity timeout is use,
- * not inactivity (wut_done counts the timeout again from the copy's end).
+ * The record of the token in lu's store, or NULL with why in *asc (TOKEN
+ * UNKNOWN: lu has no such record).  While the copy that uses it runs
+ * (running) it does not expire: a piece that outlasts the inactivity
+ * timeout is use, not inactivity (wut_done counts the timeout again from
+ * the copy's end).
  */
-static struct rod_token *find_token(struct scsi_cmd *cmd, const uint8_t *bytes, bool running)
+static struct rod_token *token_in(struct scsi_lu *lu, const uint8_t *bytes, bool running, uint16_t *asc)
 {
-	struct rod_token_store *s = cmd->lu->rod_tokens;
-	uint16_t asc = ASC_TOKEN_UNKNOWN;
+	struct rod_token_store *s = lu->rod_tokens;
 
+	*asc = ASC_TOKEN_UNKNOWN;
 	for (unsigned i = 0; s && i < s->n; i++) {
 		struct rod_token *t = &s->tokens[i];
 
 		if (memcmp(t->bytes, bytes, ROD_TOKEN_LEN) != 0)
 			continue;
 		if (!running && expired(t, now_s()))
-			asc = ASC_TOKEN_EXPIRED;
+			*asc = ASC_TOKEN_EXPIRED;
 		else if (t->state == ROD_REVOKED)
-			asc = ASC_TOKEN_REVOKED;
+			*asc = ASC_TOKEN_REVOKED;
 		else if (t->state == ROD_DELETED)
-			asc = ASC_TOKEN_DELETED;
+			*asc = ASC_TOKEN_DELETED;
 		else
 			return t;
 		break;
 	}
-	scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, asc));
 	return NULL;
+}
+
+/* The token in src_lu's store, or NULL with the sense of why in cmd. */
+static struct rod_token *find_token(struct scsi_cmd *cmd, struct scsi_lu *src_lu, const uint8_t *bytes, bool running)
+{
+	uint16_t asc;
+	struct rod_token *t = token_in(src_lu, bytes, running, &asc);
+
+	if (!t)
+		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, asc));
+	return t;
+}
+
+/* The LU of the target whose store knows the token: cmd's own first; NULL: none (TOKEN UNKNOWN). */
+static struct scsi_lu *token_owner(struct scsi_cmd *cmd, const uint8_t *bytes)
+{
+	uint16_t asc;
+
+	if (token_in(cmd->lu, bytes, false, &asc) || asc != ASC_TOKEN_UNKNOWN)
+		return cmd->lu;
+	SCSI_DEVICE_FOREACH_LU(cmd->lu->dev, lu)
+		if (lu != cmd->lu && (token_in(lu, bytes, false, &asc) || asc != ASC_TOKEN_UNKNOWN))
+			return lu;
+	return NULL;
+}
+
+/* Whether blocks of src copy to dst as they are: a conventional source of the same block length and protection format. */
+static bool copies_between(const struct scsi_lu *src, const struct scsi_lu *dst)
+{
+	if (src == dst)
+		return true;
+	if (src->zbc || src->block_size != dst->block_size || sbc_lu_has_pi(src) != sbc_lu_has_pi(dst))
+		return false;
+	return !sbc_lu_has_pi(src) ||
+	       (src->protection_type == dst->protection_type && sbc_pi_intervals(src) == sbc_pi_intervals(dst));
 }
 
 /* The next piece: at most COPY_PIECE bytes, inside the current destination range and (not zeros) source range. */
@@ -437,7 +485,7 @@ static void wut_work(struct scsi_cmd *cmd)
 	const struct scsi_lba_range *d = &run->dst.r[run->d];
 	uint32_t n = piece_blocks(cmd, run);
 	uint64_t src = run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off;
-	int rc = copy_blocks(cmd, src, d->lba + run->d_off, n, run->flags, run->piece.unwritten);
+	int rc = copy_blocks(cmd, run->src_lu, src, d->lba + run->d_off, n, run->flags, run->piece.unwritten);
 
 	if (rc != 0)
 		return;
@@ -467,9 +515,9 @@ static void wut_skip(struct wut_run *run)
 static enum scsi_result wut_done(struct scsi_cmd *cmd)
 {
 	struct wut_run *run = cmd->handler_state;
-	struct rod_token_store *s = cmd->lu->rod_tokens;
+	struct rod_token_store *s = run->zero ? NULL : run->src_lu->rod_tokens;
 
-	for (unsigned i = 0; !run->zero && s && i < s->n; i++) {
+	for (unsigned i = 0; s && i < s->n; i++) {
 		struct rod_token *t = &s->tokens[i];
 
 		if (memcmp(t->bytes, run->token, ROD_TOKEN_LEN) != 0 || t->state != ROD_LIVE)
@@ -477,7 +525,8 @@ static enum scsi_result wut_done(struct scsi_cmd *cmd)
 		t->last_use = now_s();
 		if (run->del_tkn)
 			t->state = ROD_DELETED;
-		for (unsigned j = 0; j < t->nranges; j++)
+		/* Its own blocks written over (a copy within one LU): revoked, as any write revokes it. */
+		for (unsigned j = 0; run->src_lu == cmd->lu && j < t->nranges; j++)
 			for (unsigned k = 0; k < run->dst.n; k++)
 				if (ranges_overlap(&t->ranges[j], &run->dst.r[k]))
 					t->state = ROD_REVOKED;
@@ -503,13 +552,13 @@ static enum scsi_result wut_next(struct scsi_cmd *cmd)
 		return SCSI_FAILED;
 	}
 	wut_skip(run);
-	if (!run->zero && !find_token(cmd, run->token, true)) {
+	if (!run->zero && !find_token(cmd, run->src_lu, run->token, true)) {
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
 		return SCSI_FAILED;
 	}
 	if (run->d == run->dst.n)
 		return wut_done(cmd);
-	if (copy_piece_begin(cmd, &run->piece, run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off,
+	if (copy_piece_begin(cmd, run->src_lu, &run->piece, run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off,
 			     run->dst.r[run->d].lba + run->d_off, piece_blocks(cmd, run)) != SCSI_OK) {
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
 		return SCSI_FAILED;
@@ -538,12 +587,24 @@ enum scsi_result write_using_token_exec(struct scsi_cmd *cmd)
 	run->del_tkn = p[2] & 0x02;
 	run->flags = cmd->lu->mode_current.wce ? 0 : BE_WRITE_FUA;
 	run->zero = get_be32(run->token) == ROD_TYPE_BLOCK_ZERO;
+	run->src_lu = cmd->lu;
 	if (run->zero)
 		return wut_next(cmd);
-	t = find_token(cmd, run->token, false);
+	run->src_lu = token_owner(cmd, run->token);
+	if (!run->src_lu)
+		run->src_lu = cmd->lu; /* unknown: find_token says so */
+	t = find_token(cmd, run->src_lu, run->token, false);
 	if (!t) {
 		r = SCSI_FAILED;
 		goto fail;
+	}
+	if (!copies_between(run->src_lu, cmd->lu)) {
+		r = scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOKEN_CAUSE_NOT_REPORTABLE));
+		goto fail;
+	}
+	if (run->src_lu != cmd->lu) {
+		run->src_lu->copy_readers++; /* wut_run_free lets it go */
+		run->pinned = true;
 	}
 	/* OFFSET INTO ROD (blocks): the token must hold the ranges' blocks after it. */
 	offset = get_be64(p + 8);

@@ -106,6 +106,10 @@ int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errl
 		snprintf(err, errlen, "%u commands are in the LU's task set", lu->ts.count);
 		return -1;
 	}
+	if (lu->copy_readers) {
+		snprintf(err, errlen, "%u copies on other LUs read its blocks", lu->copy_readers);
+		return -1;
+	}
 	if (scsi_subsidiary_count(lu)) {
 		snprintf(err, errlen, "the conglomerate has %u subsidiary LUs; destroy them first",
 			 scsi_subsidiary_count(lu));

@@ -295,6 +295,7 @@ struct scsi_lu {
 	char state_dir[PATH_MAX];
 	struct backend *backend;
 	struct rod_token_store *rod_tokens;        /* copy/rod_token.c; NULL until the first POPULATE TOKEN */
+	unsigned copy_readers;                     /* copies on other LUs that read this one (rod_token.c): it stays */
 	uint32_t lun;
 	enum scsi_lu_kind kind;
 	uint32_t block_size;

@@ -11,6 +11,7 @@
  * it runs.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,12 +67,12 @@ static void teardown(void)
 	harness_fini(&h);
 }
 
-/* WRITE USING TOKEN (list 2) of the whole token to DST. */
-static void submit_wut(struct harness_result *r)
+/* WRITE USING TOKEN (list 2) of the whole token to DST of LUN lun. */
+static void submit_wut_to(uint32_t lun, struct harness_result *r)
 {
 	static uint8_t p[536 + 16];
 	uint8_t cdb[16] = { 0x83, 0x11 };
-	struct harness_opts o = { .nexus = 0, .attr = SCSI_TASK_SIMPLE };
+	struct harness_opts o = { .nexus = 0, .attr = SCSI_TASK_SIMPLE, .lun = lun };
 
 	memset(p, 0, sizeof(p));
 	put_be16(p, sizeof(p) - 2);
@@ -84,10 +85,68 @@ static void submit_wut(struct harness_result *r)
 	harness_submit(&h, &o, cdb, 16, p, sizeof(p), r);
 }
 
+static void submit_wut(struct harness_result *r)
+{
+	submit_wut_to(0, r);
+}
+
 static void tmf_done(void *arg, enum scsi_tmf_response response)
 {
 	*(int *)arg = (int)response + 1;
 }
+
+/*
+ * LUN 0's token written to LUN 1 (rod_token.c, tokens between LUs): piece
+ * by piece from LUN 0's medium; while it runs LUN 0 cannot be removed
+ * (scsi_lu_remove names the copy), once it ended it can be again.
+ */
+START_TEST(a_token_of_another_lu)
+{
+	struct scsi_lu_params p = h.lu->params;
+	struct scsi_lu *lu1;
+	struct harness_result r;
+	char err[256];
+
+	p.lun = 1;
+	snprintf(p.serial, sizeof(p.serial), "HARNESS0002");
+	lu1 = scsi_lu_create(h.dev, &p, be_mem_open(NUM_BLOCKS * BS), err, sizeof(err));
+	ck_assert_msg(lu1 != NULL, "%s", err);
+	for (int i = 0; i < 4; i++) { /* its unit attentions (POWER ON) reported first */
+		uint8_t tur[6] = { 0 };
+		struct harness_opts o = { .nexus = 0, .attr = SCSI_TASK_SIMPLE, .lun = 1 };
+
+		harness_submit(&h, &o, tur, 6, NULL, 0, &r);
+		manual_executor_run(&mex, ~0u);
+		if (r.completed && r.status == SCSI_STATUS_GOOD)
+			break;
+	}
+	harness_expect_good(&r);
+	submit_wut_to(1, &r);
+	ck_assert_uint_eq(manual_executor_run(&mex, 1), 1);
+	ck_assert(!r.completed);
+	ck_assert_uint_eq(h.lu->copy_readers, 1);
+	ck_assert_int_eq(scsi_lu_remove(h.dev, 0, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "1 copies on other LUs read its blocks");
+	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 2);
+	harness_expect_good(&r);
+	ck_assert_uint_eq(h.lu->copy_readers, 0);
+	ck_assert(harness_holds(&h, DST, 3 * PIECE_BLOCKS, 'b')); /* LUN 0's own blocks untouched */
+	{
+		uint8_t rd[16] = { 0x88 };
+		struct harness_opts o = { .nexus = 0, .attr = SCSI_TASK_SIMPLE, .lun = 1 };
+		struct harness_result rr;
+
+		put_be64(rd + 2, DST + 2 * PIECE_BLOCKS);
+		put_be32(rd + 10, 8);
+		harness_submit(&h, &o, rd, 16, NULL, 0, &rr);
+		manual_executor_run(&mex, ~0u);
+		harness_expect_good(&rr);
+		for (unsigned i = 0; i < 8 * BS; i++)
+			ck_assert_uint_eq(rr.data_in[i], 'a'); /* LUN 1 holds LUN 0's token blocks */
+	}
+	ck_assert_int_eq(scsi_lu_remove(h.dev, 1, err, sizeof(err)), 0);
+}
+END_TEST
 
 START_TEST(runs_piece_by_piece)
 {
@@ -196,6 +255,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("pieces");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, a_token_of_another_lu);
 	tcase_add_test(tc, runs_piece_by_piece);
 	tcase_add_test(tc, a_write_to_the_source_revokes_it_mid_copy);
 	tcase_add_test(tc, abort_task_stops_at_a_piece_boundary);

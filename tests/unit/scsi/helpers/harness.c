@@ -207,7 +207,7 @@ void harness_submit(struct harness *h, const struct harness_opts *o, const uint8
 	t->hold_data_out = o->hold_data_out;
 	memcpy(t->cmd.cdb, cdb, cdb_len);
 	t->cmd.cdb_len = (uint8_t)(cdb_len < 16 ? 16 : cdb_len);
-	t->cmd.lun = scsi_lun_encode(0);
+	t->cmd.lun = scsi_lun_encode(o->lun);
 	t->cmd.task_attr = o->attr;
 	if (data_out) {
 		t->cmd.dir = SCSI_DIR_TO_DEVICE;

@@ -40,6 +40,7 @@ struct harness_opts {
 	enum scsi_task_attr attr;  /* SCSI_TASK_SIMPLE, ... */
 	uint32_t expected_length;  /* 0 = derive (as harness_run) */
 	bool hold_data_out;        /* keep the Data-Out until harness_deliver_data_out */
+	uint32_t lun;              /* 0 unless a test made more LUs */
 };
 
 /* The harness's fake transport (for nexuses a test creates itself). */
