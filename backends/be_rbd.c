@@ -1156,7 +1156,7 @@ static int be_rbd_ask_holder(struct backend *be, const uint8_t *req, size_t len,
 	pthread_mutex_lock(&r->peek_lock);
 	rc = peek_connect(r);
 	if (rc == 0)
-		rc = rbd_ask(r->peek->ioctx, r->peek->state_oid, RBD_ASK_TAG, req, len, reply, reply_len);
+		rc = rbd_ask(r->peek->ioctx, r->peek->state_oid, req, len, reply, reply_len);
 	if (rc < 0 && rc != -ENOTCONN && rc != -ENOMEM && rc != -EMSGSIZE && r->peek)
 		peek_drop(r);
 	pthread_mutex_unlock(&r->peek_lock);

@@ -184,10 +184,29 @@ void rbd_asks_forget_io(struct rbd_asks *a, rados_ioctx_t io)
 	}
 }
 
-int rbd_ask(rados_ioctx_t io, const char *oid, const char *tag, const uint8_t *req, size_t len, uint8_t **reply,
-	    size_t *reply_len)
+/* msg, tagged with tag, to the watchers of oid (rados_notify2): its result, their acknowledgements in *out. */
+static int notify_tagged(rados_ioctx_t io, const char *oid, const char *tag, const uint8_t *msg, size_t len,
+			 uint64_t timeout_ms, char **out, size_t *out_len)
 {
-	char *buf = malloc(ASK_TAG_LEN + len), *out = NULL;
+	char *buf;
+	int rc;
+
+	*out = NULL;
+	*out_len = 0;
+	if (len > ASK_MAX - ASK_TAG_LEN)
+		return -EMSGSIZE;
+	if (!(buf = malloc(ASK_TAG_LEN + len)))
+		return -ENOMEM;
+	memcpy(buf, tag, ASK_TAG_LEN);
+	memcpy(buf + ASK_TAG_LEN, msg, len);
+	rc = rados_notify2(io, oid, buf, (int)(ASK_TAG_LEN + len), timeout_ms, out, out_len);
+	free(buf);
+	return rc;
+}
+
+int rbd_ask(rados_ioctx_t io, const char *oid, const uint8_t *req, size_t len, uint8_t **reply, size_t *reply_len)
+{
+	char *out = NULL;
 	struct notify_ack_t *acks = NULL;
 	struct notify_timeout_t *timeouts = NULL;
 	size_t out_len = 0, nr_acks = 0, nr_timeouts = 0;
@@ -195,16 +214,7 @@ int rbd_ask(rados_ioctx_t io, const char *oid, const char *tag, const uint8_t *r
 
 	*reply = NULL;
 	*reply_len = 0;
-	if (!buf)
-		return -ENOMEM;
-	if (len > ASK_MAX - ASK_TAG_LEN) {
-		free(buf);
-		return -EMSGSIZE;
-	}
-	memcpy(buf, tag, ASK_TAG_LEN);
-	memcpy(buf + ASK_TAG_LEN, req, len);
-	rc = rados_notify2(io, oid, buf, (int)(ASK_TAG_LEN + len), RBD_ASK_TIMEOUT_MS, &out, &out_len);
-	free(buf);
+	rc = notify_tagged(io, oid, RBD_ASK_TAG, req, len, RBD_ASK_TIMEOUT_MS, &out, &out_len);
 	/* A watcher that did not answer (-ETIMEDOUT) does not hide one that did. */
 	if ((rc == 0 || rc == -ETIMEDOUT) && out &&
 	    rados_decode_notify_response(out, out_len, &acks, &nr_acks, &timeouts, &nr_timeouts) == 0) {
@@ -303,21 +313,11 @@ void rbd_listen_stop(struct rbd_listen *l)
 
 int rbd_tell(rados_ioctx_t io, const char *oid, const uint8_t *msg, size_t len)
 {
-	char *buf = malloc(ASK_TAG_LEN + len), *out = NULL;
+	char *out = NULL;
 	size_t out_len = 0;
-	int rc;
-
-	if (!buf)
-		return -ENOMEM;
-	if (len > ASK_MAX - ASK_TAG_LEN) {
-		free(buf);
-		return -EMSGSIZE;
-	}
-	memcpy(buf, RBD_TELL_TAG, ASK_TAG_LEN);
-	memcpy(buf + ASK_TAG_LEN, msg, len);
 	/* Returns once every watcher acknowledged it (or RBD_TELL_TIMEOUT_MS passed: -ETIMEDOUT). */
-	rc = rados_notify2(io, oid, buf, (int)(ASK_TAG_LEN + len), RBD_TELL_TIMEOUT_MS, &out, &out_len);
-	free(buf);
+	int rc = notify_tagged(io, oid, RBD_TELL_TAG, msg, len, RBD_TELL_TIMEOUT_MS, &out, &out_len);
+
 	if (out)
 		rados_buffer_free(out);
 	return rc;

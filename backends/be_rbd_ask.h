@@ -51,12 +51,11 @@ bool rbd_asks_answer(struct rbd_asks *a, void *token, const uint8_t *reply, size
  */
 void rbd_asks_forget_io(struct rbd_asks *a, rados_ioctx_t io);
 /*
- * backend_ops.ask_holder through io on object oid: req, tagged with tag, to
- * the watchers, the first non-empty answer in *reply (malloc); -ENOTCONN
+ * backend_ops.ask_holder through io on object oid: req, tagged RBD_ASK_TAG,
+ * to the watchers, the first non-empty answer in *reply (malloc); -ENOTCONN
  * when none came.
  */
-int rbd_ask(rados_ioctx_t io, const char *oid, const char *tag, const uint8_t *req, size_t len, uint8_t **reply,
-	    size_t *reply_len);
+int rbd_ask(rados_ioctx_t io, const char *oid, const uint8_t *req, size_t len, uint8_t **reply, size_t *reply_len);
 
 /*
  * A waiting client's watch of the state object, on a connection of its own
