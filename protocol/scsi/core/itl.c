@@ -92,6 +92,7 @@ void scsi_itl_drop(struct scsi_nexus *n, uint32_t lun)
 			struct scsi_itl *t = *pp;
 
 			*pp = t->next;
+			free(t->rod_lists); /* the token-based copies' results it held (rod_token.c) */
 			free(t);
 			n->itl_count--;
 			return;
