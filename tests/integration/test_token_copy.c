@@ -376,9 +376,10 @@ static void test_zoned(void)
  * A token used on another LU of the target (rod_token.c): LUN 0's token
  * written to LUN 3 (conventional, the same block length) and to a
  * sequential zone of LUN 2 (the write pointer rules of the destination);
- * refused with 05/23/00 (INVALID TOKEN OPERATION, CAUSE NOT REPORTABLE)
- * where the blocks would not copy as they are (LUN 1's PI tuples to a LU
- * without, a zoned source); a write to its blocks on LUN 0 revokes it for
+ * LUN 2's token of a zone's written blocks to LUN 0 (the source read under
+ * its zone rules); refused with 05/23/00 (INVALID TOKEN OPERATION, CAUSE
+ * NOT REPORTABLE) where the blocks would not copy as they are (LUN 1's PI
+ * tuples to a LU without); a write to its blocks on LUN 0 revokes it for
  * LUN 3 too.
  */
 static void test_between_lus(void)
@@ -407,9 +408,11 @@ static void test_between_lus(void)
 	    make_token(1, 65, 0, (const struct range[]){ { 60, 8 } }, 1, pi_token))
 		wut(0, 66, "LUN 0: a token of LUN 1's blocks (protection information; LUN 0 has none) -> 05/23/00", 0, 0,
 		    pi_token, (const struct range[]){ { 6000, 8 } }, 1, EXPECT_SENSE(5, 0x23, 0x00), NULL);
-	if (make_token(2, 67, 0, (const struct range[]){ { 24576, 16 } }, 1, zoned_token))
-		wut(0, 68, "LUN 0: a token of LUN 2's zoned blocks -> 05/23/00", 0, 0, zoned_token,
-		    (const struct range[]){ { 6000, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x00), NULL);
+	if (make_token(2, 67, 0, (const struct range[]){ { 24576, 16 } }, 1, zoned_token)) {
+		wut(0, 68, "LUN 0: a token of LUN 2's blocks in zone 3 (below its write pointer) -> GOOD", 0, 0,
+		    zoned_token, (const struct range[]){ { 6000, 16 } }, 1, EXPECT_GOOD, NULL);
+		itest_ok(itest_blocks_are(s, 0, 6000, 16, BS, a), "... LUN 0 LBA 6000.. hold them", "different");
+	}
 	itest_write16(s, 0, 5003, a, 1, BS, false, "LUN 0: WRITE(16) of LBA 5003, one of the token's blocks");
 	wut(3, 69, "LUN 3: LUN 0's token after that write -> 05/23/06 TOKEN REVOKED", 0, 0, token,
 	    (const struct range[]){ { 200, 16 } }, 1, EXPECT_SENSE(5, 0x23, 0x06), NULL);

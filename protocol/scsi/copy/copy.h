@@ -78,8 +78,8 @@ struct copy_piece {
 };
 /*
  * Loop thread, before a piece of n blocks from src (COPY_ZEROS: zeros) of
- * src_lu (cmd's LU, or a conventional LU of its device: rod_token.c) to dst
- * of cmd's LU: the checks of a READ of its source and a WRITE of its
+ * src_lu (cmd's LU, or another LU of its device: rod_token.c) to dst of
+ * cmd's LU: the checks of a READ of its source and a WRITE of its
  * destination (medium-error rules; on a zoned LU the zone rules, with the
  * write pointer advance).  SCSI_OK with *p set, or SCSI_FAILED with the
  * sense (COPY ABORTED) in cmd.

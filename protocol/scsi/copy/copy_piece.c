@@ -9,9 +9,10 @@
  *   - a medium-error fault rule that holds a source block bad fails the
  *     copy as the READ would: 0A/11/00 UNRECOVERED READ ERROR, INFORMATION
  *     the first bad block (docs/control.md);
- *   - on a zoned LU (ZBC-2: the zone rules hold for every read and write of
+ *   - on zoned LUs (ZBC-2: the zone rules hold for every read and write of
  *     the medium, whoever asks for it), the source is checked as a READ of
- *     it and the destination as a WRITE (zbc_rw.c): an offline, read-only,
+ *     it on its LU (a token's may be another LU of the target) and the
+ *     destination as a WRITE (zbc_rw.c): an offline, read-only,
  *     inactive or gap zone, a read past the write pointer of a sequential
  *     write required zone with URSWRZ 0, a destination that is not the
  *     write pointer (UNALIGNED WRITE COMMAND), one that crosses into a zone
@@ -44,23 +45,34 @@ static bool source_bad(struct scsi_cmd *cmd, struct scsi_lu *src_lu, uint64_t sr
 	return true;
 }
 
-/* Zoned LUs: the read rules of the source, its unwritten blocks, the write rules of the destination. */
-static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct copy_piece *p, uint64_t src)
+/*
+ * Zoned LUs: the read rules of the source (of src_lu, when zoned), its
+ * unwritten blocks, the write rules of the destination (of cmd's LU, when
+ * zoned).
+ */
+static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu, struct copy_piece *p, uint64_t src)
 {
+	struct scsi_lu *own = cmd->lu;
 	uint64_t lba = cmd->lba;
 	uint32_t nblocks = cmd->nblocks;
 	enum scsi_result r = SCSI_OK;
 
-	/* The zone engine checks the command's own range: the piece's, for the time of the checks. */
+	/*
+	 * The zone engine checks the command's own LU and range: the source's
+	 * and the piece's, for the time of the checks (zbc_check_read only reads
+	 * the LU's zones and stores its sense in cmd).
+	 */
 	cmd->nblocks = p->n;
-	if (src != COPY_ZEROS) {
+	if (src != COPY_ZEROS && src_lu->zbc) {
+		cmd->lu = src_lu;
 		cmd->lba = src;
 		r = zbc_check_read(cmd);
+		cmd->lu = own;
 		/* Before the destination's advance: a source in the same zone reads what it holds now. */
-		if (r == SCSI_OK && zbc_unwritten_plan(cmd->lu, src, p->n, &p->unwritten) < 0)
+		if (r == SCSI_OK && zbc_unwritten_plan(src_lu, src, p->n, &p->unwritten) < 0)
 			r = scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	}
-	if (r == SCSI_OK) {
+	if (r == SCSI_OK && own->zbc) {
 		cmd->lba = p->dst;
 		r = zbc_write_begin(cmd);
 	}
@@ -81,9 +93,8 @@ enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu, 
 	p->n = n;
 	if (src != COPY_ZEROS && source_bad(cmd, src_lu, src, n))
 		r = SCSI_FAILED;
-	else if (cmd->lu->zbc)
-		/* A source on another LU is conventional (rod_token.c): only the destination has zones then. */
-		r = zones_begin(cmd, p, src_lu == cmd->lu ? src : COPY_ZEROS);
+	else if (cmd->lu->zbc || src_lu->zbc)
+		r = zones_begin(cmd, src_lu, p, src);
 	if (r != SCSI_OK)
 		copy_piece_free(p);
 	return r;

@@ -37,10 +37,11 @@
  *   - deleted by a WRITE USING TOKEN with DEL_TKN: 05/23/09 TOKEN DELETED;
  *   - not known here (another target's, altered): 05/23/04 TOKEN UNKNOWN.
  * WRITE USING TOKEN takes the tokens of every LU of the target (its
- * device): one made on another LU is copied from that LU's medium when that
- * LU is conventional, with the same block length and protection format
- * (the tuples are retagged as within one LU); else 05/23/00 INVALID TOKEN
- * OPERATION, CAUSE NOT REPORTABLE, before any block moves.  The source LU
+ * device): one made on another LU is copied from that LU's medium when it
+ * has the same block length and protection format (the tuples are
+ * retagged as within one LU; a zoned source's blocks are read under its
+ * zone rules, copy_piece.c); else 05/23/00 INVALID TOKEN OPERATION, CAUSE
+ * NOT REPORTABLE, before any block moves.  The source LU
  * cannot be removed while the copy reads it (scsi_lu.copy_readers); a write
  * to the token's blocks there revokes it as on its own LU, and the copy
  * ends at the next piece with 05/23/06.
@@ -455,12 +456,12 @@ static struct scsi_lu *token_owner(struct scsi_cmd *cmd, const uint8_t *bytes)
 	return NULL;
 }
 
-/* Whether blocks of src copy to dst as they are: a conventional source of the same block length and protection format. */
+/* Whether blocks of src copy to dst as they are: the same block length and protection format. */
 static bool copies_between(const struct scsi_lu *src, const struct scsi_lu *dst)
 {
 	if (src == dst)
 		return true;
-	if (src->zbc || src->block_size != dst->block_size || sbc_lu_has_pi(src) != sbc_lu_has_pi(dst))
+	if (src->block_size != dst->block_size || sbc_lu_has_pi(src) != sbc_lu_has_pi(dst))
 		return false;
 	return !sbc_lu_has_pi(src) ||
 	       (src->protection_type == dst->protection_type && sbc_pi_intervals(src) == sbc_pi_intervals(dst));
