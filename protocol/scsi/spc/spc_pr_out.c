@@ -378,10 +378,9 @@ enum scsi_result spc_persistent_reserve_out_exec(struct scsi_cmd *cmd)
 	struct spc_pr_registration *reg;
 	uint64_t key, sa_key;
 	bool all_tg_pt, aptpl;
-
-	/* Another node holds the medium and the reservation state kept with it: it runs the command. */
 	size_t stale_len;
 
+	/* Another node holds the medium and the reservation state kept with it: it runs the command. */
 	if (spc_alua_waits_for_backend(lu))
 		return spc_pr_out_forward(cmd);
 	/* The notice for the other nodes (spc_pr_changed) is this command's alone. */
