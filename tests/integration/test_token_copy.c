@@ -37,7 +37,9 @@ static const char config[] =
 	"kind = zbc-hm\npath = @DIR@/lun2.img\nsize = 64M\nlogical_block_size = 512\nzone_size = 4M\n"
 	"conventional_zones = 1\n"
 	"[lun \"" ITEST_TARGET "\" 3]\n"
-	"path = @DIR@/lun3.img\nsize = 16M\nlogical_block_size = 512\n";
+	"path = @DIR@/lun3.img\nsize = 16M\nlogical_block_size = 512\n"
+	"[lun \"" ITEST_TARGET "\" 4]\n"
+	"path = @DIR@/lun4.img\nsize = 16M\nlogical_block_size = 4096\n";
 
 static struct iscsi_context *s;
 
@@ -377,10 +379,10 @@ static void test_zoned(void)
  * written to LUN 3 (conventional, the same block length) and to a
  * sequential zone of LUN 2 (the write pointer rules of the destination);
  * LUN 2's token of a zone's written blocks to LUN 0 (the source read under
- * its zone rules); refused with 05/23/00 (INVALID TOKEN OPERATION, CAUSE
- * NOT REPORTABLE) where the blocks would not copy as they are (LUN 1's PI
- * tuples to a LU without); a write to its blocks on LUN 0 revokes it for
- * LUN 3 too.
+ * its zone rules); LUN 1's token (PI type 1) to LUN 0 (no PI: the tuples
+ * checked, then left); refused on LUN 4, whose blocks are of another length
+ * (05/23/00 INVALID TOKEN OPERATION, CAUSE NOT REPORTABLE); a write to its
+ * blocks on LUN 0 revokes it for LUN 3 too.
  */
 static void test_between_lus(void)
 {
@@ -405,9 +407,13 @@ static void test_between_lus(void)
 	    "ABORTED)", 0, 0, token, (const struct range[]){ { 25000, 16 } }, 1, EXPECT_SENSE(0xa, 0x21, 0x04), NULL);
 	itest_pattern(p1, sizeof(p1), 62);
 	if (itest_write16(s, 1, 60, p1, 8, BS, false, "LUN 1 (PI type 1): WRITE(16) of LBA 60") &&
-	    make_token(1, 65, 0, (const struct range[]){ { 60, 8 } }, 1, pi_token))
-		wut(0, 66, "LUN 0: a token of LUN 1's blocks (protection information; LUN 0 has none) -> 05/23/00", 0, 0,
-		    pi_token, (const struct range[]){ { 6000, 8 } }, 1, EXPECT_SENSE(5, 0x23, 0x00), NULL);
+	    make_token(1, 65, 0, (const struct range[]){ { 60, 8 } }, 1, pi_token) &&
+	    wut(0, 66, "LUN 0: a token of LUN 1's blocks (protection information type 1; LUN 0 has none) -> GOOD", 0, 0,
+		pi_token, (const struct range[]){ { 6000, 8 } }, 1, EXPECT_GOOD, NULL))
+		itest_ok(itest_blocks_are(s, 0, 6000, 8, BS, p1), "... LUN 0 LBA 6000.. hold them (the tuples checked, "
+			 "then left)", "different");
+	wut(4, 70, "LUN 4 (4096-byte blocks): LUN 0's token (512-byte blocks) -> 05/23/00 INVALID TOKEN OPERATION, "
+	    "CAUSE NOT REPORTABLE", 0, 0, token, (const struct range[]){ { 0, 2 } }, 1, EXPECT_SENSE(5, 0x23, 0x00), NULL);
 	if (make_token(2, 67, 0, (const struct range[]){ { 24576, 16 } }, 1, zoned_token)) {
 		wut(0, 68, "LUN 0: a token of LUN 2's blocks in zone 3 (below its write pointer) -> GOOD", 0, 0,
 		    zoned_token, (const struct range[]){ { 6000, 16 } }, 1, EXPECT_GOOD, NULL);
@@ -596,7 +602,7 @@ int main(int argc, char **argv)
 	s = itest_session(&d, ITEST_INITIATOR_1, 0);
 	if (!s)
 		return itest_finish();
-	for (int lun = 0; lun < 4; lun++)
+	for (int lun = 0; lun < 5; lun++)
 		itest_clear_ua(s, lun);
 	test_vpd();
 	test_copies();

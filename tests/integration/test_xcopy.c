@@ -354,8 +354,8 @@ static void test_checks(void)
 	xcopy(s, 0, "a CSCD naming no LU of the target -> 0A/0D/02 COPY TARGET DEVICE NOT REACHABLE", p, n, n,
 	      EXPECT_SENSE(0xa, 0x0d, 0x02), NULL);
 	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
-	cscd(p + 16, 1, 4096);
-	xcopy(s, 0, "a CSCD naming another LU (copies between LUs: not yet) -> 0A/0D/02", p, n, n,
+	cscd(p + 16, 1, 512);
+	xcopy(s, 0, "a CSCD naming LUN 1 with DISK BLOCK LENGTH 512 (LUN 1's is 4096) -> 0A/0D/02", p, n, n,
 	      EXPECT_SENSE(0xa, 0x0d, 0x02), NULL);
 	n = simple_list(p, 0, 1, 0, 8, 0, 8000);
 	p[17] = 0x20;
@@ -574,10 +574,24 @@ static void test_zoned(void)
  * reference tags, so READ(16) of the destination (which checks them) is
  * GOOD; a corrupted source guard stops the copy with COPY ABORTED, 10/01.
  */
+/* One block of LUN lun read with its tuple (READ(16) RDPROTECT 011b: nothing checked): REFERENCE TAG lba, APPLICATION TAG 0. */
+static void tags_are(int lun, uint32_t lba, const char *name)
+{
+	uint8_t rd16[16] = { 0x88, 0x60 };
+	struct itest_result r;
+
+	itest_put_be64(rd16 + 2, lba);
+	itest_put_be32(rd16 + 10, 1);
+	itest_cmd(s, lun, rd16, 16, ITEST_IN, NULL, 0, BS + 8, &r);
+	itest_ok(r.status == 0 && r.data_len == (int)BS + 8 && itest_get_be32(r.data + BS + 4) == lba &&
+			 itest_get_be16(r.data + BS + 2) == 0,
+		 name, "%s", itest_result_str(&r));
+	itest_result_free(&r);
+}
+
 static void test_pi(struct itest_daemon *d)
 {
 	uint8_t p[128], data[16 * BS], got[16 * BS];
-	uint8_t rd16[16] = { 0x88, 0x60 }; /* READ(16) RDPROTECT 011b: data and tuples, nothing checked */
 	struct itest_result r;
 	char out[512];
 	uint32_t n;
@@ -589,14 +603,7 @@ static void test_pi(struct itest_daemon *d)
 	itest_ok(itest_read16(s, 2, 1000, got, 16, BS, "PI LU: READ(16) of the destination (reference tags checked)") &&
 			 !memcmp(got, data, sizeof(data)),
 		 "PI LU: the copied blocks read back, their reference tags the destination's", NULL);
-	itest_put_be64(rd16 + 2, 1000);
-	itest_put_be32(rd16 + 10, 1);
-	itest_cmd(s, 2, rd16, 16, ITEST_IN, NULL, 0, BS + 8, &r);
-	itest_ok(r.status == 0 && r.data_len == (int)BS + 8 && itest_get_be32(r.data + BS + 4) == 1000 &&
-			 itest_get_be16(r.data + BS + 2) == 0,
-		 "PI LU: READ(16) RDPROTECT 011b of LBA 1000: REFERENCE TAG 1000, APPLICATION TAG 0", "%s",
-		 itest_result_str(&r));
-	itest_result_free(&r);
+	tags_are(2, 1000, "PI LU: READ(16) RDPROTECT 011b of LBA 1000: REFERENCE TAG 1000, APPLICATION TAG 0");
 	if (itest_ok(itest_ctl(d, out, sizeof(out), "fault add 2 corrupt-pi --lba 45 --pi-field guard") == 0,
 		     "sbcemuctl fault add 2 corrupt-pi --lba 45 --pi-field guard -> exit 0", "%s", out)) {
 		n = simple_list(p, 2, 1, 0x2, 16, 40, 2000);
@@ -617,6 +624,209 @@ static void test_pi(struct itest_daemon *d)
 		itest_result_free(&r);
 		itest_ctl(d, out, sizeof(out), "fault remove all");
 	}
+}
+
+/* Two CSCDs (LUNs a, b, of blocks of bs bytes) and one segment from CSCD 0 to CSCD 1: 108 bytes. */
+static uint32_t two_lu_list(uint8_t *p, int a, int b, uint32_t bs, uint16_t nblocks, uint64_t src, uint64_t dst)
+{
+	header(p, 1, 0x2, 64, 28);
+	cscd(p + 16, a, bs);
+	cscd(p + 48, b, bs);
+	segment(p + 80, 0, 1, nblocks, src, dst);
+	return 108;
+}
+
+/*
+ * Copies between LUs of the target (copy/extended_copy.c: each CSCD names
+ * any LU of the target; the copy manager is the LU the command was sent to):
+ * sent to the source and to the destination; to a PI LU from one without
+ * (tuples made as a WRITE makes them) and back; to a zbc-hm LU's write
+ * pointer and past it; refused where the LUs' block lengths differ
+ * (0A/26/0C INVALID OPERATION FOR COPY SOURCE OR DESTINATION) and where the
+ * destination LU is write protected (07/27/00, as a WRITE there), taken
+ * from a write-protected source.
+ */
+static void test_between_lus(void)
+{
+	static uint8_t a[16 * BS], got[16 * BS];
+	uint8_t p[128];
+	uint32_t n;
+
+	itest_pattern(a, sizeof(a), 71);
+	if (!itest_write16(s, 0, 7000, a, 16, BS, false, "LUN 0: WRITE(16) of LBA 7000 (16 blocks)"))
+		return;
+	n = two_lu_list(p, 0, 2, BS, 16, 7000, 3000);
+	xcopy(s, 0, "sent to LUN 0: LUN 0 LBA 7000 -> LUN 2 (PI type 1) LBA 3000, 16 blocks -> GOOD", p, n, n,
+	      EXPECT_GOOD, NULL);
+	itest_ok(itest_read16(s, 2, 3000, got, 16, BS, "LUN 2: READ(16) of LBA 3000 (guards, reference tags checked)") &&
+			 !memcmp(got, a, sizeof(a)),
+		 "... LUN 2 LBA 3000.. hold LUN 0's blocks, read back with their tuples checked", NULL);
+	tags_are(2, 3005, "... READ(16) RDPROTECT 011b of LBA 3005: REFERENCE TAG 3005, APPLICATION TAG 0 (as a WRITE "
+		 "makes them)");
+	n = two_lu_list(p, 2, 0, BS, 16, 3000, 7100);
+	xcopy(s, 0, "sent to LUN 0 again: LUN 2 (PI) LBA 3000 -> LUN 0 LBA 7100 (the tuples checked, then left) -> GOOD",
+	      p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 0, 7100, 16, BS, a), "... LUN 0 LBA 7100.. hold them", "different");
+	n = two_lu_list(p, 0, 5, BS, 16, 7000, 4000);
+	xcopy(s, 5, "sent to the destination, LUN 5: LUN 0 LBA 7000 -> LUN 5 LBA 4000 -> GOOD", p, n, n, EXPECT_GOOD,
+	      NULL);
+	itest_ok(itest_read16(s, 5, 4000, got, 16, BS, "LUN 5: READ(16) of LBA 4000 (reference tags checked)") &&
+			 !memcmp(got, a, sizeof(a)),
+		 "... LUN 5 LBA 4000.. hold them", NULL);
+	n = two_lu_list(p, 0, 3, BS, 16, 7000, 5 * ZB);
+	xcopy(s, 0, "LUN 0 -> the write pointer of LUN 3's (zbc-hm) zone 5 -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(zone_wp(3, 5 * ZB, NULL) == 5 * ZB + 16, "... zone 5's write pointer moved 16 blocks", NULL);
+	itest_ok(itest_blocks_are(s, 3, 5 * ZB, 16, BS, a), "... zone 5 holds LUN 0's blocks", "different");
+	n = two_lu_list(p, 0, 3, BS, 16, 7000, 5 * ZB + 100);
+	xcopy(s, 0, "LUN 0 -> past zone 5's write pointer -> 0A/21/04 (the WRITE's sense, COPY ABORTED)", p, n, n,
+	      EXPECT_SENSE(0xa, 0x21, 0x04), NULL);
+	itest_ok(zone_wp(3, 5 * ZB, NULL) == 5 * ZB + 16, "... zone 5's write pointer where it was", NULL);
+	n = two_lu_list(p, 0, 1, BS, 8, 7000, 0);
+	cscd(p + 48, 1, 4096);
+	xcopy(s, 0, "LUN 0 (512-byte blocks) -> LUN 1 (4096) -> 0A/26/0C INVALID OPERATION FOR COPY SOURCE OR "
+	      "DESTINATION", p, n, n, EXPECT_SENSE(0xa, 0x26, 0x0c), NULL);
+	n = two_lu_list(p, 0, 4, BS, 16, 7000, 100);
+	xcopy(s, 0, "LUN 0 -> LUN 4 (write protected) -> 07/27/00, as a WRITE there", p, n, n,
+	      EXPECT_SENSE(0x7, 0x27, 0x00), NULL);
+	n = two_lu_list(p, 4, 0, BS, 16, 100, 7200);
+	xcopy(s, 0, "LUN 4 (write protected, the source) -> LUN 0 -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+}
+
+static void service_both(int ms, const bool *stop);
+
+/* A command of 16 bytes for test_locks_between_lus: its session, LUN, CDB and Data-Out (NULL: none). */
+struct async_cmd {
+	struct iscsi_context *sess;
+	int lun;
+	uint8_t cdb[16];
+	struct iscsi_data *data;
+	struct itest_async done;
+	struct scsi_task *task;
+};
+
+static bool send_async(struct async_cmd *c)
+{
+	c->done = (struct itest_async){ 0 };
+	c->task = scsi_create_task(16, c->cdb, c->data ? SCSI_XFER_WRITE : SCSI_XFER_NONE, c->data ? c->data->size : 0);
+	if (c->task && iscsi_scsi_command_async(c->sess, c->lun, c->task, itest_async_cmd_cb, c->data, &c->done) == 0)
+		return true;
+	itest_ok(false, "a command sent asynchronously", "%s", iscsi_get_error(c->sess));
+	if (c->task)
+		scsi_free_scsi_task(c->task);
+	return false;
+}
+
+/*
+ * first, held by the fault rule `rule` (sbcemuctl fault add ...) once it
+ * has started and taken its LBA locks, then second: second must wait
+ * (unanswered for 0.7 s, what names it); the rule removed, both complete
+ * GOOD.  during (may be NULL) runs while first is held, before second.
+ */
+static bool held_then_waits(struct itest_daemon *d, const char *rule, struct async_cmd *first, struct async_cmd *second,
+			    void (*during)(void), const char *what)
+{
+	char out[1024], name[256];
+	bool ok;
+
+	snprintf(name, sizeof(name), "sbcemuctl %s -> exit 0", rule);
+	if (!itest_ok(itest_ctl(d, out, sizeof(out), "%s", rule) == 0, name, "%s", out) || !send_async(first)) {
+		itest_ctl(d, out, sizeof(out), "fault remove all");
+		return false;
+	}
+	service_both(300, &first->done.done);
+	if (during)
+		during();
+	if (first->done.done || !send_async(second)) {
+		itest_ok(false, "the first command held by the rule", "answered 0x%x", first->done.status);
+		itest_ctl(d, out, sizeof(out), "fault remove all");
+		return false;
+	}
+	service_both(700, &second->done.done);
+	itest_ok(!second->done.done, what, "answered 0x%x", second->done.status);
+	itest_ctl(d, out, sizeof(out), "fault remove all");
+	service_both(5000, &first->done.done);
+	service_both(5000, &second->done.done);
+	ok = first->done.done && first->done.status == SCSI_STATUS_GOOD && second->done.done &&
+	     second->done.status == SCSI_STATUS_GOOD;
+	itest_ok(ok, "... the rule removed: the first completes, and its end starts the second -> both GOOD",
+		 "first %d/0x%x second %d/0x%x", first->done.done, first->done.status, second->done.done,
+		 second->done.status);
+	if (first->done.done)
+		scsi_free_scsi_task(first->task);
+	if (second->done.done)
+		scsi_free_scsi_task(second->task);
+	return ok;
+}
+
+static uint8_t lock_b[16 * BS];
+
+/* While the copy is held: a WRITE to other blocks of LUN 2 goes on. */
+static void write_elsewhere(void)
+{
+	itest_ok(itest_write16(s2, 2, 3600, lock_b, 16, BS, false, "LUN 2: WRITE(16) of LBA 3600 (not the copy's) -> GOOD"),
+		 "... a WRITE to other blocks of LUN 2 goes on while the copy is held", NULL);
+}
+
+/*
+ * A copy between LUs holds the LBA locks of its blocks on both LUs
+ * (sched/lba_lock.c, locks elsewhere), each case with a fault rule holding
+ * the first command once started:
+ *   - an EXTENDED COPY sent to LUN 0 from LUN 0 to LUN 2: a WRITE(16) to
+ *     its destination blocks on LUN 2 waits for it, one to other blocks of
+ *     LUN 2 does not, and LUN 2 holds the WRITE's data (it came after);
+ *   - a WRITE(16) to LUN 2 first: the copy waits, and its data wins;
+ *   - a RESET WRITE POINTER of LUN 3's zone 6 first (an LBA lock and no
+ *     buffer room): the copy into that zone waits, and the reset's end
+ *     alone (no room comes free) starts it (sched/task_set.c);
+ *   - two copies between LUN 0 and LUN 2 in opposite directions over the
+ *     same blocks, sent together to each LU: both complete (each takes its
+ *     locks on both LUs at once, never one while it waits for the other).
+ */
+static void test_locks_between_lus(struct itest_daemon *d)
+{
+	static uint8_t p[108], a[16 * BS], p2[108];
+	struct iscsi_data copy = { .size = 108, .data = p }, write = { .size = sizeof(lock_b), .data = lock_b },
+			  copy2 = { .size = 108, .data = p2 };
+	struct async_cmd cp = { .sess = s, .lun = 0, .cdb = { 0x83, 0x00 }, .data = &copy },
+			 wr = { .sess = s2, .lun = 2, .cdb = { 0x8a }, .data = &write },
+			 rs = { .sess = s2, .lun = 3, .cdb = { 0x94, 0x04 } },
+			 cp2 = { .sess = s2, .lun = 2, .cdb = { 0x83, 0x00 }, .data = &copy2 };
+
+	itest_pattern(a, sizeof(a), 81);
+	itest_pattern(lock_b, sizeof(lock_b), 82);
+	if (!itest_write16(s, 0, 7300, a, 16, BS, false, "LUN 0: WRITE(16) of LBA 7300 (16 blocks)"))
+		return;
+	itest_put_be32(cp.cdb + 10, 108);
+	itest_put_be32(cp2.cdb + 10, 108);
+	two_lu_list(p, 0, 2, BS, 16, 7300, 3500);
+	itest_put_be64(wr.cdb + 2, 3500);
+	itest_put_be32(wr.cdb + 10, 16);
+	if (held_then_waits(d, "fault add 0 hold --opcode 0x83 --count 1", &cp, &wr, write_elsewhere,
+			    "EXTENDED COPY LUN 0 LBA 7300 -> LUN 2 LBA 3500 held: a WRITE(16) to LUN 2 LBA 3500 waits 0.7 s"))
+		itest_ok(itest_blocks_are(s, 2, 3500, 16, BS, lock_b),
+			 "LUN 2 LBA 3500.. hold the WRITE's data, written after the copy", "different");
+	if (held_then_waits(d, "fault add 2 hold --opcode 0x8a --count 1", &wr, &cp, NULL,
+			    "a WRITE(16) to LUN 2 LBA 3500 held: the copy LUN 0 -> LUN 2 LBA 3500 waits 0.7 s"))
+		itest_ok(itest_blocks_are(s, 2, 3500, 16, BS, a),
+			 "LUN 2 LBA 3500.. hold the copy's data, written after the WRITE", "different");
+	two_lu_list(p, 0, 3, BS, 16, 7300, 6 * ZB);
+	itest_put_be64(rs.cdb + 2, 6 * ZB);
+	if (held_then_waits(d, "fault add 3 hold --opcode 0x94 --count 1", &rs, &cp, NULL,
+			    "RESET WRITE POINTER of LUN 3's zone 6 held: the copy LUN 0 -> zone 6 waits 0.7 s"))
+		itest_ok(zone_wp(3, 6 * ZB, NULL) == 6 * ZB + 16, "... zone 6's write pointer 16 blocks in", NULL);
+	two_lu_list(p, 0, 2, BS, 2048, 8192, 4096);
+	two_lu_list(p2, 2, 0, BS, 2048, 4096, 8192);
+	if (!send_async(&cp) || !send_async(&cp2))
+		return;
+	for (uint64_t end = itest_now_ms() + 10000; itest_now_ms() < end && !(cp.done.done && cp2.done.done);)
+		service_both(50, NULL);
+	itest_ok(cp.done.done && cp.done.status == SCSI_STATUS_GOOD && cp2.done.done && cp2.done.status == SCSI_STATUS_GOOD,
+		 "1 MiB LUN 0 -> LUN 2 sent to LUN 0 and the same blocks LUN 2 -> LUN 0 sent to LUN 2, together -> both GOOD",
+		 "first %d/0x%x second %d/0x%x", cp.done.done, cp.done.status, cp2.done.done, cp2.done.status);
+	if (cp.done.done)
+		scsi_free_scsi_task(cp.task);
+	if (cp2.done.done)
+		scsi_free_scsi_task(cp2.task);
 }
 
 /*
@@ -825,8 +1035,10 @@ int main(int argc, char **argv)
 		test_lid4();
 		test_pi(&d);
 		test_zoned();
+		test_between_lus();
 		test_rsoc();
 		test_buffer_budget(&d);
+		test_locks_between_lus(&d);
 		test_kill_in_the_middle(&d);
 	}
 	if (s)

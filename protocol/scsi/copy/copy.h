@@ -70,37 +70,36 @@ struct scsi_cmd;
 struct scsi_lu;
 struct zbc_unwritten;
 
-/* A piece of a copy (copy_piece.c): its destination, and on a zoned LU the source blocks that read as zeros. */
+/*
+ * A piece of a copy (copy_piece.c): n blocks from src of src_lu (COPY_ZEROS:
+ * zeros) to dst of dst_lu, each LU cmd's own or another of its device; on
+ * a zoned source, the blocks that read as zeros.
+ */
+#define COPY_ZEROS UINT64_MAX
 struct copy_piece {
-	uint64_t dst;
+	struct scsi_lu *src_lu, *dst_lu;
+	uint64_t src, dst;
 	uint32_t n;                      /* blocks; 0: no piece begun */
 	struct zbc_unwritten *unwritten; /* NULL: none (or not a zoned LU) */
 };
 /*
- * Loop thread, before a piece of n blocks from src (COPY_ZEROS: zeros) of
- * src_lu (cmd's LU, or another LU of its device: rod_token.c) to dst of
- * cmd's LU: the checks of a READ of its source and a WRITE of its
- * destination (medium-error rules; on a zoned LU the zone rules, with the
- * write pointer advance).  SCSI_OK with *p set, or SCSI_FAILED with the
- * sense (COPY ABORTED) in cmd.
+ * Loop thread, before a piece: the checks of a READ of its source and a
+ * WRITE of its destination (medium-error rules; on a zoned LU the zone
+ * rules, with the write pointer advance).  SCSI_OK with *p set, or
+ * SCSI_FAILED with the sense (COPY ABORTED) in cmd.
  */
-enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu, struct copy_piece *p, uint64_t src,
-				  uint64_t dst, uint32_t n);
+enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct copy_piece *p, struct scsi_lu *src_lu, uint64_t src,
+				  struct scsi_lu *dst_lu, uint64_t dst, uint32_t n);
 /* Loop thread, after the piece landed: its advance kept, the bad blocks it wrote repaired; *p emptied. */
 void copy_piece_end(struct scsi_cmd *cmd, struct copy_piece *p);
 /* Empties *p without ending it (a command that failed: its completion rolls the advance back). */
 void copy_piece_free(struct copy_piece *p);
 
 /*
- * A worker piece of a copy (extended_copy.c): n blocks (at most COPY_PIECE
- * bytes) read at src of src_lu (cmd's LU, or another of the same block
- * length and protection format) and written at dst of cmd's LU, or zeros
- * when src is COPY_ZEROS; flags the backend's write flags; unwritten the
- * source blocks that read as zeros on a zoned LU (struct copy_piece), or
- * NULL.  0, or nonzero with the failure in cmd.
+ * Worker: the blocks of piece p (at most COPY_PIECE bytes) read and
+ * written, flags the backend's write flags.  0, or nonzero with the
+ * failure in cmd (extended_copy.c).
  */
-#define COPY_ZEROS UINT64_MAX
-int copy_blocks(struct scsi_cmd *cmd, struct scsi_lu *src_lu, uint64_t src, uint64_t dst, uint32_t n, unsigned flags,
-		const struct zbc_unwritten *unwritten);
+int copy_blocks(struct scsi_cmd *cmd, const struct copy_piece *p, unsigned flags);
 
 #endif

@@ -47,10 +47,10 @@ static bool source_bad(struct scsi_cmd *cmd, struct scsi_lu *src_lu, uint64_t sr
 
 /*
  * Zoned LUs: the read rules of the source (of src_lu, when zoned), its
- * unwritten blocks, the write rules of the destination (of cmd's LU, when
+ * unwritten blocks, the write rules of the destination (of dst_lu, when
  * zoned).
  */
-static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu, struct copy_piece *p, uint64_t src)
+static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct copy_piece *p)
 {
 	struct scsi_lu *own = cmd->lu;
 	uint64_t lba = cmd->lba;
@@ -60,21 +60,25 @@ static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu
 	/*
 	 * The zone engine checks the command's own LU and range: the source's
 	 * and the piece's, for the time of the checks (zbc_check_read only reads
-	 * the LU's zones and stores its sense in cmd).
+	 * the LU's zones and stores its sense in cmd; zbc_write_begin keys its
+	 * ticket by cmd on the LU it was given, which the completion ends:
+	 * scsi_cmd_complete, its own LU's and the LUs it locks elsewhere).
 	 */
 	cmd->nblocks = p->n;
-	if (src != COPY_ZEROS && src_lu->zbc) {
-		cmd->lu = src_lu;
-		cmd->lba = src;
+	if (p->src != COPY_ZEROS && p->src_lu->zbc) {
+		cmd->lu = p->src_lu;
+		cmd->lba = p->src;
 		r = zbc_check_read(cmd);
 		cmd->lu = own;
 		/* Before the destination's advance: a source in the same zone reads what it holds now. */
-		if (r == SCSI_OK && zbc_unwritten_plan(src_lu, src, p->n, &p->unwritten) < 0)
+		if (r == SCSI_OK && zbc_unwritten_plan(p->src_lu, p->src, p->n, &p->unwritten) < 0)
 			r = scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	}
-	if (r == SCSI_OK && own->zbc) {
+	if (r == SCSI_OK && p->dst_lu->zbc) {
+		cmd->lu = p->dst_lu;
 		cmd->lba = p->dst;
 		r = zbc_write_begin(cmd);
+		cmd->lu = own;
 	}
 	cmd->lba = lba;
 	cmd->nblocks = nblocks;
@@ -83,18 +87,17 @@ static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu
 	return r;
 }
 
-enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct scsi_lu *src_lu, struct copy_piece *p, uint64_t src,
-				  uint64_t dst, uint32_t n)
+enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct copy_piece *p, struct scsi_lu *src_lu, uint64_t src,
+				  struct scsi_lu *dst_lu, uint64_t dst, uint32_t n)
 {
 	enum scsi_result r = SCSI_OK;
 
 	copy_piece_free(p);
-	p->dst = dst;
-	p->n = n;
+	*p = (struct copy_piece){ .src_lu = src_lu, .dst_lu = dst_lu, .src = src, .dst = dst, .n = n };
 	if (src != COPY_ZEROS && source_bad(cmd, src_lu, src, n))
 		r = SCSI_FAILED;
-	else if (cmd->lu->zbc || src_lu->zbc)
-		r = zones_begin(cmd, src_lu, p, src);
+	else if (dst_lu->zbc || src_lu->zbc)
+		r = zones_begin(cmd, p);
 	if (r != SCSI_OK)
 		copy_piece_free(p);
 	return r;
@@ -104,9 +107,8 @@ void copy_piece_end(struct scsi_cmd *cmd, struct copy_piece *p)
 {
 	if (p->n == 0)
 		return;
-	if (cmd->lu->zbc)
-		zbc_write_end(cmd, true);
-	scsi_fault_written_range(cmd->lu, p->dst, p->n);
+	zbc_write_end_on(p->dst_lu, cmd, true);
+	scsi_fault_written_range(p->dst_lu, p->dst, p->n);
 	copy_piece_free(p);
 }
 

@@ -1,8 +1,9 @@
 /*
  * The copy manager of an LU (SPC-4, the third-party copy model): EXTENDED
  * COPY (LID1, and LID4: check_lid4_header), served on conventional LUs (with protection
- * information too: copy_work) and on zoned LUs (copy_piece.c: each piece
- * checked as a READ of its source and a WRITE of its destination).
+ * information too: copy_blocks) and on zoned LUs (copy_piece.c: each piece
+ * checked as a READ of its source and a WRITE of its destination), within
+ * one LU and between LUs of the target.
  *
  * EXTENDED COPY (83h/00h): a 16-byte parameter list header (b0 LIST
  * IDENTIFIER, b1 bits 4:3 LIST ID USAGE, b2-3 CSCD DESCRIPTOR LIST LENGTH,
@@ -32,11 +33,15 @@
  *   UNSUPPORTED SEGMENT DESCRIPTOR TYPE CODE; a segment's DESCRIPTOR LENGTH
  *   other than 0018h or past the list: 05/26/00.  Then, as COPY ABORTED
  *   (errors found processing a segment): a CSCD index with no
- *   descriptor 0A/08/04 UNREACHABLE COPY TARGET; a CSCD that names no LU,
- *   another LU than this one (copies between LUs: not yet), a null device or
- *   another peripheral device type or block length 0A/0D/02 COPY TARGET
- *   DEVICE NOT REACHABLE; a range past the capacity 0A/00/00 (libiscsi
- *   takes no LOGICAL BLOCK ADDRESS OUT OF RANGE there).
+ *   descriptor 0A/08/04 UNREACHABLE COPY TARGET; a CSCD that names no LU
+ *   of the target, a null device or another peripheral device type or
+ *   block length 0A/0D/02 COPY TARGET DEVICE NOT REACHABLE; a segment
+ *   between LUs of different block lengths 0A/26/0C INVALID OPERATION FOR
+ *   COPY SOURCE OR DESTINATION; a range past its LU's capacity 0A/00/00
+ *   (libiscsi takes no LOGICAL BLOCK ADDRESS OUT OF RANGE there); on
+ *   another LU, the answer a command sent there would get from its gates
+ *   (scsi_cmd_gates_pass_on: ALUA state, readiness, reservations, and write
+ *   protection where the copy writes).
  * The copy runs on workers, segment after segment, one job per piece of at
  * most COPY_PIECE bytes through the backend (read, then write; FUA when
  * the write cache is off), holding the LBA locks of every source and
@@ -50,7 +55,13 @@
  * EXTENDED COPY(LID1)'s for COPY STATUS and RECEIVE COPY STATUS(LID4), an
  * EXTENDED COPY(LID4)'s for the latter.
  *
- * Not yet: copies between LUs.
+ * Copies between LUs: a CSCD may name any LU of the target (its device)
+ * with a medium; the LU the command was sent to is the copy manager.  The
+ * command's locks cover the ranges of every LU it reads and writes (locks
+ * elsewhere, sched/lba_lock.c: taken all at once when all are free), the
+ * zone rules of each LU hold for its side of a piece (copy_piece.c), the
+ * protection information is the destination's format (copy_blocks), and
+ * the other LUs cannot be removed while the copy holds their blocks.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -74,6 +85,7 @@ struct xcopy_list {
 	uint8_t usage, service_action; /* LID1 00h, LID4 01h */
 	unsigned ncscd, nsegments;
 	const uint8_t *cscd[XCOPY_MAX_CSCD];
+	struct scsi_lu *lu[XCOPY_MAX_CSCD]; /* the LU each names (check_segments); NULL: none */
 	struct xcopy_segment seg[XCOPY_MAX_SEGMENTS];
 };
 
@@ -83,7 +95,7 @@ struct xcopy_run {
 	unsigned done;      /* segments processed */
 	uint32_t seg_done;  /* blocks of segment done copied */
 	uint64_t bytes;     /* bytes written */
-	unsigned flags;     /* backend write flags */
+	unsigned flags;     /* backend write flags of the piece in flight (its destination's write cache) */
 	struct copy_piece piece; /* the piece in flight (copy_piece.c) */
 };
 
@@ -200,24 +212,85 @@ static bool cscd_names(const uint8_t *d, const struct scsi_lu *lu, const uint8_t
 	return get_be24(d + 29) == lu->block_size;
 }
 
-/* The checks of each segment against the CSCDs and the LU, as COPY ABORTED (above). */
-static enum scsi_result check_segments(struct scsi_cmd *cmd, const struct xcopy_list *l)
+/*
+ * The LU of cmd's target (its device) that the E4h descriptor d names:
+ * cmd's own first, else another with a copy manager (a medium); NULL: none.
+ */
+static struct scsi_lu *cscd_lu(const struct scsi_cmd *cmd, const uint8_t *d)
 {
-	struct scsi_lu *lu = cmd->lu;
 	uint8_t naa[16];
-	size_t n = spc_lu_naa(lu, naa);
+	size_t n = spc_lu_naa(cmd->lu, naa);
+
+	if (cscd_names(d, cmd->lu, naa, n))
+		return cmd->lu;
+	SCSI_DEVICE_FOREACH_LU(cmd->lu->dev, lu) {
+		if (lu == cmd->lu || !copy_manager_enabled(lu))
+			continue;
+		n = spc_lu_naa(lu, naa);
+		if (cscd_names(d, lu, naa, n))
+			return lu;
+	}
+	return NULL;
+}
+
+/* Whether cmd holds (took at its start) a lock on lu, another LU than its own. */
+static bool locked_elsewhere(const struct scsi_cmd *cmd, const struct scsi_lu *lu)
+{
+	const struct scsi_lba_locks_elsewhere *e = cmd->locks_elsewhere;
+
+	for (unsigned i = 0; e && i < e->n; i++)
+		if (e->lu[i] == lu && e->lock[i].held)
+			return true;
+	return false;
+}
+
+/*
+ * The other LUs the segments read or write (writes: some segment writes
+ * it): each must pass the gates the command would meet there, and hold its
+ * lock there (none when its plan found no room: ABORTED COMMAND,
+ * INSUFFICIENT RESOURCES).
+ */
+static enum scsi_result check_other_lu(struct scsi_cmd *cmd, const struct xcopy_list *l, struct scsi_lu *lu)
+{
+	bool used = false, writes = false;
 
 	for (unsigned i = 0; i < l->nsegments; i++) {
+		used |= l->lu[l->seg[i].src] == lu || l->lu[l->seg[i].dst] == lu;
+		writes |= l->lu[l->seg[i].dst] == lu;
+	}
+	if (!used || lu == cmd->lu)
+		return SCSI_OK;
+	if (!locked_elsewhere(cmd, lu))
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	return scsi_cmd_gates_pass_on(cmd, lu, writes) ? SCSI_OK : SCSI_FAILED;
+}
+
+/* The checks of each segment against the CSCDs and their LUs, as COPY ABORTED (above); l->lu filled. */
+static enum scsi_result check_segments(struct scsi_cmd *cmd, struct xcopy_list *l)
+{
+	for (unsigned i = 0; i < l->ncscd; i++)
+		l->lu[i] = cscd_lu(cmd, l->cscd[i]);
+	for (unsigned i = 0; i < l->nsegments; i++) {
 		const struct xcopy_segment *s = &l->seg[i];
+		struct scsi_lu *src, *dst;
 
 		if (s->src >= l->ncscd || s->dst >= l->ncscd)
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNREACHABLE_COPY_TARGET));
-		if (!cscd_names(l->cscd[s->src], lu, naa, n) || !cscd_names(l->cscd[s->dst], lu, naa, n))
+		src = l->lu[s->src];
+		dst = l->lu[s->dst];
+		if (!src || !dst)
 			return scsi_cmd_fail(cmd,
 					     sense_make(SENSE_KEY_COPY_ABORTED, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE));
-		if (scsi_lu_range_bad(lu, s->src_lba, s->nblocks) || scsi_lu_range_bad(lu, s->dst_lba, s->nblocks))
+		/* Blocks copy as they are (a segment counts whole blocks of both): one block length. */
+		if (src->block_size != dst->block_size)
+			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED,
+							     ASC_INVALID_OPERATION_FOR_COPY_SOURCE_OR_DESTINATION));
+		if (scsi_lu_range_bad(src, s->src_lba, s->nblocks) || scsi_lu_range_bad(dst, s->dst_lba, s->nblocks))
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED, 0x0000));
 	}
+	for (unsigned i = 0; i < l->ncscd; i++)
+		if (check_other_lu(cmd, l, l->lu[i]) != SCSI_OK)
+			return SCSI_FAILED;
 	return SCSI_OK;
 }
 
@@ -227,19 +300,33 @@ enum scsi_result extended_copy_parse(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
-/* The LBA locks: every source and destination range of a list that decodes, alone (read and written). */
+/* A range of lu (NULL: none named) to lock, on cmd's LU or elsewhere; none past lu's capacity. */
+static void lock_range(struct scsi_cmd *cmd, struct scsi_lu *lu, uint64_t lba, uint16_t nblocks)
+{
+	if (lu && !scsi_lu_range_bad(lu, lba, nblocks))
+		scsi_lba_lock_add_elsewhere(cmd, lu, lba, nblocks);
+}
+
+/*
+ * The LBA locks: every source and destination range of a list that
+ * decodes, alone (read and written), on the LU its CSCD names: cmd's own,
+ * or another LU of the target (a lock elsewhere, lba_lock.c).
+ */
 void extended_copy_lock(struct scsi_cmd *cmd)
 {
 	struct xcopy_list l;
+	struct scsi_lu *lu[XCOPY_MAX_CSCD];
 
 	cmd->lock.mode = SCSI_LBA_LOCK_EXCLUSIVE;
 	if (decode(NULL, cmd->cdb[1] & 0x1f, cmd->data_out, cmd->data_out ? cmd->data_length : 0, &l) != SCSI_OK)
 		return;
+	for (unsigned i = 0; i < l.ncscd; i++)
+		lu[i] = cscd_lu(cmd, l.cscd[i]);
 	for (unsigned i = 0; i < l.nsegments; i++) {
-		if (!scsi_lu_range_bad(cmd->lu, l.seg[i].src_lba, l.seg[i].nblocks))
-			scsi_lba_lock_add(cmd, l.seg[i].src_lba, l.seg[i].nblocks);
-		if (!scsi_lu_range_bad(cmd->lu, l.seg[i].dst_lba, l.seg[i].nblocks))
-			scsi_lba_lock_add(cmd, l.seg[i].dst_lba, l.seg[i].nblocks);
+		const struct xcopy_segment *s = &l.seg[i];
+
+		lock_range(cmd, s->src < l.ncscd ? lu[s->src] : NULL, s->src_lba, s->nblocks);
+		lock_range(cmd, s->dst < l.ncscd ? lu[s->dst] : NULL, s->dst_lba, s->nblocks);
 	}
 }
 
@@ -268,99 +355,115 @@ static void retag(const struct scsi_lu *lu, uint8_t *tuples, uint64_t dst_lba, u
 }
 
 /* Worker, a zoned LU: the write pointers the piece at dst moved, recorded (durable with FUA) as a WRITE's are. */
-static int persist_zones(struct scsi_cmd *cmd, uint64_t dst, uint32_t n, unsigned flags)
+static int persist_zones(struct scsi_cmd *cmd, struct scsi_lu *lu, uint64_t dst, uint32_t n, unsigned flags)
 {
-	int rc = cmd->lu->zbc ? zbc_persist_range(cmd->lu, dst, n, flags) : 0;
+	int rc = lu->zbc ? zbc_persist_range(lu, dst, n, flags) : 0;
 
 	if (rc < 0)
 		scsi_cmd_fail_errno(cmd, rc, true);
 	return rc;
 }
 
-/*
- * Worker: n blocks (at most COPY_PIECE bytes) read at src and written at
- * dst, or, with src COPY_ZEROS, zeros written at dst with FFh protection
- * information (SBC-4, the block device zero ROD token).  On an LU with
- * protection information the blocks are read and checked as READ with
- * RDPROTECT 000b reads them (a failed check: COPY ABORTED with its ASC,
- * 10/01 10/02 10/03, INFORMATION the LBA) and written with their tuples,
- * retagged for the destination.  0, or nonzero with the failure in cmd.
- */
-int copy_blocks(struct scsi_cmd *cmd, struct scsi_lu *src_lu, uint64_t src, uint64_t dst, uint32_t n, unsigned flags,
-		const struct zbc_unwritten *unwritten)
+/* Whether lu's tuples and src's are of one format (the same type and intervals per block). */
+static bool same_pi_format(const struct scsi_lu *src, const struct scsi_lu *lu)
 {
-	struct scsi_lu *lu = cmd->lu;
+	return src->protection_type == lu->protection_type && sbc_pi_intervals(src) == sbc_pi_intervals(lu);
+}
+
+/*
+ * Worker: the n blocks of piece p (at most COPY_PIECE bytes) read at src of
+ * its source LU and written at dst of its destination LU, or, with src
+ * COPY_ZEROS, zeros written at dst with FFh protection information (SBC-4,
+ * the block device zero ROD token).  A source with protection information
+ * is read and checked as READ with RDPROTECT 000b reads it (a failed check:
+ * COPY ABORTED with its ASC, 10/01 10/02 10/03, INFORMATION the LBA).  A
+ * destination with protection information gets the source's tuples,
+ * retagged for it, when both LUs have one format; else the tuples a WRITE
+ * with WRPROTECT 000b makes (sbc_pi_copy_generate); one without gets the
+ * data alone.  0, or nonzero with the failure in cmd.
+ */
+int copy_blocks(struct scsi_cmd *cmd, const struct copy_piece *p, unsigned flags)
+{
+	struct scsi_lu *lu = p->dst_lu, *src_lu = p->src_lu;
 	struct backend *be = lu->backend;
-	uint8_t *buf;
-	uint8_t *tuples;
+	const bool zeros = p->src == COPY_ZEROS, read_pi = !zeros && sbc_lu_has_pi(src_lu);
+	const bool keep_tuples = read_pi && sbc_lu_has_pi(lu) && same_pi_format(src_lu, lu);
+	uint8_t *buf, *in = NULL, *out = NULL;
 	struct sbc_pi_checks checks;
 	struct scsi_sense_info s;
 	int rc;
 
 	/*
-	 * Without protection information (nothing to check or retag) and
-	 * unwritten blocks (zeroed after the read) the backend copies by itself
-	 * where it can (be_file: copy_file_range, no byte through this
+	 * Within one LU, without protection information (nothing to check or
+	 * retag) and unwritten blocks (zeroed after the read) the backend copies
+	 * by itself where it can (be_file: copy_file_range, no byte through this
 	 * process); else, or when it cannot, the blocks are read and written here.
 	 */
-	if (src != COPY_ZEROS && src_lu == lu && !sbc_lu_has_pi(lu) && !unwritten && be->ops->copy_range) {
-		rc = be->ops->copy_range(be, scsi_lu_offset(lu, src), scsi_lu_offset(lu, dst),
-					 (uint64_t)n * lu->block_size, flags);
+	if (!zeros && src_lu == lu && !sbc_lu_has_pi(lu) && !p->unwritten && be->ops->copy_range) {
+		rc = be->ops->copy_range(be, scsi_lu_offset(lu, p->src), scsi_lu_offset(lu, p->dst),
+					 (uint64_t)p->n * lu->block_size, flags);
 		if (rc != -EOPNOTSUPP && rc != -EINVAL) {
 			if (rc < 0)
 				scsi_cmd_fail_errno(cmd, rc, true);
-			return rc < 0 ? rc : persist_zones(cmd, dst, n, flags);
+			return rc < 0 ? rc : persist_zones(cmd, lu, p->dst, p->n, flags);
 		}
 	}
-	buf = calloc(n, lu->block_size);
-	tuples = sbc_lu_has_pi(lu) ? malloc(sbc_pi_bytes(lu, n)) : NULL;
-	rc = buf && (tuples || !sbc_lu_has_pi(lu)) ? 0 : -ENOMEM;
-	/* Without PI (tuples NULL) the helpers read and write the data alone. */
-	sbc_pi_checks_init(cmd, 0, &checks);
-	if (rc == 0 && src == COPY_ZEROS && tuples)
-		memset(tuples, 0xff, sbc_pi_bytes(lu, n));
-	else if (rc == 0 && src != COPY_ZEROS)
-		rc = sbc_medium_read_checked(src_lu, &checks, src, n, 0, buf, tuples, &s, 0);
-	if (rc == 0 && unwritten)
-		zbc_unwritten_zero(unwritten, lu->block_size, src, buf, (size_t)n * lu->block_size);
+	buf = calloc(p->n, lu->block_size);
+	if (read_pi)
+		in = malloc(sbc_pi_bytes(src_lu, p->n));
+	if (sbc_lu_has_pi(lu))
+		out = keep_tuples ? in : malloc(sbc_pi_bytes(lu, p->n));
+	rc = buf && (in || !read_pi) && (out || !sbc_lu_has_pi(lu)) ? 0 : -ENOMEM;
+	/* Without PI (no tuples) the helpers read and write the data alone. */
+	sbc_pi_copy_checks(src_lu, &checks);
+	if (rc == 0 && zeros && out)
+		memset(out, 0xff, sbc_pi_bytes(lu, p->n));
+	else if (rc == 0 && !zeros)
+		rc = sbc_medium_read_checked(src_lu, &checks, p->src, p->n, 0, buf, in, &s, 0);
+	if (rc == 0 && p->unwritten)
+		zbc_unwritten_zero(p->unwritten, lu->block_size, p->src, buf, (size_t)p->n * lu->block_size);
 	if (rc == 1) {
 		s.key = SENSE_KEY_COPY_ABORTED;
 		scsi_cmd_fail(cmd, s);
 	} else if (rc == 0) {
-		if (tuples && src != COPY_ZEROS)
-			retag(lu, tuples, dst, n);
-		rc = sbc_medium_write_pi(lu, buf, tuples, dst, n, flags);
+		if (keep_tuples)
+			retag(lu, out, p->dst, p->n);
+		else if (out && !zeros)
+			sbc_pi_copy_generate(lu, buf, p->dst, p->n, out);
+		rc = sbc_medium_write_pi(lu, buf, out, p->dst, p->n, flags);
 	}
 	free(buf);
-	free(tuples);
+	if (out != in)
+		free(out);
+	free(in);
 	if (rc < 0)
 		scsi_cmd_fail_errno(cmd, rc, true);
-	return rc ? rc : persist_zones(cmd, dst, n, flags);
+	return rc ? rc : persist_zones(cmd, lu, p->dst, p->n, flags);
 }
 
-/* The blocks of the next piece of the current segment (at most COPY_PIECE bytes). */
-static uint32_t piece_blocks(const struct scsi_cmd *cmd, const struct xcopy_run *run)
+/* The blocks of the next piece of the current segment (at most COPY_PIECE bytes of its LUs' blocks). */
+static uint32_t piece_blocks(const struct xcopy_run *run)
 {
-	uint32_t per_piece = COPY_PIECE / cmd->lu->block_size, left = run->list.seg[run->done].nblocks - run->seg_done;
+	const struct xcopy_segment *seg = &run->list.seg[run->done];
+	uint32_t per_piece = COPY_PIECE / run->list.lu[seg->dst]->block_size, left = seg->nblocks - run->seg_done;
 
 	return left < per_piece ? left : per_piece;
 }
 
 /*
- * Worker: the next piece of the copy, at most COPY_PIECE bytes of the
- * current segment (copy_next runs one piece per job, so a copy never holds
- * a worker long and an abort takes effect at the next piece).
+ * Worker: the next piece, at most COPY_PIECE bytes of the current segment
+ * (copy_next runs one piece per job, so a copy never holds a worker long
+ * and an abort takes effect at the next piece).
  */
 static void copy_work(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
 	const struct xcopy_segment *seg = &run->list.seg[run->done];
-	uint32_t n = piece_blocks(cmd, run);
+	uint32_t n = run->piece.n;
 
-	if (copy_blocks(cmd, cmd->lu, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done, n, run->flags,
-			run->piece.unwritten) != 0)
+	if (copy_blocks(cmd, &run->piece, run->flags) != 0)
 		return;
-	run->bytes += (uint64_t)n * cmd->lu->block_size;
+	run->bytes += (uint64_t)n * run->piece.dst_lu->block_size;
 	run->seg_done += n;
 	if (run->seg_done == seg->nblocks) {
 		run->done++;
@@ -412,6 +515,7 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
 	const struct xcopy_segment *seg;
+	struct scsi_lu *dst_lu;
 
 	copy_piece_end(cmd, &run->piece);
 	if (cmd->copy_abort) { /* COPY OPERATION ABORT (copy_abort.c): nothing held for COPY STATUS */
@@ -422,9 +526,11 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 	if (run->done == run->list.nsegments)
 		return copy_done(cmd);
 	seg = &run->list.seg[run->done];
-	if (copy_piece_begin(cmd, cmd->lu, &run->piece, seg->src_lba + run->seg_done, seg->dst_lba + run->seg_done,
-			     piece_blocks(cmd, run)) != SCSI_OK)
+	dst_lu = run->list.lu[seg->dst];
+	if (copy_piece_begin(cmd, &run->piece, run->list.lu[seg->src], seg->src_lba + run->seg_done, dst_lu,
+			     seg->dst_lba + run->seg_done, piece_blocks(run)) != SCSI_OK)
 		return SCSI_FAILED;
+	run->flags = dst_lu->mode_current.wce ? 0 : BE_WRITE_FUA;
 	return scsi_cmd_run_io(cmd, copy_work, copy_next);
 }
 
@@ -445,7 +551,6 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 		r = check_segments(cmd, &run->list);
 	if (r != SCSI_OK)
 		return r;
-	run->flags = cmd->lu->mode_current.wce ? 0 : BE_WRITE_FUA;
 	return copy_next(cmd);
 }
 

@@ -38,10 +38,11 @@
  *   - not known here (another target's, altered): 05/23/04 TOKEN UNKNOWN.
  * WRITE USING TOKEN takes the tokens of every LU of the target (its
  * device): one made on another LU is copied from that LU's medium when it
- * has the same block length and protection format (the tuples are
- * retagged as within one LU; a zoned source's blocks are read under its
- * zone rules, copy_piece.c); else 05/23/00 INVALID TOKEN OPERATION, CAUSE
- * NOT REPORTABLE, before any block moves.  The source LU
+ * has the same block length (its tuples retagged as within one LU when the
+ * protection formats are one, else made as a WRITE makes them, copy_blocks;
+ * a zoned source's blocks are read under its zone rules, copy_piece.c);
+ * else 05/23/00 INVALID TOKEN OPERATION, CAUSE NOT REPORTABLE, before any
+ * block moves.  The source LU
  * cannot be removed while the copy reads it (scsi_lu.copy_readers); a write
  * to the token's blocks there revokes it as on its own LU, and the copy
  * ends at the next piece with 05/23/06.
@@ -303,12 +304,12 @@ static struct rod_token *new_record(struct rod_token_store *s, double now)
 	return victim;
 }
 
-void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd)
+void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd, const struct scsi_lba_lock *lock)
 {
 	struct rod_token_store *s = lu->rod_tokens;
 	const uint8_t *own = NULL;
 
-	if (!s || cmd->lock.mode == SCSI_LBA_LOCK_NONE)
+	if (!s || lock->mode == SCSI_LBA_LOCK_NONE)
 		return;
 	/* A WRITE USING TOKEN does not revoke the token it reads (wut_done does, if it wrote over its blocks). */
 	if (cmd->op->exec == write_using_token_exec && cmd->data_out && cmd->data_length >= WUT_HEADER_LEN)
@@ -319,8 +320,8 @@ void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd)
 		if (t->state != ROD_LIVE || (own && memcmp(own, t->bytes, ROD_TOKEN_LEN) == 0))
 			continue;
 		for (unsigned j = 0; j < t->nranges && t->state == ROD_LIVE; j++)
-			for (unsigned k = 0; k < cmd->lock.nranges; k++)
-				if (ranges_overlap(&t->ranges[j], &cmd->lock.ranges[k]))
+			for (unsigned k = 0; k < lock->nranges; k++)
+				if (ranges_overlap(&t->ranges[j], &lock->ranges[k]))
 					t->state = ROD_REVOKED;
 	}
 }
@@ -456,17 +457,6 @@ static struct scsi_lu *token_owner(struct scsi_cmd *cmd, const uint8_t *bytes)
 	return NULL;
 }
 
-/* Whether blocks of src copy to dst as they are: the same block length and protection format. */
-static bool copies_between(const struct scsi_lu *src, const struct scsi_lu *dst)
-{
-	if (src == dst)
-		return true;
-	if (src->block_size != dst->block_size || sbc_lu_has_pi(src) != sbc_lu_has_pi(dst))
-		return false;
-	return !sbc_lu_has_pi(src) ||
-	       (src->protection_type == dst->protection_type && sbc_pi_intervals(src) == sbc_pi_intervals(dst));
-}
-
 /* The next piece: at most COPY_PIECE bytes, inside the current destination range and (not zeros) source range. */
 static uint32_t piece_blocks(const struct scsi_cmd *cmd, const struct wut_run *run)
 {
@@ -483,10 +473,8 @@ static uint32_t piece_blocks(const struct scsi_cmd *cmd, const struct wut_run *r
 static void wut_work(struct scsi_cmd *cmd)
 {
 	struct wut_run *run = cmd->handler_state;
-	const struct scsi_lba_range *d = &run->dst.r[run->d];
-	uint32_t n = piece_blocks(cmd, run);
-	uint64_t src = run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off;
-	int rc = copy_blocks(cmd, run->src_lu, src, d->lba + run->d_off, n, run->flags, run->piece.unwritten);
+	uint32_t n = run->piece.n;
+	int rc = copy_blocks(cmd, &run->piece, run->flags);
 
 	if (rc != 0)
 		return;
@@ -559,8 +547,8 @@ static enum scsi_result wut_next(struct scsi_cmd *cmd)
 	}
 	if (run->d == run->dst.n)
 		return wut_done(cmd);
-	if (copy_piece_begin(cmd, run->src_lu, &run->piece, run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off,
-			     run->dst.r[run->d].lba + run->d_off, piece_blocks(cmd, run)) != SCSI_OK) {
+	if (copy_piece_begin(cmd, &run->piece, run->src_lu, run->zero ? COPY_ZEROS : run->src[run->s].lba + run->s_off,
+			     cmd->lu, run->dst.r[run->d].lba + run->d_off, piece_blocks(cmd, run)) != SCSI_OK) {
 		hold_result(cmd, COPY_SA_WRITE_USING_TOKEN, run->done, NULL);
 		return SCSI_FAILED;
 	}
@@ -599,7 +587,7 @@ enum scsi_result write_using_token_exec(struct scsi_cmd *cmd)
 		r = SCSI_FAILED;
 		goto fail;
 	}
-	if (!copies_between(run->src_lu, cmd->lu)) {
+	if (run->src_lu->block_size != cmd->lu->block_size) { /* the ranges count blocks of both */
 		r = scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ILLEGAL_REQUEST, ASC_TOKEN_CAUSE_NOT_REPORTABLE));
 		goto fail;
 	}

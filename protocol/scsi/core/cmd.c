@@ -402,9 +402,12 @@ static void leave_task_set(struct scsi_cmd *cmd)
 		return;
 	/* A duration limit that ended it sets its status first: the zone engine rolls back an aborted write. */
 	scsi_limits_done(cmd);
-	/* A zoned write ends here whatever happened to it (the engine rolls back a failed one). */
+	/* A zoned write ends here whatever happened to it (the engine rolls back a failed one), on every LU it wrote. */
 	if (lu->zbc)
 		zbc_cmd_complete(cmd);
+	for (unsigned i = 0; cmd->locks_elsewhere && i < cmd->locks_elsewhere->n; i++)
+		if (cmd->locks_elsewhere->lock[i].held) /* else that LU may be gone */
+			zbc_write_end_on(cmd->locks_elsewhere->lu[i], cmd, cmd->status == SCSI_STATUS_GOOD);
 	scsi_media_forget(cmd);
 	if (!cmd->aborted && cmd->admitted)
 		scsi_stats_record(cmd, cmd->done_ns);
@@ -492,6 +495,8 @@ void scsi_cmd_release(struct scsi_cmd *cmd)
 	if (cmd->handler_state && cmd->handler_state_free)
 		cmd->handler_state_free(cmd->handler_state);
 	cmd->handler_state = NULL;
+	free(cmd->locks_elsewhere);
+	cmd->locks_elsewhere = NULL;
 	if (cmd->nexus)
 		scsi_nexus_put(cmd->nexus);
 	cmd->nexus = NULL;
@@ -547,7 +552,7 @@ static bool check_reserved_bits(struct scsi_cmd *cmd)
  * 4.11.4), a stopped LU (SBC-4 5.25), reservation conflicts (SPC-4 5.13),
  * write protection (SBC-4 4.13).  Returns false with the status stored.
  */
-static bool gates_pass(struct scsi_cmd *cmd)
+static bool gates(struct scsi_cmd *cmd, bool writes)
 {
 	struct scsi_lu *lu = cmd->lu;
 	const struct scsi_op *op = cmd->op;
@@ -575,11 +580,28 @@ static bool gates_pass(struct scsi_cmd *cmd)
 		scsi_cmd_set_status(cmd, SCSI_STATUS_RESERVATION_CONFLICT);
 		return false;
 	}
-	if ((op->flags & OP_WRITES_MEDIUM) && (lu->params.write_protect || lu->mode_current.swp)) {
+	if (writes && (lu->params.write_protect || lu->mode_current.swp)) {
 		scsi_cmd_fail(cmd, sense_make(SENSE_KEY_DATA_PROTECT, ASC_WRITE_PROTECTED));
 		return false;
 	}
 	return true;
+}
+
+static bool gates_pass(struct scsi_cmd *cmd)
+{
+	return gates(cmd, cmd->op->flags & OP_WRITES_MEDIUM);
+}
+
+bool scsi_cmd_gates_pass_on(struct scsi_cmd *cmd, struct scsi_lu *lu, bool writes)
+{
+	struct scsi_lu *own = cmd->lu;
+	bool pass;
+
+	/* The gates read the command's LU (ALUA state, reservations): lu's, for the time of the checks. */
+	cmd->lu = lu;
+	pass = gates(cmd, writes);
+	cmd->lu = own;
+	return pass;
 }
 
 /* Runs exec and completes the command unless it is pending. */

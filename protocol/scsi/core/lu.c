@@ -75,7 +75,7 @@ struct scsi_device *scsi_device_create(const char *name, struct scsi_executor *e
 
 static void lu_destroy(struct scsi_lu *lu)
 {
-	if (lu->ts.waits_for_buffer && lu->dev && lu->dev->res && lu->dev->res->lus_waiting)
+	if (lu->ts.waits_outside && lu->dev && lu->dev->res && lu->dev->res->lus_waiting)
 		lu->dev->res->lus_waiting--; /* task_set.c counts the LUs that wait */
 	scsi_conglomerate_forget(lu);
 	scsi_media_queue_fini(lu);
@@ -107,7 +107,7 @@ int scsi_lu_remove(struct scsi_device *dev, uint32_t lun, char *err, size_t errl
 		return -1;
 	}
 	if (lu->copy_readers) {
-		snprintf(err, errlen, "%u copies on other LUs read its blocks", lu->copy_readers);
+		snprintf(err, errlen, "%u copies on other LUs read or write its blocks", lu->copy_readers);
 		return -1;
 	}
 	if (scsi_subsidiary_count(lu)) {

@@ -238,11 +238,11 @@ struct scsi_task_set {
 	struct scsi_cmd *head, *tail;  /* arrival order */
 	unsigned count;                /* commands in it (queue_depth) */
 	unsigned running;              /* started and not completed */
-	struct scsi_cmd *holders;      /* commands holding LBA locks */
+	struct scsi_lba_lock *holders; /* the LBA locks held: of its commands, and of copies on other LUs (lba_lock.c) */
 	struct scsi_cmd *cursor;       /* the scheduler's next command, kept valid across removals */
 	unsigned removals;             /* commands taken out so far (the scheduler's pointers stay valid while unchanged) */
 	bool scheduling, again;        /* the scheduler is running / must run once more */
-	bool waits_for_buffer;         /* a command waits for buffer room (scsi_resources) */
+	bool waits_outside;            /* a command waits for buffer room or another LU's LBA lock (scsi_resources) */
 };
 
 /*
@@ -295,7 +295,7 @@ struct scsi_lu {
 	char state_dir[PATH_MAX];
 	struct backend *backend;
 	struct rod_token_store *rod_tokens;        /* copy/rod_token.c; NULL until the first POPULATE TOKEN */
-	unsigned copy_readers;                     /* copies on other LUs that read this one (rod_token.c): it stays */
+	unsigned copy_readers;                     /* copies on other LUs that read or write this one (rod_token.c, lba_lock.c): it stays */
 	uint32_t lun;
 	enum scsi_lu_kind kind;
 	uint32_t block_size;
@@ -392,8 +392,8 @@ struct scsi_resources {
 	uint64_t buffer_bytes;              /* reserved, not released */
 	struct scsi_device *devices;
 	unsigned sections;                  /* scheduler sections open (scsi_resources_enter) */
-	bool room_freed;                    /* buffer room came free: the waiting LUs look again */
-	unsigned lus_waiting;               /* LUs whose ts.waits_for_buffer is set (task_set.c); 0: nobody to wake */
+	bool freed;                         /* buffer room or an LBA lock came free: the waiting LUs look again */
+	unsigned lus_waiting;               /* LUs whose ts.waits_outside is set (task_set.c); 0: nobody to wake */
 };
 
 struct scsi_nexus {
@@ -422,6 +422,13 @@ struct scsi_nexus {
 enum scsi_result scsi_cmd_fail(struct scsi_cmd *cmd, struct scsi_sense_info s);
 /* Fails cmd because the backing store returned err (negative or positive errno): counted, observed. */
 enum scsi_result scsi_cmd_fail_errno(struct scsi_cmd *cmd, int err, bool writing);
+/*
+ * The gates a command passes before it starts (ALUA state, a long operation
+ * in progress, readiness, reservations, write protection with writes),
+ * passed on lu, another LU whose blocks it reads (and writes) as if it had
+ * been sent there: an EXTENDED COPY between LUs.  false with the answer in cmd.
+ */
+bool scsi_cmd_gates_pass_on(struct scsi_cmd *cmd, struct scsi_lu *lu, bool writes);
 /* Stores a status other than GOOD or CHECK CONDITION; returns SCSI_FAILED (or SCSI_OK for CONDITION MET). */
 enum scsi_result scsi_cmd_set_status(struct scsi_cmd *cmd, enum scsi_status status);
 /*
@@ -671,8 +678,8 @@ enum scsi_result populate_token_exec(struct scsi_cmd *cmd);
 enum scsi_result write_using_token_exec(struct scsi_cmd *cmd);
 enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd);
 enum scsi_result copy_operation_abort_exec(struct scsi_cmd *cmd);
-/* A command that writes the medium takes its LBA lock: the ROD tokens of its blocks are revoked. */
-void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd);
+/* A command that writes the medium takes its LBA lock (on lu): the ROD tokens of its blocks are revoked. */
+void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd, const struct scsi_lba_lock *lock);
 void rod_tokens_free(struct scsi_lu *lu);
 /* spc_reserve.c */
 enum scsi_result spc_reserve_exec(struct scsi_cmd *cmd);

@@ -403,8 +403,10 @@ struct scsi_lba_lock {
 	unsigned nranges;
 	struct scsi_lba_range ranges[SCSI_LBA_LOCK_RANGES];
 	bool held;
-	struct scsi_cmd *next_holder; /* the LU's holders */
+	struct scsi_lba_lock *next_holder; /* the LU's holders */
 };
+
+struct scsi_lba_locks_elsewhere; /* a command's locks on other LUs of its device (lba_lock.c) */
 
 /*
  * The command duration limits a command carries (SPC-6 T2A/T2B, SPC-5 A/B;
@@ -512,6 +514,7 @@ struct scsi_cmd {
 	bool admitted;                 /* counted in the LU's queue and the daemon's commands */
 	struct scsi_cmd *ts_prev, *ts_next; /* the LU's task set, in arrival order */
 	struct scsi_lba_lock lock;
+	struct scsi_lba_locks_elsewhere *locks_elsewhere; /* an EXTENDED COPY between LUs: its locks there, or NULL */
 	bool quiesce_released;         /* OP_QUIESCE: younger commands may start (scsi_cmd_unquiesce) */
 	uint64_t buffer_need;          /* buffer bytes the command will hold (scsi_resources) */
 	uint64_t buffer_held;          /* ... reserved so far, returned by scsi_cmd_release */

@@ -77,26 +77,49 @@ bool sbc_pi_verify(const struct scsi_lu *lu, const struct sbc_pi_checks *c, cons
 	return true;
 }
 
-void sbc_pi_generate(const struct scsi_cmd *cmd, const uint8_t *data, uint64_t lba, uint32_t nblocks, uint64_t k0,
-		     uint8_t *tuples)
+/* The tuples of lu's blocks lba.. holding data: guards computed, app_tag, reference tags as c expects them. */
+static void generate(const struct scsi_lu *lu, const struct sbc_pi_checks *c, uint16_t app_tag, const uint8_t *data,
+		     uint64_t lba, uint32_t nblocks, uint64_t k0, uint8_t *tuples)
 {
-	const struct scsi_lu *lu = cmd->lu;
 	unsigned per = sbc_pi_intervals(lu);
 	uint32_t il = lu->block_size >> lu->p_i_exponent;
-	struct sbc_pi_checks c;
 
-	sbc_pi_checks_init(cmd, 0, &c);
 	for (uint64_t i = 0; i < nblocks; i++) {
 		for (unsigned j = 0; j < per; j++) {
 			uint64_t k = k0 + i * per + j;
 			struct pi_tuple t = {
 				.guard = pi_guard(data + i * lu->block_size + (uint64_t)j * il, il),
-				.app_tag = cmd->pi_cdb32 ? cmd->pi_app_tag : 0,
-				.ref_tag = c.type == 3 ? 0 : expected_ref(c.ref_from_lba, c.ref_tag, lba, i, j, k),
+				.app_tag = app_tag,
+				.ref_tag = c->type == 3 ? 0 : expected_ref(c->ref_from_lba, c->ref_tag, lba, i, j, k),
 			};
 			pi_tuple_encode(tuples + (i * per + j) * PI_TUPLE_LEN, t);
 		}
 	}
+}
+
+void sbc_pi_generate(const struct scsi_cmd *cmd, const uint8_t *data, uint64_t lba, uint32_t nblocks, uint64_t k0,
+		     uint8_t *tuples)
+{
+	struct sbc_pi_checks c;
+
+	sbc_pi_checks_init(cmd, 0, &c);
+	generate(cmd->lu, &c, cmd->pi_cdb32 ? cmd->pi_app_tag : 0, data, lba, nblocks, k0, tuples);
+}
+
+void sbc_pi_copy_checks(const struct scsi_lu *lu, struct sbc_pi_checks *c)
+{
+	uint8_t type = lu->protection_type;
+
+	/* sbc_pi_checks_init's PROTECT 000b, for a CDB that carries no expected tags. */
+	*c = (struct sbc_pi_checks){ .type = type, .guard = true, .ref_from_lba = type == 1 || type == 2, .ref = type == 1 };
+}
+
+void sbc_pi_copy_generate(const struct scsi_lu *lu, const uint8_t *data, uint64_t lba, uint32_t nblocks, uint8_t *tuples)
+{
+	struct sbc_pi_checks c;
+
+	sbc_pi_copy_checks(lu, &c);
+	generate(lu, &c, 0, data, lba, nblocks, 0, tuples);
 }
 
 void sbc_pi_replicate(const struct scsi_cmd *cmd, const uint8_t *first, uint64_t lba, uint32_t nblocks,

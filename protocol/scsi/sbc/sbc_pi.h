@@ -108,6 +108,14 @@ void sbc_pi_generate(const struct scsi_cmd *cmd, const uint8_t *data, uint64_t l
 		     uint8_t *tuples);
 
 /*
+ * The copy manager's reads and writes of lu (copy/extended_copy.c), which
+ * carry no expected tags: the checks of a READ with RDPROTECT 000b, and the
+ * tuples a WRITE with WRPROTECT 000b would make.
+ */
+void sbc_pi_copy_checks(const struct scsi_lu *lu, struct sbc_pi_checks *c);
+void sbc_pi_copy_generate(const struct scsi_lu *lu, const uint8_t *data, uint64_t lba, uint32_t nblocks, uint8_t *tuples);
+
+/*
  * WRITE SAME: the tuples of blocks lba.. from those of the command's one
  * block (first): guards and application tags repeat; reference tags follow
  * the LBA (ref_from_lba), count up from first's (type 2), or repeat (type 3).

@@ -19,7 +19,17 @@
  * covers the whole LU and WRITE counts as SHARED: the LU-wide lock the
  * core had before, under which ordinary I/O ran together and read-modify-
  * write and atomic writes ran alone.
+ *
+ * An EXTENDED COPY between LUs also locks blocks of the other LUs it reads
+ * and writes (cmd->locks_elsewhere): each such lock joins that LU's holders
+ * beside its own commands', so a command there waits for the copy as for
+ * one of its own.  The command takes all its locks at once, when every one
+ * is free (task_set.c), never some while it waits for others: two copies
+ * between the same LUs in opposite directions cannot each hold what the
+ * other waits for.
  */
+#include <stdlib.h>
+
 #include "sched/task_set.h"
 
 static void lock_one(struct scsi_cmd *cmd, enum scsi_lba_lock_mode mode, uint64_t lba, uint64_t nblocks)
@@ -32,9 +42,8 @@ static void lock_one(struct scsi_cmd *cmd, enum scsi_lba_lock_mode mode, uint64_
 		cmd->lock.mode = SCSI_LBA_LOCK_NONE;
 }
 
-void scsi_lba_lock_add(struct scsi_cmd *cmd, uint64_t lba, uint64_t nblocks)
+static void add_range(struct scsi_lba_lock *l, uint64_t lba, uint64_t nblocks)
 {
-	struct scsi_lba_lock *l = &cmd->lock;
 	uint64_t lo, hi;
 
 	if (nblocks == 0)
@@ -51,13 +60,56 @@ void scsi_lba_lock_add(struct scsi_cmd *cmd, uint64_t lba, uint64_t nblocks)
 	l->ranges[l->nranges - 1] = (struct scsi_lba_range){ .lba = lo, .nblocks = hi - lo };
 }
 
+void scsi_lba_lock_add(struct scsi_cmd *cmd, uint64_t lba, uint64_t nblocks)
+{
+	add_range(&cmd->lock, lba, nblocks);
+}
+
+bool scsi_lba_lock_add_elsewhere(struct scsi_cmd *cmd, struct scsi_lu *lu, uint64_t lba, uint64_t nblocks)
+{
+	struct scsi_lba_locks_elsewhere *e = cmd->locks_elsewhere;
+	unsigned i;
+
+	if (lu == cmd->lu) {
+		add_range(&cmd->lock, lba, nblocks);
+		return true;
+	}
+	/* Made once, kept until the command is released: the plan is made again at every pass it waits. */
+	if (!e && !(e = cmd->locks_elsewhere = calloc(1, sizeof(*e))))
+		return false;
+	for (i = 0; i < e->n && e->lu[i] != lu; i++)
+		;
+	if (i == e->n) {
+		if (e->n == SCSI_LOCKS_ELSEWHERE)
+			return false;
+		e->lu[e->n++] = lu;
+		e->lock[i] = (struct scsi_lba_lock){ .mode = cmd->lock.mode };
+	}
+	add_range(&e->lock[i], lba, nblocks);
+	return true;
+}
+
+/* With the LU's lba_locks_whole_lu, a lock on lu covers it whole; WRITE counts as SHARED. */
+static void whole_lu(const struct scsi_lu *lu, struct scsi_lba_lock *l)
+{
+	if (!lu->params.lba_locks_whole_lu || l->mode == SCSI_LBA_LOCK_NONE)
+		return;
+	if (l->mode == SCSI_LBA_LOCK_WRITE)
+		l->mode = SCSI_LBA_LOCK_SHARED;
+	l->nranges = 1;
+	l->ranges[0] = (struct scsi_lba_range){ .lba = 0, .nblocks = UINT64_MAX };
+}
+
 void scsi_lba_lock_plan(struct scsi_cmd *cmd)
 {
 	const struct scsi_op *op = cmd->op;
 	struct scsi_lu *lu = cmd->lu;
+	struct scsi_lba_locks_elsewhere *e = cmd->locks_elsewhere;
 
 	cmd->lock.mode = SCSI_LBA_LOCK_NONE;
 	cmd->lock.nranges = 0;
+	if (e)
+		e->n = 0;
 	if (op->flags & OP_QUIESCE)
 		lock_one(cmd, SCSI_LBA_LOCK_EXCLUSIVE, 0, lu->num_blocks);
 	else if (op->lock)
@@ -70,12 +122,9 @@ void scsi_lba_lock_plan(struct scsi_cmd *cmd)
 		lock_one(cmd, SCSI_LBA_LOCK_SHARED, cmd->lba, cmd->nblocks);
 	if (cmd->lock.nranges == 0)
 		cmd->lock.mode = SCSI_LBA_LOCK_NONE;
-	if (lu->params.lba_locks_whole_lu && cmd->lock.mode != SCSI_LBA_LOCK_NONE) {
-		if (cmd->lock.mode == SCSI_LBA_LOCK_WRITE)
-			cmd->lock.mode = SCSI_LBA_LOCK_SHARED;
-		cmd->lock.nranges = 1;
-		cmd->lock.ranges[0] = (struct scsi_lba_range){ .lba = 0, .nblocks = UINT64_MAX };
-	}
+	whole_lu(lu, &cmd->lock);
+	for (unsigned i = 0; e && i < e->n; i++)
+		whole_lu(e->lu[i], &e->lock[i]);
 }
 
 static bool overlap(const struct scsi_lba_range *a, const struct scsi_lba_range *b)
@@ -97,39 +146,83 @@ bool scsi_lba_lock_conflict(const struct scsi_lba_lock *a, const struct scsi_lba
 	return false;
 }
 
+static bool available(const struct scsi_lu *lu, const struct scsi_lba_lock *l)
+{
+	if (l->mode == SCSI_LBA_LOCK_NONE)
+		return true;
+	for (const struct scsi_lba_lock *h = lu->ts.holders; h; h = h->next_holder)
+		if (scsi_lba_lock_conflict(h, l))
+			return false;
+	return true;
+}
+
 bool scsi_lba_lock_available(const struct scsi_lu *lu, const struct scsi_cmd *cmd)
 {
-	if (cmd->lock.mode == SCSI_LBA_LOCK_NONE)
-		return true;
-	for (const struct scsi_cmd *h = lu->ts.holders; h; h = h->lock.next_holder)
-		if (scsi_lba_lock_conflict(&h->lock, &cmd->lock))
+	return available(lu, &cmd->lock);
+}
+
+bool scsi_lba_locks_elsewhere_available(const struct scsi_cmd *cmd)
+{
+	const struct scsi_lba_locks_elsewhere *e = cmd->locks_elsewhere;
+
+	for (unsigned i = 0; e && i < e->n; i++)
+		if (!available(e->lu[i], &e->lock[i]))
 			return false;
+	return true;
+}
+
+static bool take(struct scsi_lu *lu, struct scsi_cmd *cmd, struct scsi_lba_lock *l)
+{
+	if (l->mode == SCSI_LBA_LOCK_NONE || l->held)
+		return false;
+	l->held = true;
+	l->next_holder = lu->ts.holders;
+	lu->ts.holders = l;
+	/* From now on it may change its blocks: the ROD tokens that represent them are revoked (copy/rod_token.c). */
+	if (cmd->op->flags & OP_WRITES_MEDIUM)
+		rod_tokens_written(lu, cmd, l);
 	return true;
 }
 
 void scsi_lba_lock_take(struct scsi_lu *lu, struct scsi_cmd *cmd)
 {
-	if (cmd->lock.mode == SCSI_LBA_LOCK_NONE || cmd->lock.held)
-		return;
-	cmd->lock.held = true;
-	cmd->lock.next_holder = lu->ts.holders;
-	lu->ts.holders = cmd;
-	/* From now on it may change its blocks: the ROD tokens that represent them are revoked (copy/rod_token.c). */
-	if (cmd->op->flags & OP_WRITES_MEDIUM)
-		rod_tokens_written(lu, cmd);
+	struct scsi_lba_locks_elsewhere *e = cmd->locks_elsewhere;
+
+	take(lu, cmd, &cmd->lock);
+	for (unsigned i = 0; e && i < e->n; i++)
+		if (take(e->lu[i], cmd, &e->lock[i]))
+			e->lu[i]->copy_readers++; /* it stays until the lock drops (scsi_lu_remove) */
+}
+
+static bool drop(struct scsi_lu *lu, struct scsi_lba_lock *l)
+{
+	if (!l->held)
+		return false;
+	for (struct scsi_lba_lock **pp = &lu->ts.holders; *pp; pp = &(*pp)->next_holder) {
+		if (*pp == l) {
+			*pp = l->next_holder;
+			break;
+		}
+	}
+	l->held = false;
+	l->next_holder = NULL;
+	return true;
 }
 
 bool scsi_lba_lock_drop(struct scsi_lu *lu, struct scsi_cmd *cmd)
 {
-	if (!cmd->lock.held)
-		return false;
-	for (struct scsi_cmd **pp = &lu->ts.holders; *pp; pp = &(*pp)->lock.next_holder) {
-		if (*pp == cmd) {
-			*pp = cmd->lock.next_holder;
-			break;
-		}
+	struct scsi_lba_locks_elsewhere *e = cmd->locks_elsewhere;
+	bool held = drop(lu, &cmd->lock);
+
+	/* The commands of the other LUs that wait for the copy's blocks there look again. */
+	for (unsigned i = 0; e && i < e->n; i++) {
+		if (!drop(e->lu[i], &e->lock[i]))
+			continue;
+		e->lu[i]->copy_readers--;
+		scsi_task_set_run_later(e->lu[i]);
 	}
-	cmd->lock.held = false;
-	cmd->lock.next_holder = NULL;
-	return true;
+	/* A copy on another LU may wait for lu's blocks (task_set.c: it waits outside its LU). */
+	if (held)
+		scsi_resources_freed(lu->dev->res);
+	return held;
 }

@@ -140,12 +140,12 @@ bool scsi_resources_reserve(struct scsi_cmd *cmd)
 	return true;
 }
 
-/* Every LU of res whose commands wait for buffer room runs its task set (inside a section). */
+/* Every LU of res whose commands wait outside it (buffer room, another LU's locks) runs its task set (inside a section). */
 static void wake_waiting(struct scsi_resources *res)
 {
 	for (struct scsi_device *dev = res->devices; dev && res->lus_waiting; dev = dev->res_next)
 		SCSI_DEVICE_FOREACH_LU(dev, lu)
-			if (lu->ts.waits_for_buffer)
+			if (lu->ts.waits_outside)
 				scsi_task_set_run(lu);
 }
 
@@ -160,8 +160,8 @@ void scsi_resources_leave(struct scsi_resources *res)
 	if (!res)
 		return;
 	/* The outermost section hands out the room; the passes it runs open sections of their own. */
-	while (res->sections == 1 && res->room_freed) {
-		res->room_freed = false;
+	while (res->sections == 1 && res->freed) {
+		res->freed = false;
 		wake_waiting(res);
 	}
 	res->sections--;
@@ -188,9 +188,14 @@ void scsi_resources_release(struct scsi_cmd *cmd)
 	 * completion does not visit every device (a cost per command that grows
 	 * with the daemon's LUs, and in a TCG guest a TLB refill per page touched).
 	 */
-	if (!res->lus_waiting)
+	scsi_resources_freed(res);
+}
+
+void scsi_resources_freed(struct scsi_resources *res)
+{
+	if (!res || !res->lus_waiting)
 		return;
-	res->room_freed = true;
+	res->freed = true;
 	scsi_resources_enter(res);
 	scsi_resources_leave(res);
 }

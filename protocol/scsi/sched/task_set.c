@@ -14,8 +14,12 @@
  *     medium wait behind it;
  *   - its LBA lock (lba_lock.c): no held lock conflicts with it, and no
  *     older waiting command wants blocks it would take (so a stream of
- *     readers cannot starve a writer);
+ *     readers cannot starve a writer); an EXTENDED COPY between LUs also
+ *     needs its locks on the other LUs free, and takes them all at once;
  *   - buffer room (resources.c).
+ * A command that waits for something outside its LU (buffer room, another
+ * LU's blocks) marks its LU (set_waits_outside): the LU looks again when
+ * room or a lock comes free anywhere (resources.c).
  * A command that needs Data-Out first waits for buffer room only (state
  * WAIT_BUFFER), then for its Data-Out, then to start.  Starting is not yet
  * running: a started command that touches the medium of an LU with a
@@ -88,34 +92,35 @@ struct pass_state {
 	bool older_ready;    /* ... one ready to start that did not */
 	bool barrier;        /* ... a quiesce command that has not let go */
 	/*
-	 * Older commands that wait for LBA locks, chained through their
-	 * lock.next_holder (unused while a lock is not held).  Valid only
+	 * The locks of older commands that wait for them, chained through
+	 * their next_holder (unused while a lock is not held).  Valid only
 	 * while no command left the task set (one may have been freed).
 	 */
-	struct scsi_cmd *blocked;
+	struct scsi_lba_lock *blocked;
 	unsigned removals;
 };
 
 static bool wanted_by_older(const struct pass_state *p, const struct scsi_cmd *cmd)
 {
-	for (const struct scsi_cmd *b = p->blocked; b; b = b->lock.next_holder)
-		if (scsi_lba_lock_conflict(&b->lock, &cmd->lock))
+	for (const struct scsi_lba_lock *b = p->blocked; b; b = b->next_holder)
+		if (scsi_lba_lock_conflict(b, &cmd->lock))
 			return true;
 	return false;
 }
 
 /*
- * An LU's commands wait for buffer room, or no longer: counted in the
- * daemon's resources, so that room coming free wakes the LUs only when one
- * waits (resources.c).  Only an LU with resources can wait for room.
+ * An LU's commands wait for something outside it (buffer room, another
+ * LU's LBA lock), or no longer: counted in the daemon's resources, so that
+ * room or a lock coming free wakes the LUs only when one waits
+ * (resources.c).  Only an LU with resources is woken so.
  */
-static void set_waits_for_buffer(struct scsi_lu *lu, bool waits)
+static void set_waits_outside(struct scsi_lu *lu, bool waits)
 {
 	struct scsi_resources *res = lu->dev->res;
 
-	if (lu->ts.waits_for_buffer == waits)
+	if (lu->ts.waits_outside == waits)
 		return;
-	lu->ts.waits_for_buffer = waits;
+	lu->ts.waits_outside = waits;
 	if (res && waits)
 		res->lus_waiting++;
 	else if (res && res->lus_waiting)
@@ -141,8 +146,14 @@ static bool may_start(struct scsi_lu *lu, struct scsi_cmd *cmd, const struct pas
 		*lock_wait = cmd->lock.mode != SCSI_LBA_LOCK_NONE;
 		return false;
 	}
+	if (!scsi_lba_locks_elsewhere_available(cmd)) {
+		/* Held by a command of another LU: its end wakes this LU. Its blocks here stay wanted meanwhile. */
+		*lock_wait = cmd->lock.mode != SCSI_LBA_LOCK_NONE;
+		set_waits_outside(lu, true);
+		return false;
+	}
 	if (!scsi_resources_reserve(cmd)) {
-		set_waits_for_buffer(lu, true);
+		set_waits_outside(lu, true);
 		return false;
 	}
 	return true;
@@ -153,7 +164,7 @@ static void pass(struct scsi_lu *lu)
 	struct pass_state p = { .removals = lu->ts.removals };
 	struct scsi_cmd *cmd;
 
-	set_waits_for_buffer(lu, false);
+	set_waits_outside(lu, false);
 	for (cmd = lu->ts.head; cmd; cmd = lu->ts.cursor) {
 		enum scsi_task_attr attr = effective_attr(cmd);
 		bool quiesce = cmd->op && (cmd->op->flags & OP_QUIESCE) && !cmd->quiesce_released;
@@ -172,7 +183,7 @@ static void pass(struct scsi_lu *lu)
 			if (scsi_resources_reserve(cmd))
 				scsi_cmd_request_data_out(cmd); /* may complete it: cmd is not touched below */
 			else
-				set_waits_for_buffer(lu, true);
+				set_waits_outside(lu, true);
 		} else if (cmd->state == SCSI_CMD_STATE_WAIT_START) {
 			if (may_start(lu, cmd, &p, &lock_wait)) {
 				scsi_cmd_start(cmd); /* may complete it: cmd is not touched below */
@@ -180,7 +191,7 @@ static void pass(struct scsi_lu *lu)
 				p.older_ready = true;
 				if (lock_wait) {
 					cmd->lock.next_holder = p.blocked;
-					p.blocked = cmd;
+					p.blocked = &cmd->lock;
 				}
 			}
 		}
@@ -212,4 +223,16 @@ void scsi_task_set_run(struct scsi_lu *lu)
 	} while (lu->ts.again);
 	lu->ts.scheduling = false;
 	scsi_resources_leave(res);
+}
+
+void scsi_task_set_run_later(struct scsi_lu *lu)
+{
+	struct scsi_resources *res = lu->dev->res;
+
+	if (!res) {
+		scsi_task_set_run(lu);
+		return;
+	}
+	set_waits_outside(lu, true);
+	scsi_resources_freed(res);
 }

@@ -36,18 +36,41 @@ void scsi_task_set_remove(struct scsi_lu *lu, struct scsi_cmd *cmd);
  * asks for one more pass.
  */
 void scsi_task_set_run(struct scsi_lu *lu);
+/* The scheduler of lu runs once the outermost scheduler section ends (at once without resources). */
+void scsi_task_set_run_later(struct scsi_lu *lu);
 
 /* ---- lba_lock.c ---- */
 
-/* Fills cmd->lock from the command's row (its lock function, or its OP_LBA_* / OP_QUIESCE flags). */
+/*
+ * The LBA locks a command takes on other LUs of its device, beside its own
+ * (cmd->lock): an EXTENDED COPY between LUs locks the ranges it reads and
+ * writes there (copy/extended_copy.c).  Taken and dropped with cmd->lock,
+ * all together or none.
+ */
+#define SCSI_LOCKS_ELSEWHERE 2
+struct scsi_lba_locks_elsewhere {
+	unsigned n;
+	struct scsi_lu *lu[SCSI_LOCKS_ELSEWHERE];
+	struct scsi_lba_lock lock[SCSI_LOCKS_ELSEWHERE];
+};
+
+/* Fills cmd->lock (and its locks elsewhere) from the command's row (its lock function, or its OP_LBA_* / OP_QUIESCE flags). */
 void scsi_lba_lock_plan(struct scsi_cmd *cmd);
 /* For lock functions: one more range in cmd->lock (beyond SCSI_LBA_LOCK_RANGES, spans are merged). */
 void scsi_lba_lock_add(struct scsi_cmd *cmd, uint64_t lba, uint64_t nblocks);
+/* For lock functions: one more range on lu, another LU of cmd's device, in cmd->lock's mode; false: no room for lu. */
+bool scsi_lba_lock_add_elsewhere(struct scsi_cmd *cmd, struct scsi_lu *lu, uint64_t lba, uint64_t nblocks);
 bool scsi_lba_lock_conflict(const struct scsi_lba_lock *a, const struct scsi_lba_lock *b);
 /* No held lock of lu conflicts with cmd's. */
 bool scsi_lba_lock_available(const struct scsi_lu *lu, const struct scsi_cmd *cmd);
+/* No held lock of the other LUs conflicts with cmd's locks there. */
+bool scsi_lba_locks_elsewhere_available(const struct scsi_cmd *cmd);
+/* Takes cmd's lock on lu and its locks elsewhere. */
 void scsi_lba_lock_take(struct scsi_lu *lu, struct scsi_cmd *cmd);
-/* Returns whether cmd held a lock (the scheduler then has work). */
+/*
+ * Drops them; the LUs whose commands may wait for them look again (lu's own
+ * pass is the caller's).  Returns whether cmd held a lock on lu.
+ */
 bool scsi_lba_lock_drop(struct scsi_lu *lu, struct scsi_cmd *cmd);
 
 /* ---- resources.c ---- */
@@ -70,6 +93,12 @@ bool scsi_resources_reserve(struct scsi_cmd *cmd);
  * outermost one ends (scsi_resources_leave).
  */
 void scsi_resources_release(struct scsi_cmd *cmd);
+/*
+ * Something an LU may wait for outside itself came free (buffer room,
+ * another LU's LBA lock): the LUs that wait look again, when the outermost
+ * section ends.
+ */
+void scsi_resources_freed(struct scsi_resources *res);
 /*
  * A scheduler section (a task set pass, a command's completion): room
  * released inside one is handed to the waiting LUs when the outermost

@@ -202,6 +202,8 @@ enum scsi_result zbc_write_begin(struct scsi_cmd *cmd);
  * since (a later write, a zone management command).
  */
 void zbc_write_end(struct scsi_cmd *cmd, bool ok);
+/* The same for cmd's ticket on lu, another LU than its own (an EXTENDED COPY between LUs); no-op on a non-zoned LU. */
+void zbc_write_end_on(struct scsi_lu *lu, struct scsi_cmd *cmd, bool ok);
 /*
  * For scsi_cmd_complete() (every command of a zoned LU, on every path:
  * success, failure, abort): ends a write ticket the handler left open, with

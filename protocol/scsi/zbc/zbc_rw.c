@@ -346,7 +346,13 @@ static void roll_back(struct zbc_state *z, struct zbc_zone *zone, const struct z
 
 void zbc_write_end(struct scsi_cmd *cmd, bool ok)
 {
-	struct zbc_state *z = cmd->lu ? cmd->lu->zbc : NULL;
+	if (cmd->lu)
+		zbc_write_end_on(cmd->lu, cmd, ok);
+}
+
+void zbc_write_end_on(struct scsi_lu *lu, struct scsi_cmd *cmd, bool ok)
+{
+	struct zbc_state *z = lu->zbc;
 	struct zbc_ticket **pp, *t;
 
 	if (!z || !z->tickets || !(pp = find_ticket(z, cmd)))

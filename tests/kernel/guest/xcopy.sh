@@ -3,9 +3,10 @@
 # sg_xcopy copies 1 MiB through sg with EXTENDED COPY (LID1; the copy
 # manager, docs/copy.md) inside one LU, ddpt copies it again in its xcopy
 # mode, sg_raw copies it again with ROD
-# tokens (POPULATE TOKEN, WRITE USING TOKEN), each result is read back
-# through sd; a copy past the capacity must fail.  The host checks the values and that
-# sbcemud saw EXTENDED COPY (tests/kernel/host/xcopy.sh).  LUN: SBCE_XCOPY_LUN.
+# tokens (POPULATE TOKEN, WRITE USING TOKEN), sg_xcopy and ddpt copy it to
+# another LU, each result is read back through sd; a copy past the capacity
+# must fail.  The host checks the values and that sbcemud saw EXTENDED COPY
+# (tests/kernel/host/xcopy.sh).  LUNs: SBCE_XCOPY_LUN, SBCE_XCOPY_TO_LUN.
 
 l=${SBCE_XCOPY_LUN:-3}
 dev=$(sbce_lun_var DEV "$l")
@@ -17,9 +18,10 @@ blocks=$(($(cat "/sys/block/$(sbce_lun_var BLOCK "$l")/size")))   # 512-byte sec
 sbce_value blocks "$blocks"
 
 head -c 1048576 /dev/urandom >/tmp/xsrc
-# reads_back NAME SKIP: value NAME "ok" when the 1 MiB at 64 KiB block SKIP (read through sd) is /tmp/xsrc, else "differs".
+# reads_back NAME SKIP [DEV]: value NAME "ok" when the 1 MiB at 64 KiB block SKIP of DEV (default the LU's,
+# read through sd) is /tmp/xsrc, else "differs".
 reads_back() {
-	if dd if="$dev" bs=64k skip="$2" count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
+	if dd if="${3:-$dev}" bs=64k skip="$2" count=16 iflag=direct status=none | cmp -s - /tmp/xsrc; then
 		sbce_value "$1" ok
 	else
 		sbce_value "$1" differs
@@ -71,6 +73,38 @@ else
 fi
 sed 's/^/  ddpt --xcopy: /' /tmp/ddpt.log | head -n 10
 reads_back ddpt_readback 256
+# Between two LUs of the target (docs/copy.md, "Copies between LUs"): the same 1 MiB from this LU
+# to LUN SBCE_XCOPY_TO_LUN at 100 MiB, by sg_xcopy with the command sent to the source (--on_src),
+# then at 104 MiB by ddpt with it sent to the destination (oflag=xcopy), then at 108 MiB by
+# WRITE USING TOKEN of this LU's token sent to that LU; each read back through that LU's sd.
+l2=${SBCE_XCOPY_TO_LUN:-2}
+dev2=$(sbce_lun_var DEV "$l2")
+sg2=$(sbce_lun_var SG "$l2")
+[ -n "$dev2" ] && [ -n "$sg2" ] || sbce_fail "LUN $l2 has no disk"
+if sg_xcopy if="$sg" of="$sg2" bs=512 count=2048 skip=0 seek=204800 --on_src -v >/tmp/xcopy3.log 2>&1; then
+	sbce_value lus_sg_xcopy ok
+else
+	sbce_value lus_sg_xcopy "exit $?"
+fi
+sed 's/^/  sg_xcopy (to another LU): /' /tmp/xcopy3.log | head -n 20
+reads_back lus_readback 1600 "$dev2"
+if ddpt if="$sg" of="$sg2" bs=512 count=2048 skip=0 seek=212992 --xcopy oflag=xcopy >/tmp/ddpt2.log 2>&1; then
+	sbce_value lus_ddpt ok
+else
+	sbce_value lus_ddpt "exit $?"
+fi
+sed 's/^/  ddpt --xcopy (to another LU): /' /tmp/ddpt2.log | head -n 10
+reads_back lus_ddpt_readback 1664 "$dev2"
+# The token made on this LU above, written on the other LU at 108 MiB (LBA 221184 = 36000h, list 3).
+{ bin 0226 0000 00000000 0000000000000000; cat /tmp/token.bin; zeros 6
+  bin 0010 0000000000036000 00000800; zeros 4; } >/tmp/wut2.bin
+if sg_raw -s 552 -i /tmp/wut2.bin "$sg2" 83 11 00 00 00 00 00 00 00 03 00 00 02 28 00 00 >/tmp/odx2.log 2>&1; then
+	sbce_value lus_rod_wut ok
+else
+	sbce_value lus_rod_wut "exit $?"
+fi
+sed 's/^/  token copy (to another LU): /' /tmp/odx2.log | head -n 10
+reads_back lus_rod_readback 1728 "$dev2"
 # Past the capacity: the device refuses the whole list (COPY ABORTED), sg_xcopy fails.
 if sg_xcopy if="$sg" of="$sg" bs=512 count=2048 skip=0 seek=$((blocks - 1024)) >/tmp/xcopy2.log 2>&1; then
 	sbce_value past_capacity copied

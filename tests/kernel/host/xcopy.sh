@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Host side of the "xcopy" check (guest: tests/kernel/guest/xcopy.sh): 3PC in
-# the LU's INQUIRY data, sg_xcopy's and ddpt's copies read back through sd, the copy past
+# the LU's INQUIRY data, sg_xcopy's and ddpt's copies (inside the LU and to
+# another LU) read back through sd, the copy past
 # the capacity refused, and EXTENDED COPY (83h) in the daemon's debug log.
 
 host_xcopy() {
@@ -18,6 +19,14 @@ host_xcopy() {
 	expect "the token-based copy read back through sd" ok "$(res xcopy.rod_readback)"
 	expect "ddpt --xcopy 2048 blocks LBA 0 -> 32768 (EXTENDED COPY LID1 through sg)" ok "$(res xcopy.ddpt_xcopy)"
 	expect "ddpt's copy read back through sd" ok "$(res xcopy.ddpt_readback)"
+	expect "sg_xcopy --on_src 2048 blocks to another LU, LBA 204800 (EXTENDED COPY sent to the source)" ok \
+		"$(res xcopy.lus_sg_xcopy)"
+	expect "... read back through the other LU's sd" ok "$(res xcopy.lus_readback)"
+	expect "ddpt --xcopy oflag=xcopy 2048 blocks to another LU, LBA 212992 (sent to the destination)" ok \
+		"$(res xcopy.lus_ddpt)"
+	expect "... read back through the other LU's sd" ok "$(res xcopy.lus_ddpt_readback)"
+	expect "WRITE USING TOKEN on the other LU of this LU's token, LBA 221184 (sg_raw)" ok "$(res xcopy.lus_rod_wut)"
+	expect "... read back through the other LU's sd" ok "$(res xcopy.lus_rod_readback)"
 	expect "sg_xcopy past the capacity" refused "$(res xcopy.past_capacity)"
 	# When the run logs every command (run.sh's debug log level).
 	if [ -n "${DAEMON_LOG:-}" ] && grep -q 'CDB\[0\]' "$DAEMON_LOG"; then

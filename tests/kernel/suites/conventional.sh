@@ -6,7 +6,7 @@ SUITE_TARGET=iqn.2026-12.org.sbcemu:kvm
 SUITE_CONFIG=conventional.ini   # sbcemud configuration, next to this file
 SUITE_LUNS="0 1 2 3"            # the guest waits for all of them
 SUITE_CHECKS="identify filesystem discard xcopy"
-SUITE_ENV=(SBCE_FS_LUN=0 SBCE_DISCARD_LUN=2 SBCE_XCOPY_LUN=3)
+SUITE_ENV=(SBCE_FS_LUN=0 SBCE_DISCARD_LUN=2 SBCE_XCOPY_LUN=3 SBCE_XCOPY_TO_LUN=2)
 
 # With --stand-in tgt (Debian's tgtd instead of sbcemud, for developing the
 # harness): tgt's LUN 0 is its controller, so the disks are LUNs 1 (256 MiB,

@@ -126,7 +126,7 @@ START_TEST(a_token_of_another_lu)
 	ck_assert(!r.completed);
 	ck_assert_uint_eq(h.lu->copy_readers, 1);
 	ck_assert_int_eq(scsi_lu_remove(h.dev, 0, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "1 copies on other LUs read its blocks");
+	ck_assert_str_eq(err, "1 copies on other LUs read or write its blocks");
 	ck_assert_uint_eq(manual_executor_run(&mex, ~0u), 2);
 	harness_expect_good(&r);
 	ck_assert_uint_eq(h.lu->copy_readers, 0);

@@ -318,7 +318,7 @@ START_TEST(buffer_room_waits)
 	ck_assert_uint_eq(res->lus_waiting, 0);
 	manual_executor_run(&mex, 1);
 	harness_expect_good(&b);
-	ck_assert(!res->room_freed); /* b's release found no LU waiting: nothing walked */
+	ck_assert(!res->freed); /* b's release found no LU waiting: nothing walked */
 	scsi_resources_usage(res, &commands, &bytes);
 	ck_assert_uint_eq(commands, 0);
 	ck_assert_uint_eq(bytes, 0);
