@@ -234,9 +234,10 @@ static void test_copies(void)
 	memcpy(two + 32 * BS, data + 200 * BS, 32 * BS);
 	itest_ok(itest_blocks_are(s, 0, 4000, 64, BS, two), "both segments copied, in order", NULL);
 	itest_cmd(s, 0, rcr, 16, ITEST_IN, NULL, 0, 1024, &r);
-	itest_ok(r.status == 0 && r.data_len == 12 && itest_get_be32(r.data) == 8 && r.data[4] == 0x00 &&
+	itest_ok(r.status == 0 && r.data_len == 12 && itest_get_be32(r.data) == 8 && r.data[4] == 0x01 &&
 			 itest_get_be16(r.data + 5) == 2 && r.data[7] == 0x00 && itest_get_be32(r.data + 8) == 64 * BS,
-		 "COPY STATUS of list 1: AVAILABLE DATA 8, completed (00h), 2 segments, 32768 bytes", "%s",
+		 "COPY STATUS of list 1: AVAILABLE DATA 8, COPY MANAGER STATUS 01h (completed without errors; 00h is in "
+		 "progress), 2 segments, 32768 bytes", "%s",
 		 itest_result_str(&r));
 	itest_result_free(&r);
 	{
@@ -829,6 +830,73 @@ static void test_locks_between_lus(struct itest_daemon *d)
 		scsi_free_scsi_task(cp2.task);
 }
 
+/* POPULATE TOKEN of LUN lun's blocks [lba, lba + n) as list 90h, then its token (RECEIVE ROD TOKEN INFORMATION). */
+static bool token_of(int lun, uint64_t lba, uint32_t n, uint8_t token[512])
+{
+	uint8_t pt[16] = { 0x83, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x90, 0, 0, 0, 32 }, list[32] = { 0, 30 };
+	uint8_t rrti[16] = { 0x84, 0x07, 0, 0, 0, 0x90, 0, 0, 0, 0, 0, 0, 0x04, 0 };
+	struct itest_result r;
+	bool ok;
+
+	itest_put_be16(list + 14, 16);
+	itest_put_be64(list + 16, lba);
+	itest_put_be32(list + 24, n);
+	if (!itest_expect_cmd(s, lun, "POPULATE TOKEN -> GOOD", pt, 16, ITEST_OUT, list, 32, 0, EXPECT_GOOD, NULL))
+		return false;
+	itest_cmd(s, lun, rrti, 16, ITEST_IN, NULL, 0, 1024, &r);
+	ok = r.status == 0 && r.data_len >= 38 + 512;
+	if (ok)
+		memcpy(token, r.data + 38, 512);
+	itest_result_free(&r);
+	return itest_ok(ok, "... RECEIVE ROD TOKEN INFORMATION -> GOOD with the token", NULL);
+}
+
+/* WRITE USING TOKEN of token to LUN lun's blocks [lba, lba + n) as list 91h. */
+static void write_token(int lun, const uint8_t *token, uint64_t lba, uint32_t n, const char *name, struct itest_expect e)
+{
+	uint8_t wut[16] = { 0x83, 0x11, 0, 0, 0, 0, 0, 0, 0, 0x91, 0, 0, 0x02, 0x28 }, list[552] = { 0x02, 0x26 };
+
+	memcpy(list + 16, token, 512);
+	itest_put_be16(list + 534, 16);
+	itest_put_be64(list + 536, lba);
+	itest_put_be32(list + 544, n);
+	itest_expect_cmd(s, lun, name, wut, 16, ITEST_OUT, list, sizeof(list), 0, e, NULL);
+}
+
+/*
+ * EXTENDED COPY and ROD tokens (copy/rod_token.c, rod_tokens_copied_to): a
+ * copy out of a token's blocks leaves the token live (it reads them, its
+ * lock covering them notwithstanding); a copy into them revokes it, on the
+ * LU the copy writes, also when the command was sent to another LU.
+ */
+static void test_copies_and_tokens(void)
+{
+	static uint8_t a[16 * BS];
+	uint8_t p[128], token[512], token2[512];
+	uint32_t n;
+
+	itest_pattern(a, sizeof(a), 91);
+	if (!itest_write16(s, 0, 9000, a, 16, BS, false, "LUN 0: WRITE(16) of LBA 9000 (16 blocks)") ||
+	    !token_of(0, 9000, 16, token))
+		return;
+	n = simple_list(p, 0, 1, 0x2, 16, 9000, 9100);
+	xcopy(s, 0, "EXTENDED COPY out of the token's blocks (9000 -> 9100) -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	write_token(0, token, 9200, 16, "WRITE USING TOKEN of it afterwards -> GOOD: the token is live", EXPECT_GOOD);
+	itest_ok(itest_blocks_are(s, 0, 9200, 16, BS, a), "... LBA 9200.. hold the token's blocks", "different");
+	n = simple_list(p, 0, 1, 0x2, 4, 7000, 9004);
+	xcopy(s, 0, "EXTENDED COPY into 4 of the token's blocks (7000 -> 9004) -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	write_token(0, token, 9300, 16, "WRITE USING TOKEN of it afterwards -> 05/23/06 TOKEN REVOKED",
+		    EXPECT_SENSE(5, 0x23, 0x06));
+	if (!itest_write16(s, 2, 10000, a, 16, BS, false, "LUN 2: WRITE(16) of LBA 10000 (16 blocks)") ||
+	    !token_of(2, 10000, 16, token2))
+		return;
+	n = two_lu_list(p, 0, 2, BS, 4, 7000, 10008);
+	xcopy(s, 0, "EXTENDED COPY sent to LUN 0 into LUN 2's token blocks (LUN 0 7000 -> LUN 2 10008) -> GOOD", p, n, n,
+	      EXPECT_GOOD, NULL);
+	write_token(2, token2, 10100, 16, "LUN 2: WRITE USING TOKEN of LUN 2's token afterwards -> 05/23/06 TOKEN REVOKED",
+		    EXPECT_SENSE(5, 0x23, 0x06));
+}
+
 /*
  * kill -9 in the middle of a copy (LUN 5): 16 segments of 65535 blocks
  * (512 MiB) from a 32 MiB source to never-written blocks, sent by a child
@@ -1036,6 +1104,7 @@ int main(int argc, char **argv)
 		test_pi(&d);
 		test_zoned();
 		test_between_lus();
+		test_copies_and_tokens();
 		test_rsoc();
 		test_buffer_budget(&d);
 		test_locks_between_lus(&d);

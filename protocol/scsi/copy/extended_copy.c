@@ -551,6 +551,9 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 		r = check_segments(cmd, &run->list);
 	if (r != SCSI_OK)
 		return r;
+	/* The blocks it will write change: the ROD tokens that represent them are revoked (those it reads stay). */
+	for (unsigned i = 0; i < run->list.nsegments; i++)
+		rod_tokens_copied_to(run->list.lu[run->list.seg[i].dst], run->list.seg[i].dst_lba, run->list.seg[i].nblocks);
 	return copy_next(cmd);
 }
 

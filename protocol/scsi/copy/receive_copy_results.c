@@ -59,7 +59,9 @@ static enum scsi_result copy_status(struct scsi_cmd *cmd)
 	if (!b)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	put_be32(b, 8);
-	b[4] = 0x00; /* HDD 0; COPY MANAGER STATUS: operation completed without errors */
+	/* HDD 0; COPY MANAGER STATUS 01h, completed without errors (00h is in progress, 02h with errors: SPC-3
+	 * 6.17.3; FreeBSD's scsi_all.h RCS_CCS_INPROG, _COMPLETED, _ERROR). */
+	b[4] = 0x01;
 	put_be16(b + 5, h->segments);
 	b[7] = 0x00; /* TRANSFER COUNT UNITS: bytes (a list moves less than 4 GiB: copy.h) */
 	put_be32(b + 8, (uint32_t)h->bytes);

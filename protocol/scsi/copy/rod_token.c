@@ -304,26 +304,42 @@ static struct rod_token *new_record(struct rod_token_store *s, double now)
 	return victim;
 }
 
-void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd, const struct scsi_lba_lock *lock)
+/* The live tokens of lu (but own, when not NULL) that represent a block of the n ranges r: revoked. */
+static void revoke(struct scsi_lu *lu, const struct scsi_lba_range *r, unsigned n, const uint8_t *own)
 {
 	struct rod_token_store *s = lu->rod_tokens;
-	const uint8_t *own = NULL;
 
-	if (!s || lock->mode == SCSI_LBA_LOCK_NONE)
-		return;
-	/* A WRITE USING TOKEN does not revoke the token it reads (wut_done does, if it wrote over its blocks). */
-	if (cmd->op->exec == write_using_token_exec && cmd->data_out && cmd->data_length >= WUT_HEADER_LEN)
-		own = cmd->data_out + 16;
-	for (unsigned i = 0; i < s->n; i++) {
+	for (unsigned i = 0; s && i < s->n; i++) {
 		struct rod_token *t = &s->tokens[i];
 
 		if (t->state != ROD_LIVE || (own && memcmp(own, t->bytes, ROD_TOKEN_LEN) == 0))
 			continue;
 		for (unsigned j = 0; j < t->nranges && t->state == ROD_LIVE; j++)
-			for (unsigned k = 0; k < lock->nranges; k++)
-				if (ranges_overlap(&t->ranges[j], &lock->ranges[k]))
+			for (unsigned k = 0; k < n; k++)
+				if (ranges_overlap(&t->ranges[j], &r[k]))
 					t->state = ROD_REVOKED;
 	}
+}
+
+void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd, const struct scsi_lba_lock *lock)
+{
+	const uint8_t *own = NULL;
+
+	/* An EXTENDED COPY locks the blocks it reads too: it revokes those it writes alone (rod_tokens_copied_to). */
+	if (!lu->rod_tokens || lock->mode == SCSI_LBA_LOCK_NONE || cmd->op->exec == extended_copy_exec)
+		return;
+	/* A WRITE USING TOKEN does not revoke the token it reads (wut_done does, if it wrote over its blocks). */
+	if (cmd->op->exec == write_using_token_exec && cmd->data_out && cmd->data_length >= WUT_HEADER_LEN)
+		own = cmd->data_out + 16;
+	revoke(lu, lock->ranges, lock->nranges, own);
+}
+
+void rod_tokens_copied_to(struct scsi_lu *lu, uint64_t lba, uint64_t nblocks)
+{
+	const struct scsi_lba_range r = { .lba = lba, .nblocks = nblocks };
+
+	if (nblocks)
+		revoke(lu, &r, 1, NULL);
 }
 
 /* ---- POPULATE TOKEN ---- */

@@ -680,6 +680,8 @@ enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd);
 enum scsi_result copy_operation_abort_exec(struct scsi_cmd *cmd);
 /* A command that writes the medium takes its LBA lock (on lu): the ROD tokens of its blocks are revoked. */
 void rod_tokens_written(struct scsi_lu *lu, const struct scsi_cmd *cmd, const struct scsi_lba_lock *lock);
+/* An EXTENDED COPY about to write [lba, lba + nblocks) of lu (it holds their lock): their ROD tokens are revoked. */
+void rod_tokens_copied_to(struct scsi_lu *lu, uint64_t lba, uint64_t nblocks);
 void rod_tokens_free(struct scsi_lu *lu);
 /* spc_reserve.c */
 enum scsi_result spc_reserve_exec(struct scsi_cmd *cmd);
