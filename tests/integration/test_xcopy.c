@@ -637,15 +637,33 @@ static uint32_t two_lu_list(uint8_t *p, int a, int b, uint32_t bs, uint16_t nblo
 	return 108;
 }
 
+/* 2 MiB (two pieces) from LUN 0's 512-byte blocks 0.. to LUN 1's 4096-byte blocks 3000..: the same bytes. */
+static void copy_in_pieces_between_block_lengths(void)
+{
+	static uint8_t want[2 << 20], got[2 << 20];
+	uint8_t p[108];
+	uint32_t n = two_lu_list(p, 0, 1, BS, 4096, 0, 3000);
+
+	cscd(p + 48, 1, 4096);
+	itest_pattern(want, sizeof(want), 93);
+	if (!itest_write16(s, 0, 0, want, 4096, BS, false, "LUN 0: WRITE(16) of LBA 0..4095"))
+		return;
+	xcopy(s, 0, "LUN 0 -> LUN 1, 4096 source blocks (2 MiB, two pieces) -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(itest_read16(s, 1, 3000, got, 512, 4096, "LUN 1: READ(16) of LBA 3000..3511") &&
+			 !memcmp(got, want, sizeof(want)),
+		 "... LUN 1 LBA 3000..3511 hold LUN 0's 0..4095", NULL);
+}
+
 /*
  * Copies between LUs of the target (copy/extended_copy.c: each CSCD names
  * any LU of the target; the copy manager is the LU the command was sent to):
  * sent to the source and to the destination; to a PI LU from one without
  * (tuples made as a WRITE makes them) and back; to a zbc-hm LU's write
- * pointer and past it; refused where the LUs' block lengths differ
- * (0A/26/0C INVALID OPERATION FOR COPY SOURCE OR DESTINATION) and where the
- * destination LU is write protected (07/27/00, as a WRITE there), taken
- * from a write-protected source.
+ * pointer and past it; between LUs of 512- and 4096-byte blocks both ways
+ * (DC 0 and 1), refused where the bytes are not whole blocks of both
+ * (0A/26/0A UNEXPECTED INEXACT SEGMENT); refused where the destination LU
+ * is write protected (07/27/00, as a WRITE there), taken from a
+ * write-protected source.
  */
 static void test_between_lus(void)
 {
@@ -682,10 +700,32 @@ static void test_between_lus(void)
 	xcopy(s, 0, "LUN 0 -> past zone 5's write pointer -> 0A/21/04 (the WRITE's sense, COPY ABORTED)", p, n, n,
 	      EXPECT_SENSE(0xa, 0x21, 0x04), NULL);
 	itest_ok(zone_wp(3, 5 * ZB, NULL) == 5 * ZB + 16, "... zone 5's write pointer where it was", NULL);
-	n = two_lu_list(p, 0, 1, BS, 8, 7000, 0);
+	/* LUN 1's blocks are 4096 bytes: a segment moves whole blocks of both LUs (DC: whose NUMBER OF BLOCKS counts). */
+	n = two_lu_list(p, 0, 1, BS, 16, 7000, 3900);
 	cscd(p + 48, 1, 4096);
-	xcopy(s, 0, "LUN 0 (512-byte blocks) -> LUN 1 (4096) -> 0A/26/0C INVALID OPERATION FOR COPY SOURCE OR "
-	      "DESTINATION", p, n, n, EXPECT_SENSE(0xa, 0x26, 0x0c), NULL);
+	xcopy(s, 0, "LUN 0 (512-byte blocks) -> LUN 1 (4096), 16 source blocks (DC 0) -> GOOD", p, n, n, EXPECT_GOOD,
+	      NULL);
+	itest_ok(itest_blocks_are(s, 1, 3900, 2, 4096, a), "... LUN 1 LBA 3900, 3901 hold LUN 0's 7000..7015", "different");
+	segment(p + 80, 0, 1, 1, 7000, 3902);
+	p[81] = 0x02;
+	xcopy(s, 0, "LUN 0 -> LUN 1, NUMBER OF BLOCKS 1 with DC 1 (one 4096-byte block: 8 source blocks) -> GOOD", p, n, n,
+	      EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 1, 3902, 1, 4096, a), "... LUN 1 LBA 3902 holds LUN 0's 7000..7007", "different");
+	n = two_lu_list(p, 1, 0, 4096, 2, 3900, 7400);
+	cscd(p + 48, 0, BS);
+	xcopy(s, 0, "LUN 1 -> LUN 0, 2 source blocks of 4096 bytes -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(itest_blocks_are(s, 0, 7400, 16, BS, a), "... LUN 0 LBA 7400..7415 hold them", "different");
+	n = two_lu_list(p, 1, 5, 4096, 2, 3900, 6000);
+	cscd(p + 48, 5, BS);
+	xcopy(s, 5, "LUN 1 (4096, no PI) -> LUN 5 (512, PI type 1), sent to LUN 5 -> GOOD", p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(itest_read16(s, 5, 6000, got, 16, BS, "LUN 5: READ(16) of LBA 6000 (guards, reference tags checked)") &&
+			 !memcmp(got, a, sizeof(a)),
+		 "... LUN 5 LBA 6000.. hold them, their tuples made for 512-byte blocks", NULL);
+	copy_in_pieces_between_block_lengths();
+	n = two_lu_list(p, 0, 1, BS, 12, 7000, 3903);
+	cscd(p + 48, 1, 4096);
+	xcopy(s, 0, "LUN 0 -> LUN 1, 12 source blocks (6 KiB: not whole 4096-byte blocks) -> 0A/26/0A UNEXPECTED "
+	      "INEXACT SEGMENT", p, n, n, EXPECT_SENSE(0xa, 0x26, 0x0a), NULL);
 	n = two_lu_list(p, 0, 4, BS, 16, 7000, 100);
 	xcopy(s, 0, "LUN 0 -> LUN 4 (write protected) -> 07/27/00, as a WRITE there", p, n, n,
 	      EXPECT_SENSE(0x7, 0x27, 0x00), NULL);

@@ -71,19 +71,22 @@ struct scsi_lu;
 struct zbc_unwritten;
 
 /*
- * A piece of a copy (copy_piece.c): n blocks from src of src_lu (COPY_ZEROS:
- * zeros) to dst of dst_lu, each LU cmd's own or another of its device; on
- * a zoned source, the blocks that read as zeros.
+ * A piece of a copy (copy_piece.c): n blocks of dst_lu written at dst, from
+ * the same bytes at src of src_lu (src_n of its blocks; COPY_ZEROS: zeros),
+ * each LU cmd's own or another of its device; on a zoned source, the blocks
+ * that read as zeros.
  */
 #define COPY_ZEROS UINT64_MAX
 struct copy_piece {
 	struct scsi_lu *src_lu, *dst_lu;
 	uint64_t src, dst;
-	uint32_t n;                      /* blocks; 0: no piece begun */
+	uint32_t n;                      /* destination blocks; 0: no piece begun */
+	uint32_t src_n;                  /* source blocks: n of them when both LUs have one block length */
 	struct zbc_unwritten *unwritten; /* NULL: none (or not a zoned LU) */
 };
 /*
- * Loop thread, before a piece: the checks of a READ of its source and a
+ * Loop thread, before a piece of n destination blocks (whole blocks of the
+ * source too): the checks of a READ of its source and a
  * WRITE of its destination (medium-error rules; on a zoned LU the zone
  * rules, with the write pointer advance).  SCSI_OK with *p set, or
  * SCSI_FAILED with the sense (COPY ABORTED) in cmd.

@@ -64,19 +64,20 @@ static enum scsi_result zones_begin(struct scsi_cmd *cmd, struct copy_piece *p)
 	 * ticket by cmd on the LU it was given, which the completion ends:
 	 * scsi_cmd_complete, its own LU's and the LUs it locks elsewhere).
 	 */
-	cmd->nblocks = p->n;
 	if (p->src != COPY_ZEROS && p->src_lu->zbc) {
 		cmd->lu = p->src_lu;
 		cmd->lba = p->src;
+		cmd->nblocks = p->src_n;
 		r = zbc_check_read(cmd);
 		cmd->lu = own;
 		/* Before the destination's advance: a source in the same zone reads what it holds now. */
-		if (r == SCSI_OK && zbc_unwritten_plan(p->src_lu, p->src, p->n, &p->unwritten) < 0)
+		if (r == SCSI_OK && zbc_unwritten_plan(p->src_lu, p->src, p->src_n, &p->unwritten) < 0)
 			r = scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	}
 	if (r == SCSI_OK && p->dst_lu->zbc) {
 		cmd->lu = p->dst_lu;
 		cmd->lba = p->dst;
+		cmd->nblocks = p->n;
 		r = zbc_write_begin(cmd);
 		cmd->lu = own;
 	}
@@ -93,8 +94,9 @@ enum scsi_result copy_piece_begin(struct scsi_cmd *cmd, struct copy_piece *p, st
 	enum scsi_result r = SCSI_OK;
 
 	copy_piece_free(p);
-	*p = (struct copy_piece){ .src_lu = src_lu, .dst_lu = dst_lu, .src = src, .dst = dst, .n = n };
-	if (src != COPY_ZEROS && source_bad(cmd, src_lu, src, n))
+	*p = (struct copy_piece){ .src_lu = src_lu, .dst_lu = dst_lu, .src = src, .dst = dst, .n = n,
+				  .src_n = (uint32_t)((uint64_t)n * dst_lu->block_size / src_lu->block_size) };
+	if (src != COPY_ZEROS && source_bad(cmd, src_lu, src, p->src_n))
 		r = SCSI_FAILED;
 	else if (dst_lu->zbc || src_lu->zbc)
 		r = zones_begin(cmd, p);

@@ -18,6 +18,8 @@
  *     ignored: SPC-4 leaves it to the copy manager.  NUL = 1 (a null
  *     device) is not offered.
  *   - segment descriptor 02h (block device to block device, 28 bytes):
+ *     b1 bit 1 DC (NUMBER OF BLOCKS counts the destination's blocks, else
+ *     the source's; CAT, bit 0, is not looked at: no residue is kept),
  *     b4-5 source and b6-7 destination CSCD index, b10-11 NUMBER
  *     OF BLOCKS, b12-19 source LBA, b20-27 destination LBA.
  * Checks, all before any block moves, in this order (the order libiscsi's
@@ -36,8 +38,9 @@
  *   descriptor 0A/08/04 UNREACHABLE COPY TARGET; a CSCD that names no LU
  *   of the target, a null device or another peripheral device type or
  *   block length 0A/0D/02 COPY TARGET DEVICE NOT REACHABLE; a segment
- *   between LUs of different block lengths 0A/26/0C INVALID OPERATION FOR
- *   COPY SOURCE OR DESTINATION; a range past its LU's capacity 0A/00/00
+ *   between LUs of different block lengths whose bytes are not whole
+ *   blocks of both 0A/26/0A UNEXPECTED INEXACT SEGMENT (as FreeBSD's CTL,
+ *   sys/cam/ctl/ctl_tpc.c); a range past its LU's capacity 0A/00/00
  *   (libiscsi takes no LOGICAL BLOCK ADDRESS OUT OF RANGE there); on
  *   another LU, the answer a command sent there would get from its gates
  *   (scsi_cmd_gates_pass_on: ALUA state, readiness, reservations, and write
@@ -76,9 +79,26 @@
 
 struct xcopy_segment {
 	uint16_t src, dst; /* CSCD indexes */
-	uint16_t nblocks;
+	uint16_t nblocks;  /* NUMBER OF BLOCKS: of the destination's blocks with DC = 1, else of the source's */
+	bool dc;
 	uint64_t src_lba, dst_lba;
+	uint32_t src_blocks, dst_blocks; /* what it moves, in each LU's blocks (check_segments) */
 };
+
+/*
+ * The blocks of LUs src and dst that segment s moves (NUMBER OF BLOCKS of
+ * the destination's blocks with DC = 1, else of the source's); false when
+ * they are not whole blocks of both: an inexact segment.
+ */
+static bool segment_blocks(const struct xcopy_segment *s, const struct scsi_lu *src, const struct scsi_lu *dst,
+			   uint32_t *src_blocks, uint32_t *dst_blocks)
+{
+	uint64_t bytes = (uint64_t)s->nblocks * (s->dc ? dst->block_size : src->block_size);
+
+	*src_blocks = (uint32_t)(bytes / src->block_size);
+	*dst_blocks = (uint32_t)(bytes / dst->block_size);
+	return bytes % src->block_size == 0 && bytes % dst->block_size == 0;
+}
 
 struct xcopy_list {
 	uint32_t list_id;
@@ -93,7 +113,7 @@ struct xcopy_list {
 struct xcopy_run {
 	struct xcopy_list list;
 	unsigned done;      /* segments processed */
-	uint32_t seg_done;  /* blocks of segment done copied */
+	uint32_t seg_done;  /* destination blocks of segment done copied */
 	uint64_t bytes;     /* bytes written */
 	unsigned flags;     /* backend write flags of the piece in flight (its destination's write cache) */
 	struct copy_piece piece; /* the piece in flight (copy_piece.c) */
@@ -189,6 +209,7 @@ static enum scsi_result decode(struct scsi_cmd *cmd, uint8_t service_action, con
 		    off + XCOPY_B2B_LEN > hlen + cscd_len + seg_len)
 			FAIL(sense_invalid_field_in_parameter_list((uint16_t)(off + 2), -1));
 		*s = (struct xcopy_segment){ .src = get_be16(d + 4), .dst = get_be16(d + 6), .nblocks = get_be16(d + 10),
+					     .dc = d[1] & 0x02,
 					     .src_lba = get_be64(d + 12), .dst_lba = get_be64(d + 20) };
 		l->nsegments++;
 		off += XCOPY_B2B_LEN;
@@ -271,7 +292,7 @@ static enum scsi_result check_segments(struct scsi_cmd *cmd, struct xcopy_list *
 	for (unsigned i = 0; i < l->ncscd; i++)
 		l->lu[i] = cscd_lu(cmd, l->cscd[i]);
 	for (unsigned i = 0; i < l->nsegments; i++) {
-		const struct xcopy_segment *s = &l->seg[i];
+		struct xcopy_segment *s = &l->seg[i];
 		struct scsi_lu *src, *dst;
 
 		if (s->src >= l->ncscd || s->dst >= l->ncscd)
@@ -281,11 +302,10 @@ static enum scsi_result check_segments(struct scsi_cmd *cmd, struct xcopy_list *
 		if (!src || !dst)
 			return scsi_cmd_fail(cmd,
 					     sense_make(SENSE_KEY_COPY_ABORTED, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE));
-		/* Blocks copy as they are (a segment counts whole blocks of both): one block length. */
-		if (src->block_size != dst->block_size)
-			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED,
-							     ASC_INVALID_OPERATION_FOR_COPY_SOURCE_OR_DESTINATION));
-		if (scsi_lu_range_bad(src, s->src_lba, s->nblocks) || scsi_lu_range_bad(dst, s->dst_lba, s->nblocks))
+		/* LUs of different block lengths: the bytes must be whole blocks of both (no residue is kept). */
+		if (!segment_blocks(s, src, dst, &s->src_blocks, &s->dst_blocks))
+			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED, ASC_UNEXPECTED_INEXACT_SEGMENT));
+		if (scsi_lu_range_bad(src, s->src_lba, s->src_blocks) || scsi_lu_range_bad(dst, s->dst_lba, s->dst_blocks))
 			return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_COPY_ABORTED, 0x0000));
 	}
 	for (unsigned i = 0; i < l->ncscd; i++)
@@ -301,7 +321,7 @@ enum scsi_result extended_copy_parse(struct scsi_cmd *cmd)
 }
 
 /* A range of lu (NULL: none named) to lock, on cmd's LU or elsewhere; none past lu's capacity. */
-static void lock_range(struct scsi_cmd *cmd, struct scsi_lu *lu, uint64_t lba, uint16_t nblocks)
+static void lock_range(struct scsi_cmd *cmd, struct scsi_lu *lu, uint64_t lba, uint32_t nblocks)
 {
 	if (lu && !scsi_lu_range_bad(lu, lba, nblocks))
 		scsi_lba_lock_add_elsewhere(cmd, lu, lba, nblocks);
@@ -324,9 +344,14 @@ void extended_copy_lock(struct scsi_cmd *cmd)
 		lu[i] = cscd_lu(cmd, l.cscd[i]);
 	for (unsigned i = 0; i < l.nsegments; i++) {
 		const struct xcopy_segment *s = &l.seg[i];
+		struct scsi_lu *src = s->src < l.ncscd ? lu[s->src] : NULL, *dst = s->dst < l.ncscd ? lu[s->dst] : NULL;
+		uint32_t src_blocks = s->nblocks, dst_blocks = s->nblocks;
 
-		lock_range(cmd, s->src < l.ncscd ? lu[s->src] : NULL, s->src_lba, s->nblocks);
-		lock_range(cmd, s->dst < l.ncscd ? lu[s->dst] : NULL, s->dst_lba, s->nblocks);
+		/* Each LU's blocks; a segment the checks will refuse locks NUMBER OF BLOCKS of what it names. */
+		if (src && dst)
+			segment_blocks(s, src, dst, &src_blocks, &dst_blocks);
+		lock_range(cmd, src, s->src_lba, src_blocks);
+		lock_range(cmd, dst, s->dst_lba, dst_blocks);
 	}
 }
 
@@ -364,10 +389,11 @@ static int persist_zones(struct scsi_cmd *cmd, struct scsi_lu *lu, uint64_t dst,
 	return rc;
 }
 
-/* Whether lu's tuples and src's are of one format (the same type and intervals per block). */
+/* Whether lu's tuples and src's are of one format (the same block length, type and intervals per block). */
 static bool same_pi_format(const struct scsi_lu *src, const struct scsi_lu *lu)
 {
-	return src->protection_type == lu->protection_type && sbc_pi_intervals(src) == sbc_pi_intervals(lu);
+	return src->block_size == lu->block_size && src->protection_type == lu->protection_type &&
+	       sbc_pi_intervals(src) == sbc_pi_intervals(lu);
 }
 
 /*
@@ -410,7 +436,7 @@ int copy_blocks(struct scsi_cmd *cmd, const struct copy_piece *p, unsigned flags
 	}
 	buf = calloc(p->n, lu->block_size);
 	if (read_pi)
-		in = malloc(sbc_pi_bytes(src_lu, p->n));
+		in = malloc(sbc_pi_bytes(src_lu, p->src_n));
 	if (sbc_lu_has_pi(lu))
 		out = keep_tuples ? in : malloc(sbc_pi_bytes(lu, p->n));
 	rc = buf && (in || !read_pi) && (out || !sbc_lu_has_pi(lu)) ? 0 : -ENOMEM;
@@ -419,9 +445,9 @@ int copy_blocks(struct scsi_cmd *cmd, const struct copy_piece *p, unsigned flags
 	if (rc == 0 && zeros && out)
 		memset(out, 0xff, sbc_pi_bytes(lu, p->n));
 	else if (rc == 0 && !zeros)
-		rc = sbc_medium_read_checked(src_lu, &checks, p->src, p->n, 0, buf, in, &s, 0);
+		rc = sbc_medium_read_checked(src_lu, &checks, p->src, p->src_n, 0, buf, in, &s, 0);
 	if (rc == 0 && p->unwritten)
-		zbc_unwritten_zero(p->unwritten, lu->block_size, p->src, buf, (size_t)p->n * lu->block_size);
+		zbc_unwritten_zero(p->unwritten, src_lu->block_size, p->src, buf, (size_t)p->n * lu->block_size);
 	if (rc == 1) {
 		s.key = SENSE_KEY_COPY_ABORTED;
 		scsi_cmd_fail(cmd, s);
@@ -445,7 +471,7 @@ int copy_blocks(struct scsi_cmd *cmd, const struct copy_piece *p, unsigned flags
 static uint32_t piece_blocks(const struct xcopy_run *run)
 {
 	const struct xcopy_segment *seg = &run->list.seg[run->done];
-	uint32_t per_piece = COPY_PIECE / run->list.lu[seg->dst]->block_size, left = seg->nblocks - run->seg_done;
+	uint32_t per_piece = COPY_PIECE / run->list.lu[seg->dst]->block_size, left = seg->dst_blocks - run->seg_done;
 
 	return left < per_piece ? left : per_piece;
 }
@@ -465,7 +491,7 @@ static void copy_work(struct scsi_cmd *cmd)
 		return;
 	run->bytes += (uint64_t)n * run->piece.dst_lu->block_size;
 	run->seg_done += n;
-	if (run->seg_done == seg->nblocks) {
+	if (run->seg_done == seg->dst_blocks) {
 		run->done++;
 		run->seg_done = 0;
 	}
@@ -474,7 +500,7 @@ static void copy_work(struct scsi_cmd *cmd)
 /* Segments with no block are done at once (NUMBER OF BLOCKS 0: nothing to copy). */
 static void skip_empty(struct xcopy_run *run)
 {
-	while (run->done < run->list.nsegments && run->list.seg[run->done].nblocks == 0)
+	while (run->done < run->list.nsegments && run->list.seg[run->done].dst_blocks == 0)
 		run->done++;
 }
 
@@ -515,7 +541,8 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
 	const struct xcopy_segment *seg;
-	struct scsi_lu *dst_lu;
+	struct scsi_lu *src_lu, *dst_lu;
+	uint64_t src;
 
 	copy_piece_end(cmd, &run->piece);
 	if (cmd->copy_abort) { /* COPY OPERATION ABORT (copy_abort.c): nothing held for COPY STATUS */
@@ -526,9 +553,12 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 	if (run->done == run->list.nsegments)
 		return copy_done(cmd);
 	seg = &run->list.seg[run->done];
+	src_lu = run->list.lu[seg->src];
 	dst_lu = run->list.lu[seg->dst];
-	if (copy_piece_begin(cmd, &run->piece, run->list.lu[seg->src], seg->src_lba + run->seg_done, dst_lu,
-			     seg->dst_lba + run->seg_done, piece_blocks(run)) != SCSI_OK)
+	/* The source position in its own blocks: the blocks done are whole blocks of both LUs. */
+	src = seg->src_lba + (uint64_t)run->seg_done * dst_lu->block_size / src_lu->block_size;
+	if (copy_piece_begin(cmd, &run->piece, src_lu, src, dst_lu, seg->dst_lba + run->seg_done, piece_blocks(run)) !=
+	    SCSI_OK)
 		return SCSI_FAILED;
 	run->flags = dst_lu->mode_current.wce ? 0 : BE_WRITE_FUA;
 	return scsi_cmd_run_io(cmd, copy_work, copy_next);
@@ -553,7 +583,8 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 		return r;
 	/* The blocks it will write change: the ROD tokens that represent them are revoked (those it reads stay). */
 	for (unsigned i = 0; i < run->list.nsegments; i++)
-		rod_tokens_copied_to(run->list.lu[run->list.seg[i].dst], run->list.seg[i].dst_lba, run->list.seg[i].nblocks);
+		rod_tokens_copied_to(run->list.lu[run->list.seg[i].dst], run->list.seg[i].dst_lba,
+				     run->list.seg[i].dst_blocks);
 	return copy_next(cmd);
 }
 
