@@ -129,14 +129,22 @@ static uint32_t simple_list(uint8_t *p, int lun, uint8_t list_id, uint8_t usage,
 	return 76;
 }
 
+/* RECEIVE COPY RESULTS service action sa (LID1: LIST IDENTIFIER b2) of list_id on LUN lun into r. */
+static void rcr(int lun, uint8_t sa, uint8_t list_id, struct itest_result *r)
+{
+	uint8_t cdb[16] = { 0x84, sa, list_id, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x04, 0 };
+
+	itest_cmd(s, lun, cdb, 16, ITEST_IN, NULL, 0, 1024, r);
+}
+
 static void test_identification(void)
 {
 	uint8_t inq[6] = { 0x12, 0x00, 0x00, 0x00, 96, 0 }, vpd0[6] = { 0x12, 0x01, 0x00, 0x00, 255, 0 };
 	uint8_t vpd8f[6] = { 0x12, 0x01, 0x8f, 0x02, 0x00, 0 };
 	/* header, PAGE LENGTH 296: the two below and the token descriptors (test_token_copy.c checks those) */
 	static const uint8_t page8f[] = { 0x00, 0x8f, 0x01, 0x28,
-					  0x00, 0x01, 0x00, 0x10, 0x0d, 0x83, 0x05, 0x00, /* Supported Commands */
-					  0x01, 0x10, 0x11, 0x1c, 0x84, 0x04, 0x00, 0x03, 0x05, 0x07, 0x00, 0x00,
+					  0x00, 0x01, 0x00, 0x10, 0x0e, 0x83, 0x05, 0x00, /* Supported Commands */
+					  0x01, 0x10, 0x11, 0x1c, 0x84, 0x05, 0x00, 0x03, 0x04, 0x05, 0x07, 0x00,
 					  0x00, 0x08, 0x00, 0x04, 0x02, 0x02, 0xe4, 0x00 }; /* Supported Descriptors */
 	struct itest_result r;
 
@@ -157,7 +165,7 @@ static void test_identification(void)
 	itest_result_free(&r);
 	itest_cmd(s, 0, vpd8f, 6, ITEST_IN, NULL, 0, 512, &r);
 	itest_ok(r.status == 0 && r.data_len == 300 && memcmp(r.data, page8f, sizeof(page8f)) == 0,
-		 "VPD 8Fh: Supported Commands 83h/00h 01h 10h 11h 1Ch, 84h/00h 03h 05h 07h; Supported Descriptors 02h E4h; "
+		 "VPD 8Fh: Supported Commands 83h/00h 01h 10h 11h 1Ch, 84h/00h 03h 04h 05h 07h; Supported Descriptors 02h E4h; "
 		 "descriptors padded to 4 bytes",
 		 "%s", itest_result_str(&r));
 	itest_result_free(&r);
@@ -799,6 +807,51 @@ static bool held_then_waits(struct itest_daemon *d, const char *rule, struct asy
 	return ok;
 }
 
+/*
+ * COPY OPERATION ABORT of an EXTENDED COPY(LID1) held by a fault rule
+ * (list 7, LIST ID USAGE 00b): it ends TASK ABORTED once let go, and its
+ * list is held as ended with errors: COPY STATUS 02h, RECEIVE COPY
+ * STATUS(LID4) COPY OPERATION STATUS 60h with status 40h.
+ */
+static void test_abort_held(struct itest_daemon *d)
+{
+	static uint8_t p[76];
+	struct iscsi_data copy = { .size = 76, .data = p };
+	struct async_cmd cp = { .sess = s, .lun = 0, .cdb = { 0x83, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 76 },
+				.data = &copy };
+	uint8_t abort[16] = { 0x83, 0x1c, 0, 0, 0, 7 }, lid4[16] = { 0x84, 0x05, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0x04, 0 };
+	struct itest_result r;
+	char out[512];
+
+	simple_list(p, 0, 7, 0x0, 16, 7000, 9500);
+	if (!itest_ok(itest_ctl(d, out, sizeof(out), "fault add 0 hold --opcode 0x83 --count 1") == 0,
+		      "sbcemuctl fault add 0 hold --opcode 0x83 --count 1 -> exit 0", "%s", out) ||
+	    !send_async(&cp)) {
+		itest_ctl(d, out, sizeof(out), "fault remove all");
+		return;
+	}
+	service_both(300, &cp.done.done);
+	itest_expect_cmd(s2, 0, "COPY OPERATION ABORT of list 7 from another I_T nexus -> 05/24/00", abort, 16, ITEST_NONE,
+			 NULL, 0, 0, EXPECT_SENSE(5, 0x24, 0x00), NULL);
+	itest_expect_cmd(s, 0, "COPY OPERATION ABORT of list 7 (held by the rule) -> GOOD", abort, 16, ITEST_NONE, NULL, 0,
+			 0, EXPECT_GOOD, NULL);
+	itest_ctl(d, out, sizeof(out), "fault remove all");
+	service_both(5000, &cp.done.done);
+	itest_ok(cp.done.done && cp.done.status == SCSI_STATUS_TASK_ABORTED,
+		 "... the rule removed: the EXTENDED COPY ends TASK ABORTED", "%d/0x%x", cp.done.done, cp.done.status);
+	if (cp.done.done)
+		scsi_free_scsi_task(cp.task);
+	rcr(0, 0x00, 7, &r);
+	itest_ok(r.status == 0 && r.data_len == 12 && r.data[4] == 0x02 && itest_get_be16(r.data + 5) == 0,
+		 "COPY STATUS of list 7: 02h (ended with errors), 0 segments", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_cmd(s, 0, lid4, 16, ITEST_IN, NULL, 0, 1024, &r);
+	itest_ok(r.status == 0 && r.data_len == 32 && r.data[5] == 0x60 && r.data[12] == 0x40,
+		 "RECEIVE COPY STATUS(LID4) of list 7: COPY OPERATION STATUS 60h, status 40h (TASK ABORTED)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+}
+
 static uint8_t lock_b[16 * BS];
 
 /* While the copy is held: a WRITE to other blocks of LUN 2 goes on. */
@@ -935,6 +988,74 @@ static void test_copies_and_tokens(void)
 	      EXPECT_GOOD, NULL);
 	write_token(2, token2, 10100, 16, "LUN 2: WRITE USING TOKEN of LUN 2's token afterwards -> 05/23/06 TOKEN REVOKED",
 		    EXPECT_SENSE(5, 0x23, 0x06));
+}
+
+/*
+ * A copy that fails is held too when its LIST ID USAGE asks (00b), with its
+ * sense data (receive_copy_results.c): COPY STATUS says COPY MANAGER STATUS
+ * 02h (completed with errors) and how far it got, RECEIVE COPY STATUS(LID4)
+ * the same with the sense, FAILED SEGMENT DETAILS (84h/04h) the status and
+ * sense, and then the list is gone (05/24/00).  Once for a list refused by
+ * a segment check (0A/00/00), once for a PI guard that fails on a worker in
+ * the second segment (0A/10/01, the first segment copied).
+ */
+static void test_failed_lists(struct itest_daemon *d)
+{
+	uint8_t p[128];
+	struct itest_result r;
+	char out[512];
+
+	simple_list(p, 0, 5, 0x0, 16, LU0_BLOCKS - 8, 100);
+	xcopy(s, 0, "list 5, LIST ID USAGE 00b, a source past the capacity -> 0A/00/00", p, 76, 76,
+	      EXPECT_SENSE(0xa, 0x00, 0x00), NULL);
+	rcr(0, 0x00, 5, &r);
+	itest_ok(r.status == 0 && r.data_len == 12 && r.data[4] == 0x02 && itest_get_be16(r.data + 5) == 0 &&
+			 itest_get_be32(r.data + 8) == 0,
+		 "COPY STATUS of list 5: COPY MANAGER STATUS 02h (completed with errors), 0 segments, 0 bytes", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	{
+		uint8_t lid4[16] = { 0x84, 0x05, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0x04, 0 };
+
+		itest_cmd(s, 0, lid4, 16, ITEST_IN, NULL, 0, 1024, &r);
+		itest_ok(r.status == 0 && r.data_len >= 32 + 18 && r.data[4] == 0x00 && r.data[5] == 0x02 &&
+				 r.data[12] == 0x02 && r.data[14] >= 18 && (r.data[32 + 2] & 0x0f) == 0x0a,
+			 "RECEIVE COPY STATUS(LID4) of list 5: EXTENDED COPY(LID1), COPY OPERATION STATUS 02h, "
+			 "CHECK CONDITION, its sense (COPY ABORTED)", "%s", itest_result_str(&r));
+		itest_result_free(&r);
+	}
+	rcr(0, 0x04, 5, &r);
+	itest_ok(r.status == 0 && r.data_len >= 60 + 18 && itest_get_be32(r.data) == (uint32_t)r.data_len - 4 &&
+			 r.data[56] == 0x02 && itest_get_be16(r.data + 58) == (uint32_t)r.data_len - 60 &&
+			 (r.data[60 + 2] & 0x0f) == 0x0a && r.data[60 + 12] == 0x00 && r.data[60 + 13] == 0x00,
+		 "FAILED SEGMENT DETAILS of list 5: COPY COMMAND STATUS 02h, the sense 0A/00/00", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	rcr(0, 0x04, 5, &r);
+	itest_ok(r.status == 2 && r.sense.key == 5 && r.sense.asc == 0x24,
+		 "... read once: FAILED SEGMENT DETAILS of list 5 again -> 05/24/00 (the list released)", "%s",
+		 itest_result_str(&r));
+	itest_result_free(&r);
+	if (!itest_ok(itest_ctl(d, out, sizeof(out), "fault add 2 corrupt-pi --lba 1005 --pi-field guard") == 0,
+		      "sbcemuctl fault add 2 corrupt-pi --lba 1005 --pi-field guard -> exit 0", "%s", out))
+		return;
+	header(p, 6, 0x0, 32, 56);
+	cscd(p + 16, 2, BS);
+	segment(p + 48, 0, 0, 16, 40, 2200);
+	segment(p + 76, 0, 0, 16, 1000, 2300);
+	xcopy(s, 2, "PI LU, list 6 (00b): a second segment over a bad guard (LBA 1005) -> 0A/10/01", p, 104, 104,
+	      EXPECT_SENSE(0xa, 0x10, 0x01), NULL);
+	rcr(2, 0x00, 6, &r);
+	itest_ok(r.status == 0 && r.data_len == 12 && r.data[4] == 0x02 && itest_get_be16(r.data + 5) == 1 &&
+			 itest_get_be32(r.data + 8) == 16 * BS,
+		 "COPY STATUS of list 6: 02h, 1 segment processed, 8192 bytes", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	rcr(2, 0x04, 6, &r);
+	itest_ok(r.status == 0 && r.data_len >= 60 + 18 && r.data[56] == 0x02 && (r.data[60 + 2] & 0x0f) == 0x0a &&
+			 r.data[60 + 12] == 0x10 && r.data[60 + 13] == 0x01 && itest_get_be32(r.data + 60 + 3) == 1005,
+		 "FAILED SEGMENT DETAILS of list 6: the sense 0A/10/01, INFORMATION 1005", "%s", itest_result_str(&r));
+	itest_result_free(&r);
+	itest_ctl(d, out, sizeof(out), "fault remove all");
 }
 
 /*
@@ -1142,12 +1263,14 @@ int main(int argc, char **argv)
 		test_checks();
 		test_lid4();
 		test_pi(&d);
+		test_failed_lists(&d);
 		test_zoned();
 		test_between_lus();
 		test_copies_and_tokens();
 		test_rsoc();
 		test_buffer_budget(&d);
 		test_locks_between_lus(&d);
+		test_abort_held(&d);
 		test_kill_in_the_middle(&d);
 	}
 	if (s)

@@ -51,6 +51,7 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
 /* RECEIVE COPY RESULTS service actions (SPC-4 table 117). */
 #define RCR_COPY_STATUS 0x00
 #define RCR_OPERATING_PARAMETERS 0x03
+#define RCR_FAILED_SEGMENT_DETAILS 0x04
 #define RCR_COPY_STATUS_LID4 0x05
 #define RCR_ROD_TOKEN_INFORMATION 0x07
 
@@ -60,7 +61,7 @@ _Static_assert((uint64_t)XCOPY_MAX_SEGMENTS * 65535u * 4096u <= UINT32_MAX, "a l
  * COPY(LID1)'s), a token-based copy's; NULL when there is none.
  */
 struct scsi_cmd;
-const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id, bool lid1_only);
+struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id, bool lid1_only);
 struct scsi_rod_list *rod_list_held(const struct scsi_cmd *cmd, uint32_t list_id);
 
 /* The Third-party Copy VPD page's descriptors (spc_vpd.c builds the page), at b; returns their bytes. */

@@ -53,10 +53,11 @@
  * TASK, a reset or the nexus's loss ends it at the next piece: the blocks
  * of the pieces done hold the source's, the others their old data.
  *
- * A copy that completes whole with LIST ID USAGE 00b or 01b is held for
- * RECEIVE COPY RESULTS (receive_copy_results.c) with the I_T_L nexus: an
- * EXTENDED COPY(LID1)'s for COPY STATUS and RECEIVE COPY STATUS(LID4), an
- * EXTENDED COPY(LID4)'s for the latter.
+ * A copy with LIST ID USAGE 00b or 01b whose list decoded is held as it
+ * ends, whole or failed, for RECEIVE COPY RESULTS (receive_copy_results.c)
+ * with the I_T_L nexus: an EXTENDED COPY(LID1)'s for COPY STATUS, FAILED
+ * SEGMENT DETAILS and RECEIVE COPY STATUS(LID4), an EXTENDED COPY(LID4)'s
+ * for the latter (copy_end).
  *
  * Copies between LUs: a CSCD may name any LU of the target (its device)
  * with a medium; the LU the command was sent to is the copy manager.  The
@@ -116,6 +117,7 @@ struct xcopy_run {
 	uint32_t seg_done;  /* destination blocks of segment done copied */
 	uint64_t bytes;     /* bytes written */
 	unsigned flags;     /* backend write flags of the piece in flight (its destination's write cache) */
+	bool taken;         /* its list decoded: its results are held as it ends (copy_end) */
 	struct copy_piece piece; /* the piece in flight (copy_piece.c) */
 };
 
@@ -504,18 +506,22 @@ static void skip_empty(struct xcopy_run *run)
 		run->done++;
 }
 
-/* Loop thread: a copy that completed whole is held for COPY STATUS when its LIST ID USAGE asks (00b, 01b). */
-static enum scsi_result copy_done(struct scsi_cmd *cmd)
+/*
+ * Loop thread, as the command ends (cmd->handler_end), whatever its status
+ * once its list was taken (it decoded): held for RECEIVE COPY RESULTS with
+ * the I_T_L nexus when its LIST ID USAGE asks (00b, 01b), four lists at
+ * most, the oldest replaced: COPY STATUS, RECEIVE COPY STATUS(LID4), and
+ * for a copy that failed its sense data, for FAILED SEGMENT DETAILS
+ * (receive_copy_results.c).
+ */
+static void copy_end(struct scsi_cmd *cmd)
 {
 	struct xcopy_run *run = cmd->handler_state;
 	struct scsi_itl *itl;
 	struct scsi_copy_status *slot;
 
-	if (cmd->status != SCSI_STATUS_GOOD || run->list.usage > 0x1)
-		return SCSI_OK;
-	itl = scsi_itl_get(cmd->nexus, cmd->lu->lun);
-	if (!itl)
-		return SCSI_OK;
+	if (!run || !run->taken || run->list.usage > 0x1 || !(itl = scsi_itl_get(cmd->nexus, cmd->lu->lun)))
+		return;
 	slot = &itl->copies[0];
 	for (unsigned i = 0; i < SCSI_COPY_STATUS_HELD; i++) {
 		struct scsi_copy_status *h = &itl->copies[i];
@@ -529,8 +535,11 @@ static enum scsi_result copy_done(struct scsi_cmd *cmd)
 	}
 	*slot = (struct scsi_copy_status){ .held = true, .service_action = run->list.service_action,
 					   .list_id = run->list.list_id, .age = ++itl->copy_age,
-					   .segments = (uint16_t)run->done, .bytes = run->bytes };
-	return SCSI_OK;
+					   .segments = (uint16_t)run->done, .bytes = run->bytes, .status = cmd->status };
+	/* The sense as the core will encode it (the LU's D_SENSE). */
+	if (cmd->status == SCSI_STATUS_CHECK_CONDITION)
+		slot->sense_len = (uint8_t)scsi_sense_encode(&cmd->sense_info, cmd->lu->mode_current.d_sense, slot->sense,
+							    sizeof(slot->sense));
 }
 
 /*
@@ -545,13 +554,13 @@ static enum scsi_result copy_next(struct scsi_cmd *cmd)
 	uint64_t src;
 
 	copy_piece_end(cmd, &run->piece);
-	if (cmd->copy_abort) { /* COPY OPERATION ABORT (copy_abort.c): nothing held for COPY STATUS */
+	if (cmd->copy_abort) { /* COPY OPERATION ABORT (copy_abort.c): held as ended with errors */
 		scsi_cmd_set_status(cmd, SCSI_STATUS_TASK_ABORTED);
 		return SCSI_FAILED;
 	}
 	skip_empty(run);
 	if (run->done == run->list.nsegments)
-		return copy_done(cmd);
+		return SCSI_OK;
 	seg = &run->list.seg[run->done];
 	src_lu = run->list.lu[seg->src];
 	dst_lu = run->list.lu[seg->dst];
@@ -577,6 +586,9 @@ enum scsi_result extended_copy_exec(struct scsi_cmd *cmd)
 	cmd->handler_state = run;
 	cmd->handler_state_free = xcopy_run_free;
 	r = decode(cmd, cmd->cdb[1] & 0x1f, cmd->data_out, cmd->data_length, &run->list);
+	/* From here on its results are kept as it ends (copy_end), failed or not. */
+	run->taken = r == SCSI_OK;
+	cmd->handler_end = copy_end;
 	if (r == SCSI_OK)
 		r = check_segments(cmd, &run->list);
 	if (r != SCSI_OK)

@@ -5,6 +5,9 @@
  *     IDENTIFIER b2 (LIST ID USAGE 00b or 01b, extended_copy.c; kept with the I_T_L nexus, four
  *     at most, the oldest replaced; reading it does not release it), else
  *     05/24/00 on b2;
+ *   FAILED SEGMENT DETAILS (04h): the same list's end, with the sense data
+ *     of a copy that failed; the list is released once read (as FreeBSD's
+ *     CTL does, ctl_receive_copy_failure_details);
  *   OPERATING PARAMETERS (03h): the limits of copy.h, which EXTENDED COPY
  *     enforces;
  *   RECEIVE COPY STATUS(LID4) (05h): the held result of a token-based
@@ -25,9 +28,9 @@ enum scsi_result receive_copy_results_parse(struct scsi_cmd *cmd)
 	return SCSI_OK;
 }
 
-const struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id, bool lid1_only)
+struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t list_id, bool lid1_only)
 {
-	const struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
+	struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
 
 	for (unsigned i = 0; itl && i < SCSI_COPY_STATUS_HELD; i++)
 		if (itl->copies[i].held && itl->copies[i].list_id == list_id &&
@@ -59,9 +62,9 @@ static enum scsi_result copy_status(struct scsi_cmd *cmd)
 	if (!b)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	put_be32(b, 8);
-	/* HDD 0; COPY MANAGER STATUS 01h, completed without errors (00h is in progress, 02h with errors: SPC-3
-	 * 6.17.3; FreeBSD's scsi_all.h RCS_CCS_INPROG, _COMPLETED, _ERROR). */
-	b[4] = 0x01;
+	/* HDD 0; COPY MANAGER STATUS 01h, completed without errors, or 02h, with errors (00h is in progress:
+	 * SPC-3 6.17.3; FreeBSD's scsi_all.h RCS_CCS_INPROG, _COMPLETED, _ERROR). */
+	b[4] = h->status == SCSI_STATUS_GOOD ? 0x01 : 0x02;
 	put_be16(b + 5, h->segments);
 	b[7] = 0x00; /* TRANSFER COUNT UNITS: bytes (a list moves less than 4 GiB: copy.h) */
 	put_be32(b + 8, (uint32_t)h->bytes);
@@ -124,8 +127,9 @@ enum scsi_result receive_rod_token_information_exec(struct scsi_cmd *cmd)
  * the nexus's token-based copy of that list, as RECEIVE ROD TOKEN
  * INFORMATION gives it without the token, and released the same way; or of
  * its EXTENDED COPY of that list identifier (RESPONSE TO SERVICE ACTION
- * 00h for LID1, 01h for LID4; completed, TRANSFER COUNT in bytes, SEGMENTS
- * PROCESSED; kept, as COPY STATUS keeps it).  FreeBSD's CTL answers both
+ * 00h for LID1, 01h for LID4; completed or with errors, its status and
+ * sense data, TRANSFER COUNT in bytes, SEGMENTS PROCESSED; kept, as COPY
+ * STATUS keeps it).  FreeBSD's CTL answers both
  * (ctl_receive_copy_status_lid4).  Neither: 05/24/00 on b2.
  */
 static enum scsi_result copy_status_lid4(struct scsi_cmd *cmd)
@@ -137,21 +141,49 @@ static enum scsi_result copy_status_lid4(struct scsi_cmd *cmd)
 
 	if (!l && !h)
 		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
-	b = scsi_cmd_alloc_data_in(cmd, 32 + (l ? l->sense_len : 0));
+	b = scsi_cmd_alloc_data_in(cmd, 32 + (l ? l->sense_len : h->sense_len));
 	if (!b)
 		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
 	if (l) {
 		rod_list_status(b, 32 + l->sense_len, l);
 		l->held = false;
 	} else {
-		put_be32(b, 28);
+		put_be32(b, 28 + (uint32_t)h->sense_len);
 		b[4] = h->service_action; /* RESPONSE TO SERVICE ACTION: EXTENDED COPY(LID1) 00h or (LID4) 01h */
-		b[5] = 0x01; /* completed without errors: only those are held */
-		b[12] = SCSI_STATUS_GOOD;
+		/* COPY OPERATION STATUS: completed, aborted by COPY OPERATION ABORT (as CTL's RCS_CCS_ABORTED), with errors */
+		b[5] = h->status == SCSI_STATUS_GOOD ? 0x01 : h->status == SCSI_STATUS_TASK_ABORTED ? 0x60 : 0x02;
+		b[12] = h->status;
+		b[13] = b[14] = h->sense_len; /* SENSE DATA FIELD LENGTH, SENSE DATA LENGTH */
 		b[15] = 0x00; /* TRANSFER COUNT UNITS: bytes */
 		put_be64(b + 16, h->bytes);
 		put_be16(b + 24, h->segments);
+		memcpy(b + 32, h->sense, h->sense_len);
 	}
+	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
+	return SCSI_OK;
+}
+
+/*
+ * FAILED SEGMENT DETAILS (04h; LIST IDENTIFIER b2): b0-3 AVAILABLE DATA,
+ * b56 COPY COMMAND STATUS (the EXTENDED COPY's status), b58-59 SENSE DATA
+ * LENGTH, the sense data from b60 (none when it ended GOOD).  The list is
+ * released: a second request gets 05/24/00 on b2, as an unknown list does.
+ */
+static enum scsi_result failed_segment_details(struct scsi_cmd *cmd)
+{
+	struct scsi_copy_status *h = copy_status_held(cmd, cmd->cdb[2], true);
+	uint8_t *b;
+
+	if (!h)
+		return scsi_cmd_fail(cmd, sense_invalid_field_in_cdb(2, -1));
+	b = scsi_cmd_alloc_data_in(cmd, 60 + (size_t)h->sense_len);
+	if (!b)
+		return scsi_cmd_fail(cmd, sense_make(SENSE_KEY_ABORTED_COMMAND, ASC_INSUFFICIENT_RESOURCES));
+	put_be32(b, 56 + (uint32_t)h->sense_len);
+	b[56] = h->status;
+	put_be16(b + 58, h->sense_len);
+	memcpy(b + 60, h->sense, h->sense_len);
+	h->held = false;
 	scsi_cmd_limit_data_in(cmd, cmd->allocation_length);
 	return SCSI_OK;
 }
@@ -190,6 +222,8 @@ enum scsi_result receive_copy_results_exec(struct scsi_cmd *cmd)
 		return copy_status(cmd);
 	case RCR_OPERATING_PARAMETERS:
 		return operating_parameters(cmd);
+	case RCR_FAILED_SEGMENT_DETAILS:
+		return failed_segment_details(cmd);
 	case RCR_COPY_STATUS_LID4:
 		return copy_status_lid4(cmd);
 	default:
@@ -236,7 +270,7 @@ static size_t rod_token_vpd(uint8_t *b)
 
 /*
  * The Third-party Copy VPD page's descriptors: Supported
- * Commands (0001h: 83h/00h, 01h, 10h, 11h, 1Ch; 84h/00h, 03h, 05h, 07h) and Supported
+ * Commands (0001h: 83h/00h, 01h, 10h, 11h, 1Ch; 84h/00h, 03h, 04h, 05h, 07h) and Supported
  * Descriptors (0008h: 02h, E4h), each padded to a multiple of four bytes,
  * then those of token-based copy (rod_token_vpd).  Returns the
  * bytes written at b.
@@ -245,8 +279,8 @@ size_t copy_manager_vpd(uint8_t *b)
 {
 	static const uint8_t commands[] = { 0x83, 5, COPY_SA_EXTENDED_COPY_LID1, COPY_SA_EXTENDED_COPY_LID4,
 					    COPY_SA_POPULATE_TOKEN, COPY_SA_WRITE_USING_TOKEN,
-					    COPY_SA_COPY_OPERATION_ABORT, 0x84, 4, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS,
-					    RCR_COPY_STATUS_LID4, RCR_ROD_TOKEN_INFORMATION };
+					    COPY_SA_COPY_OPERATION_ABORT, 0x84, 5, RCR_COPY_STATUS, RCR_OPERATING_PARAMETERS,
+					    RCR_FAILED_SEGMENT_DETAILS, RCR_COPY_STATUS_LID4, RCR_ROD_TOKEN_INFORMATION };
 	static const uint8_t descriptors[] = { XCOPY_SEG_B2B, XCOPY_CSCD_ID };
 	size_t off = 0, n;
 

@@ -443,6 +443,9 @@ void scsi_cmd_complete(struct scsi_cmd *cmd)
 		}
 		cmd->transport->aborted(cmd);
 	} else {
+		/* Its handler keeps what it must of its end (an EXTENDED COPY's results: copy/extended_copy.c). */
+		if (cmd->handler_end)
+			cmd->handler_end(cmd);
 		/* The log pages count it; an informational exception may ride on it (spc_ie.c, MRIE 3-5). */
 		if (lu)
 			spc_ie_cmd_done(cmd);

@@ -516,6 +516,9 @@ struct scsi_copy_status {
 	uint16_t segments;  /* segments processed */
 	uint32_t age;       /* the oldest is replaced */
 	uint64_t bytes;     /* bytes written */
+	uint8_t status;     /* the command's: GOOD, else the copy failed (COPY MANAGER STATUS 02h) */
+	uint8_t sense_len;  /* ... its sense data, for FAILED SEGMENT DETAILS */
+	uint8_t sense[96];
 };
 #define SCSI_COPY_STATUS_HELD 4
 

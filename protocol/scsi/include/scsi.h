@@ -535,6 +535,7 @@ struct scsi_cmd {
 	struct scsi_tmf_wait *tmf_wait;          /* the TMF waiting for this command to end */
 	void *handler_state;               /* private to the executing handler */
 	void (*handler_state_free)(void *state);
+	void (*handler_end)(struct scsi_cmd *cmd); /* the handler sees it end, status final (not when aborted) */
 	bool copy_abort;                   /* COPY OPERATION ABORT named this copy: it stops before its next piece */
 	uint64_t start_ns;                 /* arrival (scsi_cmd_submit), on the device's clock */
 	uint64_t done_ns;                  /* completion (scsi_cmd_complete), read once for all its counters */
