@@ -700,6 +700,12 @@ static void test_between_lus(void)
 	itest_ok(itest_read16(s, 5, 4000, got, 16, BS, "LUN 5: READ(16) of LBA 4000 (reference tags checked)") &&
 			 !memcmp(got, a, sizeof(a)),
 		 "... LUN 5 LBA 4000.. hold them", NULL);
+	n = two_lu_list(p, 5, 2, BS, 16, 4000, 3100);
+	xcopy(s, 0, "sent to LUN 0, neither's: LUN 5 LBA 4000 -> LUN 2 LBA 3100 (locks on two other LUs) -> GOOD", p, n, n,
+	      EXPECT_GOOD, NULL);
+	itest_ok(itest_read16(s, 2, 3100, got, 16, BS, "LUN 2: READ(16) of LBA 3100 (reference tags checked)") &&
+			 !memcmp(got, a, sizeof(a)),
+		 "... LUN 2 LBA 3100.. hold them, retagged (both PI type 1)", NULL);
 	n = two_lu_list(p, 0, 3, BS, 16, 7000, 5 * ZB);
 	xcopy(s, 0, "LUN 0 -> the write pointer of LUN 3's (zbc-hm) zone 5 -> GOOD", p, n, n, EXPECT_GOOD, NULL);
 	itest_ok(zone_wp(3, 5 * ZB, NULL) == 5 * ZB + 16, "... zone 5's write pointer moved 16 blocks", NULL);
