@@ -663,6 +663,23 @@ static void copy_in_pieces_between_block_lengths(void)
 }
 
 /*
+ * An EXTENDED COPY sent to LUN lun of 16 blocks from LUN from's src to LUN
+ * to's dst (512-byte blocks both), then the destination read back (with its
+ * tuples checked on a PI LU) and compared with want.
+ */
+static void copy_16_between(int lun, int from, uint64_t src, int to, uint64_t dst, const uint8_t *want,
+			    const char *name, const char *back)
+{
+	static uint8_t got[16 * BS];
+	uint8_t p[108];
+	uint32_t n = two_lu_list(p, from, to, BS, 16, src, dst);
+
+	xcopy(s, lun, name, p, n, n, EXPECT_GOOD, NULL);
+	itest_ok(itest_read16(s, to, dst, got, 16, BS, "READ(16) of the destination") && !memcmp(got, want, sizeof(got)),
+		 back, NULL);
+}
+
+/*
  * Copies between LUs of the target (copy/extended_copy.c: each CSCD names
  * any LU of the target; the copy manager is the LU the command was sent to):
  * sent to the source and to the destination; to a PI LU from one without
@@ -682,30 +699,19 @@ static void test_between_lus(void)
 	itest_pattern(a, sizeof(a), 71);
 	if (!itest_write16(s, 0, 7000, a, 16, BS, false, "LUN 0: WRITE(16) of LBA 7000 (16 blocks)"))
 		return;
-	n = two_lu_list(p, 0, 2, BS, 16, 7000, 3000);
-	xcopy(s, 0, "sent to LUN 0: LUN 0 LBA 7000 -> LUN 2 (PI type 1) LBA 3000, 16 blocks -> GOOD", p, n, n,
-	      EXPECT_GOOD, NULL);
-	itest_ok(itest_read16(s, 2, 3000, got, 16, BS, "LUN 2: READ(16) of LBA 3000 (guards, reference tags checked)") &&
-			 !memcmp(got, a, sizeof(a)),
-		 "... LUN 2 LBA 3000.. hold LUN 0's blocks, read back with their tuples checked", NULL);
+	copy_16_between(0, 0, 7000, 2, 3000, a, "sent to LUN 0: LUN 0 LBA 7000 -> LUN 2 (PI type 1) LBA 3000 -> GOOD",
+			"... LUN 2 LBA 3000.. hold LUN 0's blocks, read back with their tuples checked");
 	tags_are(2, 3005, "... READ(16) RDPROTECT 011b of LBA 3005: REFERENCE TAG 3005, APPLICATION TAG 0 (as a WRITE "
 		 "makes them)");
 	n = two_lu_list(p, 2, 0, BS, 16, 3000, 7100);
 	xcopy(s, 0, "sent to LUN 0 again: LUN 2 (PI) LBA 3000 -> LUN 0 LBA 7100 (the tuples checked, then left) -> GOOD",
 	      p, n, n, EXPECT_GOOD, NULL);
 	itest_ok(itest_blocks_are(s, 0, 7100, 16, BS, a), "... LUN 0 LBA 7100.. hold them", "different");
-	n = two_lu_list(p, 0, 5, BS, 16, 7000, 4000);
-	xcopy(s, 5, "sent to the destination, LUN 5: LUN 0 LBA 7000 -> LUN 5 LBA 4000 -> GOOD", p, n, n, EXPECT_GOOD,
-	      NULL);
-	itest_ok(itest_read16(s, 5, 4000, got, 16, BS, "LUN 5: READ(16) of LBA 4000 (reference tags checked)") &&
-			 !memcmp(got, a, sizeof(a)),
-		 "... LUN 5 LBA 4000.. hold them", NULL);
-	n = two_lu_list(p, 5, 2, BS, 16, 4000, 3100);
-	xcopy(s, 0, "sent to LUN 0, neither's: LUN 5 LBA 4000 -> LUN 2 LBA 3100 (locks on two other LUs) -> GOOD", p, n, n,
-	      EXPECT_GOOD, NULL);
-	itest_ok(itest_read16(s, 2, 3100, got, 16, BS, "LUN 2: READ(16) of LBA 3100 (reference tags checked)") &&
-			 !memcmp(got, a, sizeof(a)),
-		 "... LUN 2 LBA 3100.. hold them, retagged (both PI type 1)", NULL);
+	copy_16_between(5, 0, 7000, 5, 4000, a, "sent to the destination, LUN 5: LUN 0 LBA 7000 -> LUN 5 LBA 4000 -> GOOD",
+			"... LUN 5 LBA 4000.. hold them, their tuples checked");
+	copy_16_between(0, 5, 4000, 2, 3100, a,
+			"sent to LUN 0, neither's: LUN 5 LBA 4000 -> LUN 2 LBA 3100 (locks on two other LUs) -> GOOD",
+			"... LUN 2 LBA 3100.. hold them, retagged (both PI type 1) and checked");
 	n = two_lu_list(p, 0, 3, BS, 16, 7000, 5 * ZB);
 	xcopy(s, 0, "LUN 0 -> the write pointer of LUN 3's (zbc-hm) zone 5 -> GOOD", p, n, n, EXPECT_GOOD, NULL);
 	itest_ok(zone_wp(3, 5 * ZB, NULL) == 5 * ZB + 16, "... zone 5's write pointer moved 16 blocks", NULL);
