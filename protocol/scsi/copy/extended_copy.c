@@ -522,6 +522,9 @@ static void copy_end(struct scsi_cmd *cmd)
 
 	if (!run || !run->taken || run->list.usage > 0x1 || !(itl = scsi_itl_get(cmd->nexus, cmd->lu->lun)))
 		return;
+	/* Made at the first held list: every I_T_L nexus has the state, few hold a copy's results. */
+	if (!itl->copies && !(itl->copies = calloc(SCSI_COPY_STATUS_HELD, sizeof(*itl->copies))))
+		return;
 	slot = &itl->copies[0];
 	for (unsigned i = 0; i < SCSI_COPY_STATUS_HELD; i++) {
 		struct scsi_copy_status *h = &itl->copies[i];

@@ -32,7 +32,7 @@ struct scsi_copy_status *copy_status_held(const struct scsi_cmd *cmd, uint32_t l
 {
 	struct scsi_itl *itl = scsi_itl_find(cmd->nexus, cmd->lu->lun);
 
-	for (unsigned i = 0; itl && i < SCSI_COPY_STATUS_HELD; i++)
+	for (unsigned i = 0; itl && itl->copies && i < SCSI_COPY_STATUS_HELD; i++)
 		if (itl->copies[i].held && itl->copies[i].list_id == list_id &&
 		    (!lid1_only || itl->copies[i].service_action == COPY_SA_EXTENDED_COPY_LID1))
 			return &itl->copies[i];

@@ -93,6 +93,7 @@ void scsi_itl_drop(struct scsi_nexus *n, uint32_t lun)
 
 			*pp = t->next;
 			free(t->rod_lists); /* the token-based copies' results it held (rod_token.c) */
+			free(t->copies);    /* the EXTENDED COPY results (extended_copy.c) */
 			free(t);
 			n->itl_count--;
 			return;
@@ -109,6 +110,7 @@ void scsi_itl_fini(struct scsi_nexus *n)
 			struct scsi_itl *next = t->next;
 
 			free(t->rod_lists);
+			free(t->copies);
 			free(t);
 			t = next;
 		}

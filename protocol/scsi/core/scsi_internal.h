@@ -546,7 +546,7 @@ struct scsi_itl {
 	uint16_t commands;                  /* commands of the nexus in the LU's task set */
 	uint8_t priority;                   /* SET PRIORITY's; 0: INITIAL COMMAND PRIORITY */
 	uint32_t copy_age;                  /* EXTENDED COPY results held so far */
-	struct scsi_copy_status copies[SCSI_COPY_STATUS_HELD];
+	struct scsi_copy_status *copies;    /* SCSI_COPY_STATUS_HELD, made at the first held EXTENDED COPY */
 	struct scsi_rod_list *rod_lists;    /* SCSI_ROD_LISTS_HELD, made at the first token-based copy */
 };
 

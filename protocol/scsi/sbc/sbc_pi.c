@@ -19,22 +19,31 @@ bool sbc_pi_type2_enabled(const struct scsi_lu *lu)
 	return lu->protection_type == 2;
 }
 
-void sbc_pi_checks_init(const struct scsi_cmd *cmd, uint8_t protect, struct sbc_pi_checks *c)
+/* The checks of PROTECT on lu, whose command carries expected tags when cdb32 (a 32-byte CDB's; cmd may be NULL else). */
+static void checks_init(const struct scsi_lu *lu, const struct scsi_cmd *cmd, bool cdb32, uint8_t protect,
+			struct sbc_pi_checks *c)
 {
-	uint8_t type = cmd->lu->protection_type;
+	uint8_t type = lu->protection_type;
 	bool all = protect == 0 || protect == 1 || protect == 5;
 	bool tags = all || protect == 2;
 
 	*c = (struct sbc_pi_checks){ .type = type };
 	c->guard = all || protect == 4;
-	c->ref_from_lba = type == 1 || (type == 2 && !cmd->pi_cdb32);
+	c->ref_from_lba = type == 1 || (type == 2 && !cdb32);
 	/* Type 2 refs are known only from a 32-byte CDB; type 3 refs are never checked. */
-	c->ref = tags && (type == 1 || (type == 2 && cmd->pi_cdb32));
+	c->ref = tags && (type == 1 || (type == 2 && cdb32));
+	if (!cmd)
+		return;
 	c->ref_tag = cmd->pi_ref_tag;
 	/* ATO = 1: the application tag is checked against the 32-byte CDB's expected tag under its mask. */
-	c->app = tags && cmd->pi_cdb32 && cmd->pi_app_mask != 0;
+	c->app = tags && cdb32 && cmd->pi_app_mask != 0;
 	c->app_tag = cmd->pi_app_tag;
 	c->app_mask = cmd->pi_app_mask;
+}
+
+void sbc_pi_checks_init(const struct scsi_cmd *cmd, uint8_t protect, struct sbc_pi_checks *c)
+{
+	checks_init(cmd->lu, cmd, cmd->pi_cdb32, protect, c);
 }
 
 /* The expected reference tag of interval j of block lba + i; k is its command-relative index. */
@@ -108,10 +117,7 @@ void sbc_pi_generate(const struct scsi_cmd *cmd, const uint8_t *data, uint64_t l
 
 void sbc_pi_copy_checks(const struct scsi_lu *lu, struct sbc_pi_checks *c)
 {
-	uint8_t type = lu->protection_type;
-
-	/* sbc_pi_checks_init's PROTECT 000b, for a CDB that carries no expected tags. */
-	*c = (struct sbc_pi_checks){ .type = type, .guard = true, .ref_from_lba = type == 1 || type == 2, .ref = type == 1 };
+	checks_init(lu, NULL, false, 0, c);
 }
 
 void sbc_pi_copy_generate(const struct scsi_lu *lu, const uint8_t *data, uint64_t lba, uint32_t nblocks, uint8_t *tuples)
